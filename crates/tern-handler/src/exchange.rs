@@ -1,0 +1,87 @@
+//! What a handler receives: the request, the connection it came on, the route
+//! that chose the handler, and the request id that tags every log line.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use crate::body::RequestBody;
+use crate::path::DecodedPath;
+
+/// A request's id, unique within one server process; shown in hex in logs.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub struct RequestId(pub u64);
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:08x}", self.0)
+    }
+}
+
+/// One end of a connection.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PeerAddr {
+    /// A TCP peer (IPv4 or IPv6).
+    Tcp(SocketAddr),
+    /// A Unix-domain socket; peers on such sockets have no address. The path is
+    /// the listener's (for the local end) or empty (for the peer).
+    Unix(Arc<str>),
+}
+
+impl PeerAddr {
+    /// The socket address of a TCP end, `None` for a Unix socket.
+    pub fn socket_addr(&self) -> Option<SocketAddr> {
+        match self {
+            PeerAddr::Tcp(a) => Some(*a),
+            PeerAddr::Unix(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for PeerAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PeerAddr::Tcp(a) => write!(f, "{a}"),
+            PeerAddr::Unix(p) if p.is_empty() => f.write_str("unix:"),
+            PeerAddr::Unix(p) => write!(f, "unix:{p}"),
+        }
+    }
+}
+
+/// Facts about the connection a request arrived on. Shared by every request on
+/// the connection.
+#[derive(Debug)]
+pub struct ConnInfo {
+    /// The client's end.
+    pub peer: PeerAddr,
+    /// The server's end (the listener's address for TCP).
+    pub local: PeerAddr,
+    /// Whether the connection is TLS.
+    pub secure: bool,
+}
+
+/// How the router chose the handler.
+#[derive(Clone, Debug)]
+pub struct RouteMatch {
+    /// The site's name (its first host name, or `"default"`).
+    pub site: Arc<str>,
+    /// The route's path prefix that matched (`"/"` for the site's default
+    /// route), or the extension pattern (`"*.cgi"`).
+    pub pattern: Arc<str>,
+}
+
+/// One request, as a handler gets it.
+#[derive(Debug)]
+pub struct Exchange {
+    /// The request: method, URI, headers and a body bounded by the body limit.
+    pub request: http::Request<RequestBody>,
+    /// The request path, percent-decoded and normalised (see [`crate::path`]).
+    /// Routing was done on this path; handlers map it, never the raw URI.
+    pub path: DecodedPath,
+    /// The connection it came on.
+    pub conn: Arc<ConnInfo>,
+    /// The route that chose this handler.
+    pub route: RouteMatch,
+    /// The id that tags this request's log lines.
+    pub id: RequestId,
+}

@@ -1,0 +1,36 @@
+//! The contract between `tern-server` and the handlers (static files, gateways,
+//! WebAssembly): the [`Handler`] trait, the [`Exchange`] a handler receives,
+//! the [`ResponseBody`] it returns, and [`HandlerError`], which maps a failure
+//! to an HTTP status in one place.
+//!
+//! The server knows no concrete handler; the `tern` binary builds handlers from
+//! the configuration and hands them to the server as `Arc<dyn Handler>`.
+#![forbid(unsafe_code)]
+
+mod body;
+mod error;
+mod exchange;
+pub mod path;
+
+use std::future::Future;
+use std::pin::Pin;
+
+pub use body::{BodyError, RequestBody, ResponseBody};
+pub use error::{error_response, HandlerError};
+pub use exchange::{ConnInfo, Exchange, PeerAddr, RequestId, RouteMatch};
+
+/// The future a handler returns. Boxed: one allocation per request is cheap
+/// next to a syscall, and it keeps `Handler` object-safe.
+pub type HandlerFuture = Pin<Box<dyn Future<Output = http::Response<ResponseBody>> + Send>>;
+
+/// Something that answers requests. Implementations are immutable once built
+/// (a config reload builds new ones), so `call` takes `&self`.
+pub trait Handler: Send + Sync + 'static {
+    /// Answers one request. Failures are turned into responses inside the
+    /// handler (usually with [`HandlerError::into_response`]); the server never
+    /// sees a handler error.
+    fn call(&self, exchange: Exchange) -> HandlerFuture;
+
+    /// A short name for logs and status pages (`"static"`, `"cgi"`, ...).
+    fn kind(&self) -> &'static str;
+}
