@@ -1,8 +1,16 @@
-//! tern's configuration: a TOML file is parsed into private raw types, then
-//! validated into the public [`Config`] model. Every error names the file,
-//! the line and the key. A [`Config`] is always valid.
+//! tern's configuration: a TOML file is walked into the public [`Config`]
+//! model. Every error names the file, the line and the key, and loading
+//! reports every error it finds, not just the first. A [`Config`] is always
+//! valid: a running server has no "invalid config" paths.
 #![forbid(unsafe_code)]
 
+mod error;
+mod load;
 mod model;
+mod site;
+mod units;
+mod walk;
 
+pub use error::{ConfigError, ConfigErrors};
+pub use load::{for_root, load, parse, LoadOptions};
 pub use model::*;

@@ -32,7 +32,11 @@ impl std::fmt::Debug for ResponseBody {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.kind {
             Kind::Empty => f.write_str("ResponseBody::Empty"),
-            Kind::Full(b) => write!(f, "ResponseBody::Full({:?} bytes)", b.as_ref().map(Bytes::len)),
+            Kind::Full(b) => write!(
+                f,
+                "ResponseBody::Full({:?} bytes)",
+                b.as_ref().map(Bytes::len)
+            ),
             Kind::Stream(_) => f.write_str("ResponseBody::Stream"),
         }
     }

@@ -249,7 +249,10 @@ mod tests {
     #[test]
     fn extension_of_last_segment() {
         assert_eq!(ok("/a/b.cgi").len(), 8);
-        assert_eq!(DecodedPath::parse("/a/b.cgi").unwrap().extension(), Some("cgi"));
+        assert_eq!(
+            DecodedPath::parse("/a/b.cgi").unwrap().extension(),
+            Some("cgi")
+        );
         assert_eq!(DecodedPath::parse("/a.d/b").unwrap().extension(), None);
         assert_eq!(DecodedPath::parse("/a/.hidden").unwrap().extension(), None);
     }

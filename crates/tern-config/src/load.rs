@@ -1,0 +1,283 @@
+//! Loading: read the file, parse TOML, walk the top-level sections and
+//! validate them into a [`Config`].
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::error::{ConfigError, ConfigErrors};
+use crate::model::*;
+use crate::site;
+use crate::walk::{Table, Walker};
+
+/// How a configuration is loaded.
+#[derive(Clone, Copy, Debug)]
+pub struct LoadOptions {
+    /// Whether paths (document roots, ...) are checked against the file
+    /// system. Default: true.
+    pub check_paths: bool,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions { check_paths: true }
+    }
+}
+
+/// Reads and validates the configuration file at `path`.
+pub fn load(path: &Path) -> Result<Config, ConfigErrors> {
+    let src = std::fs::read_to_string(path).map_err(|e| {
+        ConfigErrors(vec![ConfigError {
+            file: path.to_owned(),
+            line: 0,
+            key: String::new(),
+            message: format!("cannot read the file: {e}"),
+        }])
+    })?;
+    parse(&src, path, LoadOptions::default())
+}
+
+/// Validates configuration text. `file` names the source in errors and is the
+/// base for relative paths.
+pub fn parse(src: &str, file: &Path, opts: LoadOptions) -> Result<Config, ConfigErrors> {
+    let doc = toml_edit::ImDocument::parse(src).map_err(|e| {
+        let mut w = Walker::new(src, file);
+        let msg = e.message().trim_end().to_owned();
+        w.error(e.span(), String::new(), format!("TOML syntax: {msg}"));
+        ConfigErrors(w.errors)
+    })?;
+    let base = file
+        .parent()
+        .map(Path::to_path_buf)
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or_else(|| PathBuf::from("."));
+    let mut w = Walker::new(src, file);
+    let mut top = Table::new(doc.as_table(), String::new(), None);
+    let cfg = walk_top(&mut w, &mut top, &base, opts);
+    w.finish(top);
+    match cfg {
+        Some(cfg) if w.errors.is_empty() => Ok(cfg),
+        _ => Err(ConfigErrors(w.errors)),
+    }
+}
+
+/// A configuration that serves `root` on `listen` with every other setting at
+/// its default (what `tern serve --root DIR` runs).
+pub fn for_root(root: &Path, listen: &[ListenAddr]) -> Result<Config, ConfigErrors> {
+    let mut src = String::from("[[site]]\nroot = ");
+    src.push_str(&toml_edit::Value::from(root.to_string_lossy().as_ref()).to_string());
+    src.push('\n');
+    for l in listen {
+        src.push_str("[[listen]]\naddress = ");
+        src.push_str(&toml_edit::Value::from(l.to_string()).to_string());
+        src.push('\n');
+    }
+    parse(&src, Path::new("<command line>"), LoadOptions::default())
+}
+
+fn walk_top(
+    w: &mut Walker<'_>,
+    top: &mut Table<'_>,
+    base: &Path,
+    opts: LoadOptions,
+) -> Option<Config> {
+    let server = match w.table(top, "server") {
+        Some(mut t) => {
+            let s = ServerSettings {
+                workers: w
+                    .count(&mut t, "workers", 1024)
+                    .map_or_else(default_workers, |n| n as usize),
+                grace_period: w
+                    .duration(&mut t, "grace_period", false)
+                    .unwrap_or(Duration::from_secs(10)),
+            };
+            w.finish(t);
+            s
+        }
+        None => ServerSettings {
+            workers: default_workers(),
+            grace_period: Duration::from_secs(10),
+        },
+    };
+
+    let mut listeners = Vec::new();
+    for mut t in w.tables(top, "listen") {
+        match w.string_spanned(&mut t, "address") {
+            Some((a, span)) => match parse_listen(&a, base) {
+                Ok(addr) => {
+                    if listeners.iter().any(|l: &Listener| l.addr == addr) {
+                        w.error(
+                            span,
+                            t.key_path("address"),
+                            format!("`{a}` is listed twice"),
+                        );
+                    }
+                    listeners.push(Listener { addr });
+                }
+                Err(e) => w.error(span, t.key_path("address"), e),
+            },
+            None if t.contains("address") => {}
+            None => w.error(
+                t.span(),
+                t.key_path("address"),
+                "missing (e.g. \"127.0.0.1:8080\")",
+            ),
+        }
+        w.finish(t);
+    }
+    if listeners.is_empty() {
+        listeners.push(Listener {
+            addr: ListenAddr::Tcp(SocketAddr::from(([127, 0, 0, 1], 8080))),
+        });
+    }
+
+    let limits = walk_limits(w, top);
+    let access_log = walk_access_log(w, top, base);
+    let cache = walk_cache(w, top);
+    let sites = site::walk_sites(w, top, base, opts);
+    if sites.is_empty() && w.errors.is_empty() {
+        w.error(
+            None,
+            "site".into(),
+            "at least one [[site]] with a root is required",
+        );
+    }
+    Some(Config {
+        source: w.file().to_owned(),
+        server,
+        listeners,
+        limits,
+        access_log,
+        cache,
+        sites,
+    })
+}
+
+fn default_workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// `127.0.0.1:8080`, `[::1]:8080`, `localhost:8080`? no: only literal
+/// addresses (tern never resolves names), or `unix:PATH`.
+fn parse_listen(a: &str, base: &Path) -> Result<ListenAddr, String> {
+    if let Some(p) = a.strip_prefix("unix:") {
+        if p.is_empty() {
+            return Err("`unix:` needs a socket path".into());
+        }
+        return Ok(ListenAddr::Unix(base.join(p)));
+    }
+    a.parse::<SocketAddr>().map(ListenAddr::Tcp).map_err(|_| {
+        format!("`{a}` is not an address: use IP:PORT (\"127.0.0.1:8080\", \"[::1]:8080\") or unix:PATH")
+    })
+}
+
+fn walk_limits(w: &mut Walker<'_>, top: &mut Table<'_>) -> Limits {
+    let mut l = Limits {
+        max_header_bytes: 16 << 10,
+        max_headers: 100,
+        max_uri_bytes: 8 << 10,
+        max_body_bytes: 10 << 20,
+        header_read_timeout: Duration::from_secs(10),
+        keepalive_timeout: Duration::from_secs(75),
+        max_connections: 10240,
+    };
+    let Some(mut t) = w.table(top, "limits") else {
+        return l;
+    };
+    if let Some(n) = w.size(&mut t, "max_header_bytes", 1024) {
+        l.max_header_bytes = n.min(1 << 30) as usize;
+    }
+    if let Some(n) = w.count(&mut t, "max_headers", 10_000) {
+        l.max_headers = n as usize;
+    }
+    if let Some(n) = w.size(&mut t, "max_uri_bytes", 64) {
+        l.max_uri_bytes = n.min(1 << 30) as usize;
+    }
+    if let Some(n) = w.size(&mut t, "max_body_bytes", 0) {
+        l.max_body_bytes = n;
+    }
+    if let Some(d) = w.duration(&mut t, "header_read_timeout", true) {
+        l.header_read_timeout = d;
+    }
+    if let Some(d) = w.duration(&mut t, "keepalive_timeout", false) {
+        l.keepalive_timeout = d;
+    }
+    if let Some(n) = w.count(&mut t, "max_connections", 10_000_000) {
+        l.max_connections = n as usize;
+    }
+    if l.max_uri_bytes > l.max_header_bytes {
+        w.error(
+            t.span(),
+            t.key_path("max_uri_bytes"),
+            "cannot exceed max_header_bytes (the request line is part of the head)",
+        );
+    }
+    w.finish(t);
+    l
+}
+
+fn walk_access_log(
+    w: &mut Walker<'_>,
+    top: &mut Table<'_>,
+    base: &Path,
+) -> Option<AccessLogConfig> {
+    let mut t = w.table(top, "access_log")?;
+    let path = w.string(&mut t, "path");
+    let format = match w.string_spanned(&mut t, "format") {
+        None => Some(LogFormat::Combined),
+        Some((f, span)) => match f.as_str() {
+            "common" => Some(LogFormat::Common),
+            "combined" => Some(LogFormat::Combined),
+            "json" => Some(LogFormat::Json),
+            other => {
+                w.error(
+                    span,
+                    t.key_path("format"),
+                    format!("`{other}` is not a format (common, combined or json)"),
+                );
+                None
+            }
+        },
+    };
+    if path.is_none() && !t.contains("path") {
+        w.error(t.span(), t.key_path("path"), "missing (the file to write)");
+    }
+    w.finish(t);
+    Some(AccessLogConfig {
+        path: base.join(path?),
+        format: format?,
+    })
+}
+
+fn walk_cache(w: &mut Walker<'_>, top: &mut Table<'_>) -> CacheConfig {
+    let mut c = CacheConfig {
+        enabled: true,
+        max_bytes: 256 << 20,
+        max_entry_bytes: 1 << 20,
+        revalidate: Duration::from_secs(1),
+    };
+    let Some(mut t) = w.table(top, "cache") else {
+        return c;
+    };
+    if let Some(b) = w.bool(&mut t, "enabled") {
+        c.enabled = b;
+    }
+    if let Some(n) = w.size(&mut t, "max_bytes", 0) {
+        c.max_bytes = n;
+    }
+    if let Some(n) = w.size(&mut t, "max_entry_bytes", 0) {
+        c.max_entry_bytes = n;
+    }
+    if let Some(d) = w.duration(&mut t, "revalidate", false) {
+        c.revalidate = d;
+    }
+    if c.max_entry_bytes > c.max_bytes {
+        w.error(
+            t.span(),
+            t.key_path("max_entry_bytes"),
+            "cannot exceed max_bytes",
+        );
+    }
+    w.finish(t);
+    c
+}

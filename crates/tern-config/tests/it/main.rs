@@ -1,0 +1,234 @@
+//! Loading real files: a full configuration, defaults, and errors that name
+//! file, line and key.
+
+use std::path::Path;
+use std::time::Duration;
+
+use tern_config::*;
+
+fn write(dir: &Path, body: &str) -> std::path::PathBuf {
+    let p = dir.join("tern.toml");
+    std::fs::write(&p, body).unwrap();
+    p
+}
+
+fn errors(dir: &Path, body: &str) -> Vec<ConfigError> {
+    load(&write(dir, body)).unwrap_err().0
+}
+
+#[test]
+fn full_config_loads_with_every_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("www")).unwrap();
+    std::fs::create_dir(dir.path().join("files")).unwrap();
+    let p = write(
+        dir.path(),
+        r#"
+[server]
+workers = 3
+grace_period = "2s"
+
+[[listen]]
+address = "127.0.0.1:0"
+[[listen]]
+address = "[::1]:8443"
+[[listen]]
+address = "unix:tern.sock"
+
+[limits]
+max_header_bytes = "32k"
+max_headers = 50
+max_uri_bytes = 4096
+max_body_bytes = "1m"
+header_read_timeout = "5s"
+keepalive_timeout = 30
+max_connections = 100
+
+[access_log]
+path = "logs/access.log"
+format = "json"
+
+[cache]
+max_bytes = "8m"
+max_entry_bytes = "64k"
+revalidate = "250ms"
+
+[[site]]
+hosts = ["Example.com", "*.example.org"]
+root = "www"
+index = ["index.htm", "index.html"]
+directory_listing = true
+mime = { md = "text/markdown; charset=utf-8" }
+max_ranges = 5
+
+[[site.headers]]
+path = "*.css"
+set = { "Cache-Control" = "max-age=60" }
+
+[[site.route]]
+prefix = "/files/"
+handler = "static"
+root = "files"
+cache = false
+
+[[site]]
+default = true
+root = "www"
+"#,
+    );
+    let cfg = load(&p).unwrap();
+    assert_eq!(cfg.server.workers, 3);
+    assert_eq!(cfg.server.grace_period, Duration::from_secs(2));
+    assert_eq!(cfg.listeners.len(), 3);
+    assert_eq!(
+        cfg.listeners[1].addr,
+        ListenAddr::Tcp("[::1]:8443".parse().unwrap())
+    );
+    assert_eq!(
+        cfg.listeners[2].addr,
+        ListenAddr::Unix(dir.path().join("tern.sock"))
+    );
+    assert_eq!(cfg.limits.max_header_bytes, 32 << 10);
+    assert_eq!(cfg.limits.max_headers, 50);
+    assert_eq!(cfg.limits.max_body_bytes, 1 << 20);
+    assert_eq!(cfg.limits.keepalive_timeout, Duration::from_secs(30));
+    assert_eq!(cfg.access_log.as_ref().unwrap().format, LogFormat::Json);
+    assert_eq!(
+        cfg.access_log.as_ref().unwrap().path,
+        dir.path().join("logs/access.log")
+    );
+    assert_eq!(cfg.cache.revalidate, Duration::from_millis(250));
+    let s = &cfg.sites[0];
+    assert_eq!(s.hosts, ["example.com", "*.example.org"]);
+    assert!(s.static_files.directory_listing);
+    assert_eq!(s.static_files.mime["md"], "text/markdown; charset=utf-8");
+    assert_eq!(
+        s.header_rules[0].set,
+        [("cache-control".to_owned(), "max-age=60".to_owned())]
+    );
+    assert_eq!(s.routes[0].matcher, RouteMatcher::Prefix("/files".into()));
+    let HandlerConfig::Static(r) = &s.routes[0].handler else {
+        panic!("static route expected")
+    };
+    assert_eq!(r.root, dir.path().join("files"));
+    assert!(!r.cache);
+    // Inherited from the site:
+    assert_eq!(r.max_ranges, 5);
+    assert!(r.directory_listing);
+    assert_eq!(cfg.default_site().name, "default");
+}
+
+#[test]
+fn defaults_apply_to_a_minimal_site() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = for_root(dir.path(), &[]).unwrap();
+    assert_eq!(
+        cfg.listeners[0].addr,
+        ListenAddr::Tcp("127.0.0.1:8080".parse().unwrap())
+    );
+    assert_eq!(cfg.limits.max_header_bytes, 16 << 10);
+    assert_eq!(cfg.limits.header_read_timeout, Duration::from_secs(10));
+    assert!(cfg.cache.enabled);
+    let st = &cfg.sites[0].static_files;
+    assert_eq!(st.index, ["index.html"]);
+    assert!(!st.directory_listing && !st.follow_symlinks && !st.dotfiles);
+    assert!(st.precompressed && st.cache);
+    assert!(cfg.access_log.is_none());
+}
+
+#[test]
+fn every_error_names_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let errs = errors(
+        dir.path(),
+        "[limits]\nmax_body_bytes = \"12 parsecs\"\nheader_read_timeout = 0\n\n[[site]]\nroot = \"missing-dir\"\nbogus = 1\n",
+    );
+    let text: Vec<String> = errs.iter().map(ToString::to_string).collect();
+    let file = dir.path().join("tern.toml");
+    let f = file.display();
+    assert_eq!(
+        text,
+        [
+            format!("{f}:2: limits.max_body_bytes: unknown size unit `parsecs` (use k, m or g)"),
+            format!("{f}:3: limits.header_read_timeout: must be more than zero"),
+            text[2].clone(),
+            format!("{f}:7: site[0].bogus: unknown key"),
+        ]
+    );
+    assert!(
+        text[2].starts_with(&format!("{f}:6: site[0].root: `")),
+        "{}",
+        text[2]
+    );
+}
+
+#[test]
+fn syntax_error_names_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let errs = errors(dir.path(), "[[site]]\nroot = \"x\"\nindex = [\n");
+    assert_eq!(errs.len(), 1);
+    assert!(errs[0].line >= 3, "{:?}", errs[0]);
+    assert!(errs[0].message.starts_with("TOML syntax"), "{}", errs[0]);
+}
+
+#[test]
+fn wrong_types_and_bad_values_are_each_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let errs = errors(
+        dir.path(),
+        r#"
+[[listen]]
+address = "localhost:80"
+[[listen]]
+address = 8080
+[access_log]
+path = "a.log"
+format = "fancy"
+[[site]]
+root = "."
+hosts = ["a.example", "bad host:80"]
+directory_listing = "yes"
+[[site.route]]
+prefix = "cgi-bin"
+handler = "static"
+[[site.route]]
+extension = "php"
+handler = "teleport"
+[[site.headers]]
+path = "[*.css"
+set = { "Content-Length" = "5", "X-Evil" = "a\nb" }
+"#,
+    );
+    let keys: Vec<(usize, &str)> = errs.iter().map(|e| (e.line, e.key.as_str())).collect();
+    assert_eq!(
+        keys,
+        [
+            (3, "listen[0].address"),
+            (5, "listen[1].address"),
+            (8, "access_log.format"),
+            (11, "site[0].hosts"),
+            (12, "site[0].directory_listing"),
+            (14, "site[0].route[0].prefix"),
+            (18, "site[0].route[1].handler"),
+            (20, "site[0].headers[0].path"),
+            (21, "site[0].headers[0].set.Content-Length"),
+            (21, "site[0].headers[0].set.X-Evil"),
+        ],
+        "{errs:#?}"
+    );
+}
+
+#[test]
+fn a_config_without_sites_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let errs = errors(dir.path(), "[[listen]]\naddress = \"127.0.0.1:1\"\n");
+    assert_eq!(errs[0].key, "site");
+}
+
+#[test]
+fn unreadable_file_is_an_error_naming_it() {
+    let errs = load(Path::new("/nonexistent/tern.toml")).unwrap_err();
+    assert!(errs
+        .to_string()
+        .starts_with("/nonexistent/tern.toml: cannot read the file"));
+}
