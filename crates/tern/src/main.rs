@@ -1,1 +1,51 @@
-fn main() {}
+//! The `tern` binary: the command line, and the one place that knows every
+//! crate. `serve` assembles a site from the configuration and runs the
+//! server; `check` validates a configuration.
+
+mod assemble;
+mod demo;
+mod serve;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// tern: a web server for static files and every kind of script, and the
+/// tool that measures it.
+#[derive(Parser, Debug)]
+#[command(version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Serve a configuration, a directory, or (with no arguments) the
+    /// built-in demo site on 127.0.0.1:8080.
+    Serve(serve::ServeArgs),
+    /// Validate a configuration file: exit 0, or print every error and exit 1.
+    Check {
+        /// The configuration file.
+        #[arg(long, short)]
+        config: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve(args) => serve::run(args),
+        Command::Check { config } => match tern_config::load(&config) {
+            Ok(_) => {
+                println!("{}: ok", config.display());
+                ExitCode::SUCCESS
+            }
+            Err(errors) => {
+                eprintln!("{errors}");
+                ExitCode::FAILURE
+            }
+        },
+    }
+}

@@ -1,0 +1,113 @@
+//! Serving one connection: HTTP/1.1 or HTTP/2 (prior knowledge, detected from
+//! the first bytes) through hyper, with the connection's timeouts, graceful
+//! shutdown, and one log line when it ends badly.
+
+use std::sync::Arc;
+
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use tern_config::Limits;
+use tern_handler::ConnInfo;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_util::sync::CancellationToken;
+
+use crate::service::{Shared, Svc};
+use crate::timeout::{Activity, Expired, TimedIo, Timeouts};
+
+/// hyper's smallest allowed read buffer.
+const MIN_BUF: usize = 8192;
+
+/// The hyper connection builder for a set of limits.
+pub(crate) fn builder(limits: &Limits) -> auto::Builder<TokioExecutor> {
+    let mut b = auto::Builder::new(TokioExecutor::new());
+    b.http1()
+        .timer(TokioTimer::new())
+        // Timeouts live in `TimedIo` (see timeout.rs).
+        .header_read_timeout(None)
+        .max_buf_size(limits.max_header_bytes.max(MIN_BUF))
+        .max_headers(limits.max_headers)
+        .keep_alive(true);
+    b.http2()
+        .timer(TokioTimer::new())
+        .max_header_list_size(limits.max_header_bytes.min(u32::MAX as usize) as u32)
+        .max_concurrent_streams(128);
+    b
+}
+
+/// Serves `io` until the client is done, a timeout expires, or `cancel`
+/// asks for a graceful stop (requests in flight finish; idle connections
+/// close at once).
+pub(crate) async fn serve<I>(io: I, conn: ConnInfo, shared: Arc<Shared>, cancel: CancellationToken)
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let site = shared.site.load_full();
+    let builder = builder(&site.limits);
+    let timeouts = Timeouts {
+        header_read: site.limits.header_read_timeout,
+        keepalive: site.limits.keepalive_timeout,
+    };
+    drop(site);
+    let activity = Arc::new(Activity::default());
+    let conn = Arc::new(conn);
+    let svc = Svc {
+        shared,
+        conn: conn.clone(),
+        activity: activity.clone(),
+    };
+    let io = TokioIo::new(TimedIo::new(io, activity.clone(), timeouts));
+    let served = builder.serve_connection(io, svc);
+    tokio::pin!(served);
+    let result = tokio::select! {
+        r = served.as_mut() => r,
+        _ = cancel.cancelled() => {
+            served.as_mut().graceful_shutdown();
+            served.await
+        }
+    };
+    if let Err(e) = result {
+        report(&*e, &conn, activity.expired());
+    }
+}
+
+/// One log line for a connection that ended with an error, naming the cause.
+fn report(
+    e: &(dyn std::error::Error + Send + Sync + 'static),
+    conn: &ConnInfo,
+    expired: Option<Expired>,
+) {
+    match expired {
+        Some(Expired::Idle) => return,
+        Some(Expired::HeaderRead) => {
+            tracing::warn!(peer = %conn.peer, "connection closed: the client did not send a request head within header_read_timeout");
+            return;
+        }
+        None => {}
+    }
+    if let Some(he) = find_hyper(e) {
+        if he.is_parse_too_large() {
+            tracing::warn!(peer = %conn.peer, "431: request head larger than max_header_bytes or more than max_headers fields");
+        } else if he.is_parse() {
+            tracing::warn!(peer = %conn.peer, "400: malformed request: {he}");
+        } else if he.is_incomplete_message() || he.is_canceled() || he.is_closed() {
+            tracing::debug!(peer = %conn.peer, "connection ended early: {he}");
+        } else if he.is_timeout() {
+            tracing::warn!(peer = %conn.peer, "connection timed out: {he}");
+        } else {
+            tracing::debug!(peer = %conn.peer, "connection error: {he}");
+        }
+        return;
+    }
+    tracing::debug!(peer = %conn.peer, "connection error: {e}");
+}
+
+fn find_hyper<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a hyper::Error> {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if let Some(h) = err.downcast_ref::<hyper::Error>() {
+            return Some(h);
+        }
+        cur = err.source();
+    }
+    None
+}

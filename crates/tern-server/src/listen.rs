@@ -1,0 +1,154 @@
+//! Listening sockets: TCP (IPv4, IPv6) and Unix, bound before the server
+//! runs so that a bad address is a startup error, and accepted with
+//! TCP_NODELAY set on every connection.
+
+use std::io;
+use std::net::SocketAddr;
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use socket2::{Domain, Protocol, Socket, Type};
+use tern_config::ListenAddr;
+use tern_handler::{ConnInfo, PeerAddr};
+use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
+
+/// Backlog for listen(2): large, because bursts of new connections (ab
+/// without keep-alive) must wait in the kernel, not be refused.
+const BACKLOG: i32 = 4096;
+
+/// Why binding failed.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot listen on {addr}: {source}")]
+pub struct BindError {
+    addr: String,
+    #[source]
+    source: io::Error,
+}
+
+/// A bound listening socket.
+#[derive(Debug)]
+pub struct BoundListener {
+    kind: Kind,
+    local: PeerAddr,
+}
+
+#[derive(Debug)]
+enum Kind {
+    Tcp(TcpListener),
+    Unix(UnixListener, PathBuf),
+}
+
+/// An accepted connection.
+#[derive(Debug)]
+pub(crate) enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl BoundListener {
+    /// Binds `addr`. Must run inside a tokio runtime.
+    pub fn bind(addr: &ListenAddr) -> Result<BoundListener, BindError> {
+        let err = |source| BindError {
+            addr: addr.to_string(),
+            source,
+        };
+        match addr {
+            ListenAddr::Tcp(sa) => {
+                let l = bind_tcp(*sa).map_err(err)?;
+                let local = l.local_addr().map_err(err)?;
+                Ok(BoundListener {
+                    kind: Kind::Tcp(l),
+                    local: PeerAddr::Tcp(local),
+                })
+            }
+            ListenAddr::Unix(path) => {
+                remove_stale_socket(path).map_err(err)?;
+                let l = UnixListener::bind(path).map_err(err)?;
+                Ok(BoundListener {
+                    kind: Kind::Unix(l, path.clone()),
+                    local: PeerAddr::Unix(Arc::from(path.to_string_lossy().as_ref())),
+                })
+            }
+        }
+    }
+
+    /// The bound address (with the real port when 0 was asked for).
+    pub fn local_addr(&self) -> &PeerAddr {
+        &self.local
+    }
+
+    /// Accepts one connection.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: a connection is either returned or left in the backlog.
+    pub(crate) async fn accept(&self) -> io::Result<(Stream, ConnInfo)> {
+        match &self.kind {
+            Kind::Tcp(l) => {
+                let (s, peer) = l.accept().await?;
+                // Every TCP socket gets TCP_NODELAY: headers and small bodies go
+                // out in one write, so Nagle would only add the 40 ms stall.
+                s.set_nodelay(true)?;
+                let local = s
+                    .local_addr()
+                    .map(PeerAddr::Tcp)
+                    .unwrap_or(self.local.clone());
+                Ok((
+                    Stream::Tcp(s),
+                    ConnInfo {
+                        peer: PeerAddr::Tcp(peer),
+                        local,
+                        secure: false,
+                    },
+                ))
+            }
+            Kind::Unix(l, _) => {
+                let (s, _) = l.accept().await?;
+                Ok((
+                    Stream::Unix(s),
+                    ConnInfo {
+                        peer: PeerAddr::Unix(Arc::from("")),
+                        local: self.local.clone(),
+                        secure: false,
+                    },
+                ))
+            }
+        }
+    }
+}
+
+impl Drop for BoundListener {
+    fn drop(&mut self) {
+        if let Kind::Unix(_, path) = &self.kind {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+fn bind_tcp(addr: SocketAddr) -> io::Result<TcpListener> {
+    let domain = Domain::for_address(addr);
+    let socket = Socket::new(domain, Type::STREAM, Some(Protocol::TCP))?;
+    socket.set_reuse_address(true)?;
+    if addr.is_ipv6() {
+        // `[::]:80` means IPv6 only; IPv4 gets its own listener if wanted.
+        socket.set_only_v6(true)?;
+    }
+    socket.set_nonblocking(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(BACKLOG)?;
+    TcpListener::from_std(socket.into())
+}
+
+/// A Unix socket file left by a previous run would make bind fail; remove it,
+/// but never remove anything that is not a socket.
+fn remove_stale_socket(path: &Path) -> io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_socket() => std::fs::remove_file(path),
+        Ok(_) => Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            "the path exists and is not a socket",
+        )),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}

@@ -1,0 +1,306 @@
+//! Routing: Host -> site, then path -> handler. Pure: no I/O, no clocks.
+//!
+//! Order inside a site: the longest matching path prefix (on segment
+//! boundaries), then the extension of the last segment, then the site's own
+//! static files. A prefix is an explicit claim on a subtree, so it wins over
+//! an extension: an upload directory routed as static never runs `*.php`
+//! found inside it (the classic nginx misconfiguration).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tern_handler::path::DecodedPath;
+use tern_handler::{Handler, RouteMatch};
+
+use crate::headers::HeaderRules;
+
+/// A handler with the route facts handed to it.
+#[derive(Clone)]
+pub struct Target {
+    /// The handler.
+    pub handler: Arc<dyn Handler>,
+    /// How it was chosen.
+    pub route: RouteMatch,
+}
+
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Target")
+            .field("handler", &self.handler.kind())
+            .field("route", &self.route)
+            .finish()
+    }
+}
+
+/// How one site maps paths to handlers.
+#[derive(Debug)]
+pub struct SiteRoutes {
+    name: Arc<str>,
+    /// Longest prefix first.
+    prefixes: Vec<(String, Target)>,
+    extensions: HashMap<String, Target>,
+    fallback: Target,
+    headers: HeaderRules,
+}
+
+/// What a route matches (mirrors the config's `RouteMatcher`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Match {
+    /// A path prefix, without trailing slash (`/` for everything).
+    Prefix(String),
+    /// An extension, lower case, without the dot.
+    Extension(String),
+}
+
+impl SiteRoutes {
+    /// A site whose unrouted paths go to `fallback` (its static files).
+    pub fn new(name: &str, fallback: Arc<dyn Handler>) -> Self {
+        let name: Arc<str> = Arc::from(name);
+        SiteRoutes {
+            fallback: Target {
+                handler: fallback,
+                route: RouteMatch {
+                    site: name.clone(),
+                    pattern: Arc::from("/"),
+                },
+            },
+            name,
+            prefixes: Vec::new(),
+            extensions: HashMap::new(),
+            headers: HeaderRules::default(),
+        }
+    }
+
+    /// Sets the site's response-header rules.
+    pub fn set_headers(&mut self, rules: HeaderRules) {
+        self.headers = rules;
+    }
+
+    /// The site's response-header rules.
+    pub fn headers(&self) -> &HeaderRules {
+        &self.headers
+    }
+
+    /// Adds a route.
+    pub fn add(&mut self, m: Match, handler: Arc<dyn Handler>) {
+        let pattern: Arc<str> = match &m {
+            Match::Prefix(p) => Arc::from(p.as_str()),
+            Match::Extension(e) => Arc::from(format!("*.{e}")),
+        };
+        let target = Target {
+            handler,
+            route: RouteMatch {
+                site: self.name.clone(),
+                pattern,
+            },
+        };
+        match m {
+            Match::Prefix(p) => {
+                self.prefixes.push((p, target));
+                self.prefixes.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+            }
+            Match::Extension(e) => {
+                self.extensions.insert(e, target);
+            }
+        }
+    }
+
+    /// The handler for `path`.
+    pub fn route(&self, path: &DecodedPath) -> &Target {
+        let p = path.as_str();
+        for (prefix, target) in &self.prefixes {
+            if prefix_matches(prefix, p) {
+                return target;
+            }
+        }
+        if !self.extensions.is_empty() {
+            if let Some(ext) = path.extension() {
+                let hit = match self.extensions.get(ext) {
+                    Some(t) => Some(t),
+                    None if ext.bytes().any(|b| b.is_ascii_uppercase()) => {
+                        self.extensions.get(&ext.to_ascii_lowercase())
+                    }
+                    None => None,
+                };
+                if let Some(t) = hit {
+                    return t;
+                }
+            }
+        }
+        &self.fallback
+    }
+
+    /// The site's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// `/docs` matches `/docs`, `/docs/` and `/docs/a`, not `/docsx`.
+fn prefix_matches(prefix: &str, path: &str) -> bool {
+    if prefix == "/" {
+        return true;
+    }
+    match path.strip_prefix(prefix) {
+        Some(rest) => rest.is_empty() || rest.starts_with('/'),
+        None => false,
+    }
+}
+
+/// Host -> site.
+#[derive(Debug)]
+pub struct Router {
+    sites: Vec<Arc<SiteRoutes>>,
+    exact: HashMap<String, usize>,
+    /// `(".example.com", site)` for `*.example.com`, longest first.
+    wildcards: Vec<(String, usize)>,
+    default: usize,
+}
+
+impl Router {
+    /// An empty router; the first site added is the default unless another
+    /// is marked.
+    pub fn new() -> Self {
+        Router {
+            sites: Vec::new(),
+            exact: HashMap::new(),
+            wildcards: Vec::new(),
+            default: 0,
+        }
+    }
+
+    /// Adds a site answering `hosts` (lower case; `*.` wildcards allowed).
+    pub fn add_site(&mut self, hosts: &[String], default: bool, routes: SiteRoutes) {
+        let idx = self.sites.len();
+        self.sites.push(Arc::new(routes));
+        for h in hosts {
+            match h.strip_prefix('*') {
+                Some(suffix) => self.wildcards.push((suffix.to_owned(), idx)),
+                None => {
+                    self.exact.entry(h.clone()).or_insert(idx);
+                }
+            }
+        }
+        self.wildcards.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        if default {
+            self.default = idx;
+        }
+    }
+
+    /// The site for a Host header value (port and trailing dot ignored, case
+    /// insensitive). Unknown or missing hosts get the default site.
+    pub fn site(&self, host: Option<&str>) -> &Arc<SiteRoutes> {
+        let idx = host.and_then(|h| self.lookup(h)).unwrap_or(self.default);
+        &self.sites[idx]
+    }
+
+    fn lookup(&self, host: &str) -> Option<usize> {
+        if self.exact.is_empty() && self.wildcards.is_empty() {
+            return None;
+        }
+        let name = strip_port(host).trim_end_matches('.');
+        let lower;
+        let name = if name.bytes().any(|b| b.is_ascii_uppercase()) {
+            lower = name.to_ascii_lowercase();
+            &lower
+        } else {
+            name
+        };
+        if let Some(&i) = self.exact.get(name) {
+            return Some(i);
+        }
+        self.wildcards
+            .iter()
+            .find(|(suffix, _)| name.len() > suffix.len() && name.ends_with(suffix.as_str()))
+            .map(|&(_, i)| i)
+    }
+}
+
+impl Default for Router {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn strip_port(host: &str) -> &str {
+    if host.starts_with('[') {
+        // [v6]:port
+        return match host.find(']') {
+            Some(end) => &host[..=end],
+            None => host,
+        };
+    }
+    match host.rfind(':') {
+        Some(i) if host[i + 1..].bytes().all(|b| b.is_ascii_digit()) => &host[..i],
+        _ => host,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tern_handler::{Exchange, HandlerFuture};
+
+    struct Named(&'static str);
+    impl Handler for Named {
+        fn call(&self, _: Exchange) -> HandlerFuture {
+            unreachable!("routing tests never call handlers")
+        }
+        fn kind(&self) -> &'static str {
+            self.0
+        }
+    }
+
+    fn h(n: &'static str) -> Arc<dyn Handler> {
+        Arc::new(Named(n))
+    }
+
+    fn path(p: &str) -> DecodedPath {
+        DecodedPath::parse(p).unwrap()
+    }
+
+    fn site() -> SiteRoutes {
+        let mut s = SiteRoutes::new("a", h("files"));
+        s.add(Match::Prefix("/cgi-bin".into()), h("cgi"));
+        s.add(Match::Prefix("/cgi-bin/deep".into()), h("deep"));
+        s.add(Match::Extension("php".into()), h("php"));
+        s.add(Match::Prefix("/uploads".into()), h("uploads"));
+        s
+    }
+
+    #[test]
+    fn longest_prefix_then_extension_then_fallback() {
+        let s = site();
+        let kind = |p| s.route(&path(p)).handler.kind();
+        assert_eq!(kind("/cgi-bin/x"), "cgi");
+        assert_eq!(kind("/cgi-bin"), "cgi");
+        assert_eq!(kind("/cgi-binx"), "files");
+        assert_eq!(kind("/cgi-bin/deep/x"), "deep");
+        assert_eq!(kind("/a/b.php"), "php");
+        assert_eq!(kind("/a/b.PHP"), "php");
+        assert_eq!(kind("/uploads/evil.php"), "uploads");
+        assert_eq!(kind("/index.html"), "files");
+        assert_eq!(&*s.route(&path("/a.php")).route.pattern, "*.php");
+    }
+
+    #[test]
+    fn hosts_exact_wildcard_default() {
+        let mut r = Router::new();
+        r.add_site(&["a.example".into()], false, SiteRoutes::new("a", h("a")));
+        r.add_site(
+            &["*.b.example".into(), "b.example".into()],
+            true,
+            SiteRoutes::new("b", h("b")),
+        );
+        r.add_site(&["x.b.example".into()], false, SiteRoutes::new("x", h("x")));
+        assert_eq!(r.site(Some("a.example")).name(), "a");
+        assert_eq!(r.site(Some("A.Example:8080")).name(), "a");
+        assert_eq!(r.site(Some("a.example.")).name(), "a");
+        assert_eq!(r.site(Some("w.b.example")).name(), "b");
+        assert_eq!(r.site(Some("x.b.example")).name(), "x");
+        assert_eq!(r.site(Some("b.example")).name(), "b");
+        assert_eq!(r.site(Some("nobody")).name(), "b");
+        assert_eq!(r.site(None).name(), "b");
+        assert_eq!(r.site(Some("[::1]:80")).name(), "b");
+    }
+}

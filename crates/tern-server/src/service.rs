@@ -1,0 +1,180 @@
+//! One request's way through the server: admit (id, limits), decode the
+//! path, route by Host and path, call the handler, apply header rules, and
+//! hand hyper a body whose end closes the request (activity, access record).
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use arc_swap::ArcSwap;
+use http::{header, Request, Response, StatusCode};
+use hyper::body::Incoming;
+use tern_handler::path::DecodedPath;
+use tern_handler::{
+    error_response, ConnInfo, Exchange, HandlerFuture, RequestBody, RequestId, ResponseBody,
+};
+
+use crate::body::{record_for, LogEntry, RequestGuard, ServerBody};
+use crate::route::SiteRoutes;
+use crate::site::Site;
+use crate::timeout::Activity;
+
+/// State shared by every connection: the current site and the id counter.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) site: ArcSwap<Site>,
+    ids: AtomicU64,
+}
+
+impl Shared {
+    pub(crate) fn new(site: Site) -> Self {
+        Shared {
+            site: ArcSwap::from_pointee(site),
+            ids: AtomicU64::new(1),
+        }
+    }
+}
+
+/// The hyper service of one connection.
+#[derive(Clone, Debug)]
+pub(crate) struct Svc {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) conn: Arc<ConnInfo>,
+    pub(crate) activity: Arc<Activity>,
+}
+
+impl hyper::service::Service<Request<Incoming>> for Svc {
+    type Response = Response<ServerBody>;
+    type Error = Infallible;
+    type Future = RespFuture;
+
+    fn call(&self, req: Request<Incoming>) -> RespFuture {
+        self.activity.begin();
+        let site = self.shared.site.load_full();
+        let id = self.shared.ids.fetch_add(1, Ordering::Relaxed);
+        let log = site
+            .access_log
+            .as_ref()
+            .map(|l| Box::new(LogEntry::now(l.clone(), record_for(&req, &self.conn, id))));
+        let guard = RequestGuard {
+            activity: self.activity.clone(),
+            log,
+            bytes: 0,
+        };
+        let id = RequestId(id);
+        let limits = &site.limits;
+
+        let target_len = req.uri().path_and_query().map_or(0, |p| p.as_str().len());
+        if target_len > limits.max_uri_bytes {
+            tracing::warn!(%id, peer = %self.conn.peer, len = target_len, "414: request target longer than max_uri_bytes ({})", limits.max_uri_bytes);
+            return RespFuture::ready(error_response(StatusCode::URI_TOO_LONG), guard);
+        }
+        let path = match DecodedPath::parse(req.uri().path()) {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::warn!(%id, peer = %self.conn.peer, target = %req.uri(), "400: bad request path: {e}");
+                return RespFuture::ready(error_response(StatusCode::BAD_REQUEST), guard);
+            }
+        };
+        if let Some(len) = declared_length(&req) {
+            if len > limits.max_body_bytes {
+                tracing::warn!(%id, peer = %self.conn.peer, len, "413: request body larger than max_body_bytes ({})", limits.max_body_bytes);
+                let mut resp = error_response(StatusCode::PAYLOAD_TOO_LARGE);
+                // The body was not read: the connection cannot be reused.
+                resp.headers_mut().insert(
+                    header::CONNECTION,
+                    header::HeaderValue::from_static("close"),
+                );
+                return RespFuture::ready(resp, guard);
+            }
+        }
+        let host = match req.headers().get(header::HOST) {
+            Some(h) => h.to_str().ok(),
+            None => req.uri().host(),
+        };
+        let routes = site.router.site(host);
+        let target = routes.route(&path);
+        let handler = target.handler.clone();
+        let route = target.route.clone();
+        let rules = if routes.headers().is_empty() {
+            None
+        } else {
+            Some((routes.clone(), path.as_str().to_owned()))
+        };
+        let (parts, body) = req.into_parts();
+        let request =
+            Request::from_parts(parts, RequestBody::incoming(body, limits.max_body_bytes));
+        let fut = handler.call(Exchange {
+            request,
+            path,
+            conn: self.conn.clone(),
+            route,
+            id,
+        });
+        RespFuture {
+            state: State::Pending(fut),
+            guard: Some(guard),
+            rules,
+        }
+    }
+}
+
+fn declared_length<B>(req: &Request<B>) -> Option<u64> {
+    req.headers()
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .parse()
+        .ok()
+}
+
+enum State {
+    Ready(Option<Response<ResponseBody>>),
+    Pending(HandlerFuture),
+}
+
+/// The future of one request's response.
+pub(crate) struct RespFuture {
+    state: State,
+    guard: Option<RequestGuard>,
+    rules: Option<(Arc<SiteRoutes>, String)>,
+}
+
+impl RespFuture {
+    fn ready(resp: Response<ResponseBody>, guard: RequestGuard) -> Self {
+        RespFuture {
+            state: State::Ready(Some(resp)),
+            guard: Some(guard),
+            rules: None,
+        }
+    }
+}
+
+impl Future for RespFuture {
+    type Output = Result<Response<ServerBody>, Infallible>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        let mut resp = match &mut this.state {
+            State::Ready(r) => r.take().expect("RespFuture polled after completion"),
+            State::Pending(f) => match f.as_mut().poll(cx) {
+                Poll::Ready(r) => r,
+                Poll::Pending => return Poll::Pending,
+            },
+        };
+        if let Some((routes, path)) = this.rules.take() {
+            routes.headers().apply(&path, resp.headers_mut());
+        }
+        let mut guard = this
+            .guard
+            .take()
+            .expect("RespFuture polled after completion");
+        if let Some(log) = guard.log.as_mut() {
+            log.record.status = resp.status().as_u16();
+        }
+        Poll::Ready(Ok(resp.map(|b| ServerBody::new(b, guard))))
+    }
+}

@@ -1,0 +1,66 @@
+//! Builds the server's [`Site`] from a validated [`Config`]: one handler per
+//! site and route, the shared file cache, the access log. This is the only
+//! place where concrete handlers meet the server.
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use tern_accesslog::AccessLog;
+use tern_config::{Config, HandlerConfig, RouteMatcher};
+use tern_handler::Handler;
+use tern_server::{HeaderRules, Match, Router, Site, SiteRoutes};
+use tern_static::{FileCache, StaticFiles};
+
+/// Builds a site. `previous` is the running configuration and site on
+/// reload: the access log is kept when the new configuration names the same
+/// file and format.
+pub(crate) fn build(cfg: &Config, previous: Option<(&Config, &Site)>) -> anyhow::Result<Site> {
+    let cache = cfg.cache.enabled.then(|| FileCache::new(&cfg.cache));
+    let mut router = Router::new();
+    for site in &cfg.sites {
+        let files: Arc<dyn Handler> = Arc::new(
+            StaticFiles::new(&site.static_files, cache.clone())
+                .with_context(|| format!("site {}", site.name))?,
+        );
+        let mut routes = SiteRoutes::new(&site.name, files);
+        for r in &site.routes {
+            let handler: Arc<dyn Handler> = match &r.handler {
+                HandlerConfig::Static(s) => Arc::new(
+                    StaticFiles::new(s, cache.clone())
+                        .with_context(|| format!("site {}: route {:?}", site.name, r.matcher))?,
+                ),
+                other => anyhow::bail!("site {}: handler {other:?} is not available", site.name),
+            };
+            let m = match &r.matcher {
+                RouteMatcher::Prefix(p) => Match::Prefix(p.clone()),
+                RouteMatcher::Extension(e) => Match::Extension(e.clone()),
+            };
+            routes.add(m, handler);
+        }
+        routes.set_headers(
+            HeaderRules::new(&site.header_rules).with_context(|| format!("site {}", site.name))?,
+        );
+        router.add_site(&site.hosts, site.default, routes);
+    }
+    let access_log = match &cfg.access_log {
+        None => None,
+        Some(al) => {
+            let reuse = previous
+                .filter(|(c, _)| c.access_log.as_ref() == Some(al))
+                .and_then(|(_, s)| s.access_log.clone());
+            match reuse {
+                Some(l) => Some(l),
+                None => Some(
+                    AccessLog::open(al)
+                        .with_context(|| format!("access log {}", al.path.display()))?,
+                ),
+            }
+        }
+    };
+    Ok(Site {
+        router,
+        limits: cfg.limits.clone(),
+        access_log,
+        grace_period: cfg.server.grace_period,
+    })
+}

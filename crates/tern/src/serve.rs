@@ -1,0 +1,223 @@
+//! `tern serve`: load the configuration (or build one from the command line,
+//! or the demo site), bind, run, and handle signals: SIGHUP reloads, SIGUSR1
+//! reopens the access log, SIGTERM/SIGINT stop gracefully.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use tern_config::{Config, ListenAddr};
+use tern_server::{BoundListener, Server, ServerHandle};
+use tokio::signal::unix::{signal, SignalKind};
+
+use crate::{assemble, demo};
+
+/// Arguments of `tern serve`.
+#[derive(clap::Args, Debug)]
+pub(crate) struct ServeArgs {
+    /// The configuration file (TOML). Without it, tern serves `--root`, or
+    /// the built-in demo site.
+    #[arg(long, short)]
+    config: Option<PathBuf>,
+    /// Serve this directory with default settings (no configuration file).
+    #[arg(long, conflicts_with = "config")]
+    root: Option<PathBuf>,
+    /// Listen here (IP:PORT or unix:PATH) instead of the configuration's
+    /// listeners; may be repeated.
+    #[arg(long)]
+    listen: Vec<String>,
+    /// Switch the file cache off.
+    #[arg(long)]
+    no_cache: bool,
+    /// Worker threads (default: the configuration's, else the CPU count).
+    #[arg(long)]
+    workers: Option<usize>,
+}
+
+/// Where the configuration comes from, for reloads.
+enum Source {
+    File(PathBuf),
+    Root(PathBuf),
+}
+
+struct Overrides {
+    listen: Vec<ListenAddr>,
+    no_cache: bool,
+    workers: Option<usize>,
+}
+
+impl Overrides {
+    fn apply(&self, mut cfg: Config) -> Config {
+        if !self.listen.is_empty() {
+            cfg.listeners = self
+                .listen
+                .iter()
+                .map(|a| tern_config::Listener { addr: a.clone() })
+                .collect();
+        }
+        if self.no_cache {
+            cfg.cache.enabled = false;
+        }
+        if let Some(w) = self.workers {
+            cfg.server.workers = w.max(1);
+        }
+        cfg
+    }
+}
+
+fn load(source: &Source, ov: &Overrides) -> anyhow::Result<Config> {
+    let cfg = match source {
+        Source::File(p) => tern_config::load(p).map_err(|e| anyhow::anyhow!("{e}"))?,
+        Source::Root(r) => tern_config::for_root(r, &[]).map_err(|e| anyhow::anyhow!("{e}"))?,
+    };
+    Ok(ov.apply(cfg))
+}
+
+pub(crate) fn run(args: ServeArgs) -> ExitCode {
+    init_tracing();
+    match serve(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("tern: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TERN_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+}
+
+fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let mut listen = Vec::new();
+    for l in &args.listen {
+        listen.push(parse_listen(l)?);
+    }
+    let ov = Overrides {
+        listen,
+        no_cache: args.no_cache,
+        workers: args.workers,
+    };
+    // The demo site lives in a temporary directory for the life of the process.
+    let mut demo_dir = None;
+    let source = match (args.config, args.root) {
+        (Some(c), _) => Source::File(c),
+        (None, Some(r)) => Source::Root(r),
+        (None, None) => {
+            let dir = demo::write().context("writing the demo site")?;
+            let root = dir.path().to_owned();
+            demo_dir = Some(dir);
+            Source::Root(root)
+        }
+    };
+    let cfg = load(&source, &ov)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(cfg.server.workers)
+        .enable_all()
+        .build()
+        .context("starting the runtime")?;
+    let result = runtime.block_on(run_server(cfg, source, ov, demo_dir.is_some()));
+    // Dropping the runtime ends any task still running; the site (and with
+    // it the access log writer, which flushes) was dropped in run_server.
+    drop(runtime);
+    drop(demo_dir);
+    result
+}
+
+fn parse_listen(s: &str) -> anyhow::Result<ListenAddr> {
+    if let Some(p) = s.strip_prefix("unix:") {
+        return Ok(ListenAddr::Unix(PathBuf::from(p)));
+    }
+    s.parse()
+        .map(ListenAddr::Tcp)
+        .map_err(|_| anyhow::anyhow!("--listen {s}: expected IP:PORT or unix:PATH"))
+}
+
+async fn run_server(cfg: Config, source: Source, ov: Overrides, demo: bool) -> anyhow::Result<()> {
+    let site = assemble::build(&cfg, None)?;
+    let mut listeners = Vec::new();
+    for l in &cfg.listeners {
+        listeners.push(BoundListener::bind(&l.addr)?);
+    }
+    {
+        let mut out = std::io::stdout().lock();
+        for l in &listeners {
+            let what = if demo { "the demo site " } else { "" };
+            match l.local_addr() {
+                tern_handler::PeerAddr::Tcp(a) => {
+                    writeln!(out, "tern: serving {what}on http://{a}/").ok()
+                }
+                other => writeln!(out, "tern: serving {what}on {other}").ok(),
+            };
+        }
+        out.flush().ok();
+    }
+    let server = Server::new(site);
+    let handle = server.handle();
+    let signals = tokio::spawn(watch_signals(handle.clone(), cfg, source, ov));
+    server.run(listeners).await;
+    signals.abort();
+    // Flush the access log before exiting (blocking; off the runtime threads).
+    let site = handle.site();
+    if let Some(log) = site.access_log.clone() {
+        tokio::task::spawn_blocking(move || log.flush()).await.ok();
+    }
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn watch_signals(
+    handle: ServerHandle,
+    mut cfg: Config,
+    source: Source,
+    ov: Overrides,
+) -> anyhow::Result<()> {
+    let mut hup = signal(SignalKind::hangup())?;
+    let mut usr1 = signal(SignalKind::user_defined1())?;
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    loop {
+        tokio::select! {
+            _ = hup.recv() => {
+                match reload(&handle, &cfg, &source, &ov).await {
+                    Ok(new_cfg) => {
+                        tracing::info!("configuration reloaded");
+                        cfg = new_cfg;
+                    }
+                    Err(e) => tracing::error!("reload failed, the old configuration keeps serving: {e:#}"),
+                }
+            }
+            _ = usr1.recv() => {
+                if let Some(log) = handle.site().access_log.clone() {
+                    log.reopen();
+                    tracing::info!("access log reopened");
+                }
+            }
+            _ = term.recv() => { tracing::info!("SIGTERM: stopping"); handle.shutdown(); }
+            _ = int.recv() => { tracing::info!("SIGINT: stopping"); handle.shutdown(); }
+        }
+    }
+}
+
+async fn reload(
+    handle: &ServerHandle,
+    old: &Config,
+    source: &Source,
+    ov: &Overrides,
+) -> anyhow::Result<Config> {
+    let cfg = load(source, ov)?;
+    if cfg.listeners != old.listeners {
+        tracing::warn!("listeners changed: the new listeners take effect after a restart");
+    }
+    let current = handle.site();
+    let site = assemble::build(&cfg, Some((old, &current)))?;
+    handle.reload(site);
+    Ok(cfg)
+}
