@@ -1,0 +1,322 @@
+//! The file cache: ready responses for small files, shared by every site.
+//!
+//! Like WASD's file cache and nginx's `open_file_cache`, but holding the
+//! response itself: each entry is a request path's file (for a directory
+//! path, its index file) with every representation that exists on disk
+//! (the file and its `.br`/`.zst`/`.gz` sidecars), each with prebuilt
+//! headers and, once read, its body as `Bytes`. Keeping the variants of a
+//! path in one entry is what lets a hit choose the encoding without a
+//! syscall: negotiation needs to know which sidecars exist.
+//!
+//! A hit is a sharded read lock, a hash lookup and reference-count clones.
+//! An entry older than `revalidate` is not served until the slow path has
+//! re-resolved the file and compared stamps (size, mtime, inode): unchanged
+//! bodies are kept, changed ones reloaded, and a vanished file's entry
+//! removed. The byte total is bounded by `max_bytes`; eviction is CLOCK
+//! (second chance in insertion order): a hit sets an entry's reference bit,
+//! and the eviction hand spares a referenced entry once.
+
+use std::collections::VecDeque;
+use std::hash::{BuildHasher, Hash};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use hashbrown::{DefaultHashBuilder, Equivalent, HashMap};
+use tern_config::{CacheConfig, StaticConfig};
+
+use crate::encoding::{Coding, CodingSet};
+use crate::representation::Representation;
+
+const SHARDS: usize = 16;
+
+/// A snapshot of the cache's counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Requests answered from memory without touching the file system.
+    pub hits: u64,
+    /// Requests on caching sites that needed the file system (absent or
+    /// stale entry, variant not loaded, file too large, not a file).
+    pub misses: u64,
+    /// Entries dropped to stay within `max_bytes`.
+    pub evictions: u64,
+    /// Entries held now.
+    pub entries: u64,
+    /// Body bytes held now.
+    pub bytes: u64,
+}
+
+/// One representation of a cached path.
+#[derive(Debug, Clone)]
+pub(crate) struct Variant {
+    pub(crate) rep: Arc<Representation>,
+    /// The whole representation; `None` when it was not needed yet or is
+    /// larger than `max_entry_bytes`.
+    pub(crate) body: Option<Bytes>,
+}
+
+/// A cached request path. Immutable once stored; a refresh stores a new one.
+#[derive(Debug)]
+pub(crate) struct Entry {
+    pub(crate) checked: Instant,
+    pub(crate) sidecars: CodingSet,
+    pub(crate) variants: [Option<Variant>; 4],
+    generation: u64,
+    referenced: AtomicBool,
+    bytes: u64,
+}
+
+impl Entry {
+    pub(crate) fn new(
+        checked: Instant,
+        sidecars: CodingSet,
+        variants: [Option<Variant>; 4],
+    ) -> Entry {
+        let bytes = variants
+            .iter()
+            .flatten()
+            .filter_map(|v| v.body.as_ref())
+            .map(|b| b.len() as u64)
+            .sum();
+        Entry {
+            checked,
+            sidecars,
+            variants,
+            generation: 0,
+            referenced: AtomicBool::new(false),
+            bytes,
+        }
+    }
+
+    pub(crate) fn variant(&self, c: Coding) -> Option<&Variant> {
+        self.variants[c.index()].as_ref()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Key {
+    ns: u32,
+    path: Arc<str>,
+}
+
+/// The borrowed form of [`Key`], so a lookup allocates nothing. Its derived
+/// `Hash` hashes the same fields in the same order, hence equal hashes.
+#[derive(Hash)]
+struct KeyRef<'a> {
+    ns: u32,
+    path: &'a str,
+}
+
+impl Equivalent<Key> for KeyRef<'_> {
+    fn equivalent(&self, key: &Key) -> bool {
+        self.ns == key.ns && self.path == &*key.path
+    }
+}
+
+type Shard = RwLock<HashMap<Key, Arc<Entry>>>;
+
+/// The cache of ready responses, shared by every site (`Send + Sync`).
+#[derive(Debug)]
+pub struct FileCache {
+    shards: Box<[Shard]>,
+    hasher: DefaultHashBuilder,
+    /// Insertion order for the CLOCK hand: (key, generation). Stale pairs
+    /// (replaced or removed entries) are skipped and compacted away.
+    clock: Mutex<VecDeque<(Key, u64)>>,
+    /// Sites that share a configuration share cache entries (the entry's
+    /// headers depend on the site's settings, so different ones do not).
+    namespaces: Mutex<Vec<StaticConfig>>,
+    enabled: bool,
+    max_bytes: u64,
+    max_entry_bytes: u64,
+    revalidate: Duration,
+    generation: AtomicU64,
+    hits: AtomicU64,
+    misses: AtomicU64,
+    evictions: AtomicU64,
+    entries: AtomicU64,
+    bytes: AtomicU64,
+}
+
+impl FileCache {
+    /// A cache with the given limits. With `enabled = false` it stores
+    /// nothing, and sites using it behave as if uncached.
+    pub fn new(cfg: &CacheConfig) -> Arc<FileCache> {
+        Arc::new(FileCache {
+            shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
+            hasher: DefaultHashBuilder::default(),
+            clock: Mutex::default(),
+            namespaces: Mutex::default(),
+            enabled: cfg.enabled && cfg.max_bytes > 0,
+            max_bytes: cfg.max_bytes,
+            max_entry_bytes: cfg.max_entry_bytes.min(cfg.max_bytes),
+            revalidate: cfg.revalidate,
+            generation: AtomicU64::new(1),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+            evictions: AtomicU64::new(0),
+            entries: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+        })
+    }
+
+    /// The counters now.
+    pub fn stats(&self) -> CacheStats {
+        CacheStats {
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+            evictions: self.evictions.load(Ordering::Relaxed),
+            entries: self.entries.load(Ordering::Relaxed),
+            bytes: self.bytes.load(Ordering::Relaxed),
+        }
+    }
+
+    pub(crate) fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// Largest body kept.
+    pub(crate) fn max_entry_bytes(&self) -> u64 {
+        self.max_entry_bytes
+    }
+
+    /// Whether an entry checked at `checked` may be served at `now` unchecked.
+    pub(crate) fn is_fresh(&self, checked: Instant, now: Instant) -> bool {
+        now.saturating_duration_since(checked) < self.revalidate
+    }
+
+    /// The namespace for a site's settings (same settings, same namespace,
+    /// so entries survive a config reload that leaves the site unchanged).
+    pub(crate) fn namespace(&self, cfg: &StaticConfig) -> u32 {
+        let mut all = self.namespaces.lock().unwrap_or_else(|p| p.into_inner());
+        let i = all.iter().position(|c| c == cfg).unwrap_or_else(|| {
+            all.push(cfg.clone());
+            all.len() - 1
+        });
+        u32::try_from(i).expect("fewer than 2^32 distinct site configurations")
+    }
+
+    pub(crate) fn count_hit(&self) {
+        self.hits.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn count_miss(&self) {
+        self.misses.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn shard(&self, key: &KeyRef<'_>) -> &Shard {
+        let h = self.hasher.hash_one(key);
+        &self.shards[(h >> 32) as usize % SHARDS]
+    }
+
+    /// The entry for a path, fresh or not, marking it recently used.
+    pub(crate) fn get(&self, ns: u32, path: &str) -> Option<Arc<Entry>> {
+        let key = KeyRef { ns, path };
+        let map = self.shard(&key).read().unwrap_or_else(|p| p.into_inner());
+        let entry = map.get(&key)?;
+        if !entry.referenced.load(Ordering::Relaxed) {
+            entry.referenced.store(true, Ordering::Relaxed);
+        }
+        Some(Arc::clone(entry))
+    }
+
+    /// Stores `entry` for a path, replacing any older one, then evicts until
+    /// the total fits. An entry without bodies, or too large, is not kept
+    /// (and the older one is removed, as it is out of date).
+    pub(crate) fn store(&self, ns: u32, path: &str, mut entry: Entry) {
+        if !self.enabled {
+            return;
+        }
+        if entry.bytes == 0 || entry.bytes > self.max_bytes {
+            self.remove(ns, path);
+            return;
+        }
+        entry.generation = self.generation.fetch_add(1, Ordering::Relaxed);
+        let generation = entry.generation;
+        let key = Key {
+            ns,
+            path: Arc::from(path),
+        };
+        let shard = self.shard(&KeyRef { ns, path });
+        let added = entry.bytes;
+        let old = {
+            let mut map = shard.write().unwrap_or_else(|p| p.into_inner());
+            map.insert(key.clone(), Arc::new(entry))
+        };
+        self.bytes.fetch_add(added, Ordering::Relaxed);
+        match old {
+            Some(old) => {
+                self.bytes.fetch_sub(old.bytes, Ordering::Relaxed);
+            }
+            None => {
+                self.entries.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let mut clock = self.clock.lock().unwrap_or_else(|p| p.into_inner());
+        clock.push_back((key, generation));
+        self.evict(&mut clock);
+        // Replaced entries leave stale pairs behind; keep the queue within a
+        // constant factor of the live entries.
+        if clock.len() > 2 * self.entries.load(Ordering::Relaxed) as usize + 64 {
+            clock.retain(|(k, g)| self.generation_of(k) == Some(*g));
+        }
+    }
+
+    /// Forgets a path (its file is gone or no longer cacheable).
+    pub(crate) fn remove(&self, ns: u32, path: &str) {
+        let key = KeyRef { ns, path };
+        let removed = self
+            .shard(&key)
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&key);
+        if let Some(old) = removed {
+            self.forget(&old);
+        }
+    }
+
+    fn forget(&self, old: &Entry) {
+        self.bytes.fetch_sub(old.bytes, Ordering::Relaxed);
+        self.entries.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    fn generation_of(&self, key: &Key) -> Option<u64> {
+        let r = KeyRef {
+            ns: key.ns,
+            path: &key.path,
+        };
+        let map = self.shard(&r).read().unwrap_or_else(|p| p.into_inner());
+        map.get(&r).map(|e| e.generation)
+    }
+
+    /// The CLOCK hand. Bounded: every entry is spared at most once, so two
+    /// passes over the queue suffice.
+    fn evict(&self, clock: &mut VecDeque<(Key, u64)>) {
+        let mut budget = clock.len() * 2;
+        while self.bytes.load(Ordering::Relaxed) > self.max_bytes && budget > 0 {
+            budget -= 1;
+            let Some((key, generation)) = clock.pop_front() else {
+                break;
+            };
+            let r = KeyRef {
+                ns: key.ns,
+                path: &key.path,
+            };
+            let mut map = self.shard(&r).write().unwrap_or_else(|p| p.into_inner());
+            let Some(entry) = map.get(&r) else { continue };
+            if entry.generation != generation {
+                continue;
+            }
+            if entry.referenced.swap(false, Ordering::Relaxed) {
+                drop(map);
+                clock.push_back((key, generation));
+                continue;
+            }
+            let old = map.remove(&r).expect("present under the same lock");
+            drop(map);
+            self.forget(&old);
+            self.evictions.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}

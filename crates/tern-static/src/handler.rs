@@ -1,0 +1,161 @@
+//! [`StaticFiles`], the handler: method check, the cache fast path on the
+//! runtime thread, and the hand-off of everything else to the blocking pool.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use http::header::HeaderMap;
+use http::{Method, Response};
+use tern_config::StaticConfig;
+use tern_handler::path::DecodedPath;
+use tern_handler::{Exchange, Handler, HandlerError, HandlerFuture, ResponseBody};
+
+use crate::cache::FileCache;
+use crate::encoding::AcceptEncoding;
+use crate::mime::MimeMap;
+use crate::resolve::Root;
+use crate::response::{self, Ask, Source};
+use crate::serve::Request;
+use crate::Error;
+
+/// Serves files beneath a document root (see the crate docs for the rules).
+/// Cheap to clone: the state is shared.
+#[derive(Debug, Clone)]
+pub struct StaticFiles {
+    site: Arc<Site>,
+}
+
+/// A site's cache: the shared cache and this site's namespace in it.
+#[derive(Debug)]
+pub(crate) struct SiteCache {
+    pub(crate) cache: Arc<FileCache>,
+    pub(crate) ns: u32,
+}
+
+/// One configured static root, immutable once built.
+#[derive(Debug)]
+pub(crate) struct Site {
+    pub(crate) root: Root,
+    pub(crate) root_path: PathBuf,
+    pub(crate) index: Vec<String>,
+    pub(crate) listing: bool,
+    pub(crate) follow_symlinks: bool,
+    pub(crate) dotfiles: bool,
+    pub(crate) precompressed: bool,
+    pub(crate) mime: MimeMap,
+    pub(crate) max_ranges: usize,
+    pub(crate) cache: Option<SiteCache>,
+}
+
+impl StaticFiles {
+    /// Builds the handler for `cfg`. It caches through `cache` unless that
+    /// is `None` or `cfg.cache` is false. Fails if the root cannot be opened
+    /// as a directory or a media-type override is not a valid header value.
+    pub fn new(cfg: &StaticConfig, cache: Option<Arc<FileCache>>) -> Result<StaticFiles, Error> {
+        let root = Root::open(&cfg.root, cfg.follow_symlinks).map_err(|source| Error::Root {
+            path: cfg.root.clone(),
+            source,
+        })?;
+        let mime = MimeMap::new(&cfg.mime)
+            .map_err(|(extension, value)| Error::MediaType { extension, value })?;
+        let cache = cache
+            .filter(|c| cfg.cache && c.enabled())
+            .map(|cache| SiteCache {
+                ns: cache.namespace(cfg),
+                cache,
+            });
+        Ok(StaticFiles {
+            site: Arc::new(Site {
+                root,
+                root_path: cfg.root.clone(),
+                index: cfg.index.clone(),
+                listing: cfg.directory_listing,
+                follow_symlinks: cfg.follow_symlinks,
+                dotfiles: cfg.dotfiles,
+                precompressed: cfg.precompressed,
+                mime,
+                max_ranges: cfg.max_ranges,
+                cache,
+            }),
+        })
+    }
+}
+
+impl Handler for StaticFiles {
+    fn call(&self, exchange: Exchange) -> HandlerFuture {
+        let site = Arc::clone(&self.site);
+        Box::pin(site.answer(exchange))
+    }
+
+    fn kind(&self) -> &'static str {
+        "static"
+    }
+}
+
+impl Site {
+    async fn answer(self: Arc<Self>, exchange: Exchange) -> Response<ResponseBody> {
+        let head = match *exchange.request.method() {
+            Method::GET => false,
+            Method::HEAD => true,
+            _ => return HandlerError::MethodNotAllowed { allow: "GET, HEAD" }.into_response(),
+        };
+        let (parts, _) = exchange.request.into_parts();
+        let accept = if self.precompressed {
+            AcceptEncoding::from_headers(&parts.headers)
+        } else {
+            AcceptEncoding::default()
+        };
+        if let Some(resp) = self.serve_cached(&exchange.path, &parts.headers, head, accept) {
+            return resp;
+        }
+        let req = Request {
+            path: exchange.path,
+            query: parts.uri.query().map(str::to_owned),
+            headers: parts.headers,
+            head,
+            accept,
+        };
+        let site = Arc::clone(&self);
+        match tokio::task::spawn_blocking(move || site.serve_blocking(&req)).await {
+            Ok(resp) => resp,
+            Err(e) => {
+                tracing::warn!(root = %self.root_path.display(), error = %e, "static: file task failed");
+                HandlerError::Internal(e.to_string()).into_response()
+            }
+        }
+    }
+
+    /// The fast path: a fresh entry whose chosen representation is in
+    /// memory. No syscall, no formatting: a lookup, reference-count clones,
+    /// and the header map clone.
+    fn serve_cached(
+        &self,
+        path: &DecodedPath,
+        headers: &HeaderMap,
+        head: bool,
+        accept: AcceptEncoding,
+    ) -> Option<Response<ResponseBody>> {
+        let c = self.cache.as_ref()?;
+        let hit = c
+            .cache
+            .get(c.ns, path.as_str())
+            .filter(|e| c.cache.is_fresh(e.checked, Instant::now()))
+            .and_then(|e| {
+                let v = e.variant(accept.choose(e.sidecars))?;
+                Some((Arc::clone(&v.rep), v.body.clone()?))
+            });
+        let Some((rep, body)) = hit else {
+            c.cache.count_miss();
+            return None;
+        };
+        c.cache.count_hit();
+        let ask = Ask {
+            headers,
+            head,
+            max_ranges: self.max_ranges,
+        };
+        let reply = response::decide(ask, &rep);
+        Some(response::render(reply, &rep, Source::Memory(body), head))
+    }
+}

@@ -1,0 +1,2 @@
+//! Integration tests for tern-static: the handler called directly over real
+//! temporary directories.
