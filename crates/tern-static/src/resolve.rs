@@ -252,9 +252,17 @@ pub(crate) fn classify(e: &io::Error) -> Failure {
         return Failure::NotFound;
     }
     match e.raw_os_error().map(Errno::from_raw_os_error) {
-        Some(Errno::NOENT | Errno::NOTDIR | Errno::LOOP | Errno::XDEV | Errno::NAMETOOLONG) => {
-            Failure::NotFound
-        }
+        // ENXIO and ENODEV: a socket or a device without a driver, which
+        // open() refuses before we can look at the type.
+        Some(
+            Errno::NOENT
+            | Errno::NOTDIR
+            | Errno::LOOP
+            | Errno::XDEV
+            | Errno::NAMETOOLONG
+            | Errno::NXIO
+            | Errno::NODEV,
+        ) => Failure::NotFound,
         Some(Errno::ACCESS | Errno::PERM) => Failure::Forbidden,
         _ => Failure::Internal,
     }
