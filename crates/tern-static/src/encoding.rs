@@ -112,13 +112,19 @@ impl AcceptEncoding {
                 }
             }
         }
-        let slot = match name.to_ascii_lowercase().as_str() {
-            "identity" => &mut self.q[Coding::Identity.index()],
-            "br" => &mut self.q[Coding::Brotli.index()],
-            "zstd" => &mut self.q[Coding::Zstd.index()],
-            "gzip" | "x-gzip" => &mut self.q[Coding::Gzip.index()],
-            "*" => &mut self.star,
-            _ => return,
+        let is = |token: &str| name.eq_ignore_ascii_case(token);
+        let slot = if is("br") {
+            &mut self.q[Coding::Brotli.index()]
+        } else if is("gzip") || is("x-gzip") {
+            &mut self.q[Coding::Gzip.index()]
+        } else if is("zstd") {
+            &mut self.q[Coding::Zstd.index()]
+        } else if is("identity") {
+            &mut self.q[Coding::Identity.index()]
+        } else if name == "*" {
+            &mut self.star
+        } else {
+            return;
         };
         // A coding named twice keeps its best weight.
         *slot = Some(slot.map_or(q, |old| old.max(q)));

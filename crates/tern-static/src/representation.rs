@@ -8,7 +8,8 @@ use std::os::unix::fs::MetadataExt;
 use std::time::{Duration, UNIX_EPOCH};
 
 use http::header::{
-    HeaderMap, ACCEPT_RANGES, CONTENT_ENCODING, CONTENT_TYPE, ETAG, LAST_MODIFIED, VARY,
+    HeaderMap, ACCEPT_RANGES, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, ETAG, LAST_MODIFIED,
+    VARY,
 };
 use http::HeaderValue;
 
@@ -59,8 +60,8 @@ pub(crate) struct Representation {
     last_modified: u64,
     content_type: HeaderValue,
     vary: bool,
-    /// Content-Type, ETag, Last-Modified, Accept-Ranges, and when they apply
-    /// Content-Encoding and Vary.
+    /// Content-Type, Content-Length, ETag, Last-Modified, Accept-Ranges, and
+    /// when they apply Content-Encoding and Vary.
     headers: HeaderMap,
 }
 
@@ -78,8 +79,9 @@ impl Representation {
         let etag = etag(stamp, coding);
         let last_modified = stamp.mtime_secs();
         let date = httpdate::fmt_http_date(UNIX_EPOCH + Duration::from_secs(last_modified));
-        let mut headers = HeaderMap::with_capacity(6);
+        let mut headers = HeaderMap::with_capacity(7);
         headers.insert(CONTENT_TYPE, content_type.clone());
+        headers.insert(CONTENT_LENGTH, HeaderValue::from(stamp.len));
         headers.insert(ETAG, etag.clone());
         headers.insert(LAST_MODIFIED, header_value(date));
         headers.insert(ACCEPT_RANGES, HeaderValue::from_static("bytes"));

@@ -103,30 +103,33 @@ pub(crate) fn render(
             } else {
                 slice(source, all)
             };
-            respond(StatusCode::OK, rep.headers().clone(), rep.len(), body)
+            // The prebuilt headers already carry the whole length: a cache
+            // hit formats nothing.
+            respond(StatusCode::OK, rep.headers().clone(), body)
         }
         Reply::Partial(r) => {
             let mut headers = rep.headers().clone();
             let value = format!("bytes {}-{}/{}", r.start, r.end, rep.len());
             headers.insert(CONTENT_RANGE, number_value(value));
+            headers.insert(CONTENT_LENGTH, HeaderValue::from(r.len()));
             let body = if head {
                 ResponseBody::empty()
             } else {
                 slice(source, r)
             };
-            respond(StatusCode::PARTIAL_CONTENT, headers, r.len(), body)
+            respond(StatusCode::PARTIAL_CONTENT, headers, body)
         }
         Reply::Multipart(ranges) => {
             let m = Multipart::new(&ranges, rep.len(), rep.content_type());
             let mut headers = rep.headers().clone();
             headers.insert(CONTENT_TYPE, m.content_type.clone());
-            let len = m.len();
+            headers.insert(CONTENT_LENGTH, HeaderValue::from(m.len()));
             let body = match source {
                 _ if head => ResponseBody::empty(),
                 Source::Memory(data) => ResponseBody::full(m.assemble(&data)),
                 Source::File(file) => ResponseBody::stream(FileBody::new(file, m.segments)),
             };
-            respond(StatusCode::PARTIAL_CONTENT, headers, len, body)
+            respond(StatusCode::PARTIAL_CONTENT, headers, body)
         }
     }
 }
@@ -159,14 +162,9 @@ fn slice(source: Source, r: ByteRange) -> ResponseBody {
     }
 }
 
-fn respond(
-    status: StatusCode,
-    mut headers: HeaderMap,
-    len: u64,
-    body: ResponseBody,
-) -> Response<ResponseBody> {
-    // Explicit, so that HEAD (empty body) reports the GET's length.
-    headers.insert(CONTENT_LENGTH, HeaderValue::from(len));
+/// `headers` always hold an explicit Content-Length, so that HEAD (whose
+/// body is empty) reports the GET's length.
+fn respond(status: StatusCode, headers: HeaderMap, body: ResponseBody) -> Response<ResponseBody> {
     let mut resp = Response::new(body);
     *resp.status_mut() = status;
     *resp.headers_mut() = headers;
