@@ -320,3 +320,81 @@ impl FileCache {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::representation::FileStamp;
+    use http::HeaderValue;
+
+    fn cache(max_bytes: u64) -> Arc<FileCache> {
+        FileCache::new(&CacheConfig {
+            enabled: true,
+            max_bytes,
+            max_entry_bytes: max_bytes,
+            revalidate: Duration::from_secs(60),
+        })
+    }
+
+    fn entry(len: usize) -> Entry {
+        let stamp = FileStamp {
+            dev: 1,
+            ino: 1,
+            len: len as u64,
+            mtime_sec: 0,
+            mtime_nsec: 0,
+        };
+        let rep = Representation::new(
+            stamp,
+            Coding::Identity,
+            HeaderValue::from_static("text/plain"),
+            false,
+        );
+        let variant = Variant {
+            rep: Arc::new(rep),
+            body: Some(Bytes::from(vec![b'x'; len])),
+        };
+        Entry::new(
+            Instant::now(),
+            CodingSet::default(),
+            [Some(variant), None, None, None],
+        )
+    }
+
+    #[test]
+    fn replacing_an_entry_keeps_the_accounting_and_the_clock_bounded() {
+        let c = cache(1000);
+        for i in 0..500 {
+            c.store(0, "/a", entry(10 + i % 3));
+        }
+        let s = c.stats();
+        assert_eq!((s.entries, s.bytes, s.evictions), (1, 10 + 499 % 3, 0));
+        assert!(c.clock.lock().unwrap().len() <= 2 + 64 + 1);
+        c.remove(0, "/a");
+        assert_eq!((c.stats().entries, c.stats().bytes), (0, 0));
+    }
+
+    #[test]
+    fn namespaces_and_paths_are_separate_keys() {
+        let c = cache(1000);
+        c.store(0, "/a", entry(1));
+        c.store(1, "/a", entry(2));
+        c.store(0, "/b", entry(3));
+        assert_eq!(c.get(0, "/a").unwrap().bytes, 1);
+        assert_eq!(c.get(1, "/a").unwrap().bytes, 2);
+        assert!(c.get(1, "/b").is_none());
+        assert_eq!(c.stats().entries, 3);
+    }
+
+    #[test]
+    fn oversized_and_empty_entries_are_not_kept() {
+        let c = cache(100);
+        c.store(0, "/a", entry(50));
+        // The path's new version is too large: the old one goes too.
+        c.store(0, "/a", entry(101));
+        assert!(c.get(0, "/a").is_none());
+        let empty = Entry::new(Instant::now(), CodingSet::default(), Default::default());
+        c.store(0, "/b", empty);
+        assert_eq!(c.stats(), CacheStats::default());
+    }
+}

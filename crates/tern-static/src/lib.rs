@@ -1,7 +1,10 @@
 //! Static files for tern: a document root served correctly (RFC 9110) and
 //! fast.
 //!
-//! [`StaticFiles`] is the handler. A request's way through it:
+//! [`StaticFiles`] is the handler. It maps the whole decoded request path
+//! beneath the root (nginx `root`, not `alias`: a route `/docs` with root
+//! `/srv` serves `/docs/a.html` from `/srv/docs/a.html`). A request's way
+//! through it:
 //! - `resolve`: the decoded path is opened beneath the root's directory
 //!   descriptor with `openat2(RESOLVE_BENEATH)`, so nothing outside the root
 //!   is ever reached (symlinks refused unless configured, and then only those
