@@ -1,0 +1,291 @@
+//! The HTTP/1.1 client of the hot path: writes pre-built request bytes, reads
+//! the response into one reused buffer, parses only the head (`httparse`) and
+//! skips the body by its framing. No allocation per request.
+//!
+//! Why not hyper's client here: a load generator must cost less per request
+//! than the server it measures, and on a 2-core machine the two share the
+//! CPU. wrk reaches its rates with exactly this shape (one thread, epoll,
+//! pre-built requests, a minimal parser); a general client adds a request
+//! object, header map and body stream per request. HTTP/2 uses hyper
+//! (`h2.rs`), where framing and flow control are worth the cost.
+
+use std::io;
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use bytes::Bytes;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use super::wire::{parse_head, ChunkedScanner, Framing, HeadError, Scan};
+use crate::plan::Reuse;
+use crate::sample::{ErrorClass, Outcome, Sample};
+
+/// Read buffer size: large enough that a 64 KB body takes few reads.
+const BUF_SIZE: usize = 64 * 1024;
+
+/// A request ready to send on HTTP/1.1.
+#[derive(Debug, Clone)]
+pub(crate) struct H1Request {
+    /// Index of the endpoint (distinct host and port) it goes to.
+    pub(crate) endpoint: usize,
+    /// The bytes to write.
+    pub(crate) bytes: Bytes,
+    /// A HEAD request: the response has no body whatever it says.
+    pub(crate) head: bool,
+}
+
+/// One connection slot of a worker: at most one open connection per
+/// endpoint, reused while keep-alive allows.
+#[derive(Debug)]
+pub(crate) struct H1Client {
+    conns: Vec<Option<TcpStream>>,
+    buf: Box<[u8]>,
+    reuse: Reuse,
+}
+
+/// How a round trip on an open connection failed.
+#[derive(Debug)]
+enum TripError {
+    /// Closed or reset before any byte of the response: on a reused
+    /// connection that means the server had dropped it while idle, and the
+    /// request is retried once on a new one.
+    BeforeResponse(ErrorClass),
+    /// Anything else.
+    Failed(ErrorClass),
+}
+
+/// A complete response, as the round trip saw it.
+#[derive(Debug)]
+struct Trip {
+    written: Instant,
+    first_byte: Instant,
+    done: Instant,
+    status: u16,
+    head_bytes: u64,
+    body_bytes: u64,
+    reusable: bool,
+    server: Option<String>,
+}
+
+impl H1Client {
+    /// A client for `endpoints` endpoints.
+    pub(crate) fn new(endpoints: usize, reuse: Reuse) -> H1Client {
+        H1Client {
+            conns: (0..endpoints).map(|_| None).collect(),
+            buf: vec![0; BUF_SIZE].into_boxed_slice(),
+            reuse,
+        }
+    }
+
+    /// Sends `req` to `addr` and reads the response, all before `deadline`.
+    ///
+    /// # Cancel safety
+    /// Not cancel safe in the sense of resuming: dropping the future drops
+    /// the connection in use (it may be mid-response). The slot is left
+    /// empty and the next call opens a new connection, which is correct.
+    pub(crate) async fn exchange(
+        &mut self,
+        req: &H1Request,
+        addr: Option<SocketAddr>,
+        deadline: tokio::time::Instant,
+        capture_server: bool,
+    ) -> Outcome {
+        let sent = Instant::now();
+        if sent >= deadline.into_std() {
+            return Outcome::Failed {
+                class: ErrorClass::Timeout,
+                sent: None,
+                at: sent,
+            };
+        }
+        let mut retried = false;
+        loop {
+            let (mut stream, connect) = match self.conns[req.endpoint].take() {
+                Some(s) => (s, None),
+                None => {
+                    let Some(addr) = addr else {
+                        return failed(ErrorClass::Connect, sent);
+                    };
+                    let began = Instant::now();
+                    match tokio::time::timeout_at(deadline, TcpStream::connect(addr)).await {
+                        Ok(Ok(s)) => {
+                            // Requests are written whole; never wait for Nagle.
+                            let _ = s.set_nodelay(true);
+                            (s, Some(Instant::now() - began))
+                        }
+                        Ok(Err(_)) | Err(_) => return failed(ErrorClass::Connect, sent),
+                    }
+                }
+            };
+            let trip = tokio::time::timeout_at(
+                deadline,
+                round_trip(&mut stream, &mut self.buf, req, capture_server),
+            );
+            match trip.await {
+                Err(_) => return failed(ErrorClass::Timeout, sent),
+                Ok(Err(TripError::BeforeResponse(_))) if connect.is_none() && !retried => {
+                    retried = true;
+                }
+                Ok(Err(TripError::BeforeResponse(class) | TripError::Failed(class))) => {
+                    return failed(class, sent)
+                }
+                Ok(Ok(t)) => {
+                    let kept_alive = t.reusable && self.reuse == Reuse::KeepAlive;
+                    if kept_alive {
+                        self.conns[req.endpoint] = Some(stream);
+                    }
+                    return Outcome::Response(Sample {
+                        sent,
+                        connect,
+                        written: t.written,
+                        first_byte: t.first_byte,
+                        done: t.done,
+                        status: t.status,
+                        head_bytes: t.head_bytes,
+                        body_bytes: t.body_bytes,
+                        request_bytes: req.bytes.len() as u64,
+                        kept_alive,
+                        server: t.server,
+                    });
+                }
+            }
+        }
+    }
+}
+
+fn failed(class: ErrorClass, sent: Instant) -> Outcome {
+    Outcome::Failed {
+        class,
+        sent: Some(sent),
+        at: Instant::now(),
+    }
+}
+
+fn io_class(e: &io::Error) -> ErrorClass {
+    match e.kind() {
+        io::ErrorKind::TimedOut => ErrorClass::Timeout,
+        io::ErrorKind::InvalidData => ErrorClass::Protocol,
+        _ => ErrorClass::Reset,
+    }
+}
+
+/// Writes the request and reads one complete response.
+async fn round_trip(
+    stream: &mut TcpStream,
+    buf: &mut [u8],
+    req: &H1Request,
+    capture_server: bool,
+) -> Result<Trip, TripError> {
+    stream
+        .write_all(&req.bytes)
+        .await
+        .map_err(|e| TripError::BeforeResponse(io_class(&e)))?;
+    let written = Instant::now();
+
+    // The head (skipping interim 1xx heads).
+    let mut filled = 0;
+    let mut first_byte = None;
+    let mut head_bytes = 0u64;
+    let head = loop {
+        if filled > 0 {
+            match parse_head(&buf[..filled], req.head, capture_server) {
+                Ok(h) if h.interim => {
+                    head_bytes += h.len as u64;
+                    buf.copy_within(h.len..filled, 0);
+                    filled -= h.len;
+                    continue;
+                }
+                Ok(h) => break h,
+                Err(HeadError::Invalid) => return Err(TripError::Failed(ErrorClass::Protocol)),
+                Err(HeadError::Partial) => {}
+            }
+        }
+        if filled == buf.len() {
+            return Err(TripError::Failed(ErrorClass::Protocol)); // a head over 64 KiB
+        }
+        let before_response = first_byte.is_none();
+        let fail = |class| {
+            if before_response {
+                TripError::BeforeResponse(class)
+            } else {
+                TripError::Failed(class)
+            }
+        };
+        let n = stream
+            .read(&mut buf[filled..])
+            .await
+            .map_err(|e| fail(io_class(&e)))?;
+        if n == 0 {
+            return Err(fail(ErrorClass::Reset));
+        }
+        first_byte.get_or_insert_with(Instant::now);
+        filled += n;
+    };
+    let first_byte = first_byte.unwrap_or(written);
+    head_bytes += head.len as u64;
+
+    // The body: count bytes until the framing says it is complete.
+    let mut body_bytes = 0u64;
+    let mut reusable = head.reusable;
+    let already = filled - head.len;
+    match head.framing {
+        Framing::Empty => reusable &= already == 0,
+        Framing::Length(len) => {
+            let mut have = already as u64;
+            while have < len {
+                have += read_some(stream, buf).await? as u64;
+            }
+            body_bytes = len;
+            reusable &= have == len;
+        }
+        Framing::Chunked => {
+            let mut scanner = ChunkedScanner::default();
+            let (mut from, mut to) = (head.len, filled);
+            loop {
+                let scan = scanner.feed(&buf[from..to]);
+                match scan.map_err(|_| TripError::Failed(ErrorClass::Protocol))? {
+                    Scan::Done(n) => {
+                        body_bytes += n as u64;
+                        reusable &= n == to - from;
+                        break;
+                    }
+                    Scan::More => {
+                        body_bytes += (to - from) as u64;
+                        (from, to) = (0, read_some(stream, buf).await?);
+                    }
+                }
+            }
+        }
+        Framing::UntilClose => {
+            body_bytes = already as u64;
+            loop {
+                match stream.read(buf).await {
+                    Ok(0) => break,
+                    Ok(n) => body_bytes += n as u64,
+                    Err(e) => return Err(TripError::Failed(io_class(&e))),
+                }
+            }
+            reusable = false;
+        }
+    }
+    Ok(Trip {
+        written,
+        first_byte,
+        done: Instant::now(),
+        status: head.status,
+        head_bytes,
+        body_bytes,
+        reusable,
+        server: head.server,
+    })
+}
+
+/// Reads at least one byte of body; EOF is a failure (the body is short).
+async fn read_some(stream: &mut TcpStream, buf: &mut [u8]) -> Result<usize, TripError> {
+    match stream.read(buf).await {
+        Ok(0) => Err(TripError::Failed(ErrorClass::Reset)),
+        Ok(n) => Ok(n),
+        Err(e) => Err(TripError::Failed(io_class(&e))),
+    }
+}

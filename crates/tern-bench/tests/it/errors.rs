@@ -1,0 +1,80 @@
+//! Failures of the server are counted by class, never a crash.
+
+use std::time::{Duration, Instant};
+
+use tern_bench::{ErrorClass, Reuse, Stop};
+
+use crate::server::{refused_port, TestServer};
+use crate::{closed, run};
+
+#[test]
+fn refused_connections_are_connect_errors() {
+    let url = format!("http://127.0.0.1:{}/", refused_port());
+    let r = run(&[url], closed(2, 20));
+    assert_eq!(r.counts.responses, 0);
+    assert_eq!(r.counts.errors.get(ErrorClass::Connect), 20);
+}
+
+#[test]
+fn an_unresolvable_host_is_a_connect_error() {
+    let r = run(&["http://no-such-host.invalid/".to_owned()], closed(1, 3));
+    assert_eq!(r.counts.errors.connect, 3);
+}
+
+#[test]
+fn resets_and_early_closes_are_reset_errors() {
+    let server = TestServer::start();
+    for path in ["/reset", "/close"] {
+        let r = run(&[server.url(path)], closed(2, 10));
+        assert_eq!(r.counts.errors.get(ErrorClass::Reset), 10, "{path}");
+    }
+}
+
+#[test]
+fn a_server_that_never_answers_times_out() {
+    let server = TestServer::start();
+    let mut settings = closed(2, 4);
+    settings.timeout = Duration::from_millis(200);
+    let began = Instant::now();
+    let r = run(&[server.url("/hang")], settings);
+    assert_eq!(r.counts.errors.get(ErrorClass::Timeout), 4);
+    assert!(began.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn garbage_is_a_protocol_error_and_404_is_a_status() {
+    let server = TestServer::start();
+    let r = run(&[server.url("/garbage")], closed(1, 5));
+    assert_eq!(r.counts.errors.get(ErrorClass::Protocol), 5);
+    let r = run(&[server.url("/404")], closed(1, 5));
+    assert_eq!(
+        (
+            r.counts.responses,
+            r.counts.non_2xx(),
+            r.counts.status_class(4)
+        ),
+        (5, 5, 5)
+    );
+    assert_eq!(r.counts.errors.total(), 0);
+}
+
+#[test]
+fn a_server_that_dies_mid_run_shows_as_errors() {
+    let mut server = TestServer::start();
+    let url = server.url("/slow/2");
+    let mut settings = closed(2, 1);
+    settings.stop = Stop::Duration(Duration::from_millis(800));
+    settings.reuse = Reuse::KeepAlive;
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        server.stop();
+    });
+    let r = run(&[url], settings);
+    killer.join().unwrap();
+    assert!(r.counts.responses > 0);
+    assert!(
+        r.counts.errors.connect + r.counts.errors.reset > 0,
+        "{:?}",
+        r.counts.errors
+    );
+}
