@@ -22,10 +22,13 @@
 //! way.
 #![forbid(unsafe_code)]
 
+pub mod cli;
+pub mod compare;
 pub mod cpu;
 pub mod driver;
 mod error;
 pub mod histogram;
+pub mod merge;
 pub mod plan;
 pub mod progress;
 pub mod recorder;
@@ -33,6 +36,7 @@ pub mod report;
 pub mod result;
 pub mod sample;
 pub mod schedule;
+pub mod suite;
 
 pub use driver::{run, ProgressCounters, RunControl, StopHandle};
 pub use error::Error;

@@ -1,7 +1,7 @@
-//! The progress line on a terminal: requests done, rate, errors, and a bar
-//! when the run's length is known. Drawn by its own thread from the driver's
-//! atomic counters four times a second; nothing is drawn when stderr is not a
-//! terminal, and the line is erased at the end.
+//! Progress on stderr, drawn by its own thread from the driver's atomic
+//! counters: a bar on a terminal (requests, rate, errors; erased at the end,
+//! nothing at all when stderr is not a terminal), or ab's "Completed N
+//! requests" lines for `--format ab`.
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::Ordering;
@@ -21,7 +21,20 @@ pub enum Extent {
     Time(Duration),
 }
 
-/// A running progress line; stops and erases itself when dropped.
+/// How progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Style {
+    /// A bar, only on a terminal.
+    Bar(Extent),
+    /// ab's lines: "Completed N requests" every `every` requests, then
+    /// "Finished N requests".
+    AbHeartbeat {
+        /// Requests between lines.
+        every: u64,
+    },
+}
+
+/// Running progress; stops (and erases a bar) when dropped.
 #[derive(Debug)]
 pub struct Progress {
     stop: Option<mpsc::Sender<()>>,
@@ -29,9 +42,9 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// Starts drawing on stderr if it is a terminal; otherwise does nothing.
-    pub fn start(counters: Arc<ProgressCounters>, extent: Extent) -> Progress {
-        if !std::io::stderr().is_terminal() {
+    /// Starts showing progress (a bar only if stderr is a terminal).
+    pub fn start(counters: Arc<ProgressCounters>, style: Style) -> Progress {
+        if matches!(style, Style::Bar(_)) && !std::io::stderr().is_terminal() {
             return Progress {
                 stop: None,
                 thread: None,
@@ -40,7 +53,10 @@ impl Progress {
         let (tx, rx) = mpsc::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("tern-bench-progress".into())
-            .spawn(move || draw_loop(&counters, extent, &rx))
+            .spawn(move || match style {
+                Style::Bar(extent) => draw_loop(&counters, extent, &rx),
+                Style::AbHeartbeat { every } => heartbeat_loop(&counters, every, &rx),
+            })
             .ok();
         Progress {
             stop: Some(tx),
@@ -73,6 +89,27 @@ fn draw_loop(counters: &ProgressCounters, extent: Extent, stop: &mpsc::Receiver<
     }
     let _ = write!(err, "\r\x1b[K");
     let _ = err.flush();
+}
+
+fn heartbeat_loop(counters: &ProgressCounters, every: u64, stop: &mpsc::Receiver<()>) {
+    let every = every.max(1);
+    let mut printed = 0;
+    let mut err = std::io::stderr();
+    loop {
+        let finished = !matches!(
+            stop.recv_timeout(Duration::from_millis(50)),
+            Err(mpsc::RecvTimeoutError::Timeout)
+        );
+        let done = counters.done.load(Ordering::Relaxed);
+        while printed + every <= done {
+            printed += every;
+            let _ = writeln!(err, "Completed {printed} requests");
+        }
+        if finished {
+            let _ = writeln!(err, "Finished {done} requests");
+            return;
+        }
+    }
 }
 
 /// One progress line (without the carriage return).

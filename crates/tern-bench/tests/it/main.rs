@@ -4,6 +4,8 @@
 
 mod closed;
 mod errors;
+mod merge;
+mod reports;
 mod server;
 
 use std::time::Duration;

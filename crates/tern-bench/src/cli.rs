@@ -1,0 +1,674 @@
+//! The command line of `tern bench` and `tern suite`, as clap argument
+//! structs that the `tern` binary mounts:
+//!
+//! ```text
+//! #[derive(clap::Subcommand)]
+//! enum Command {
+//!     /// Load a server and report (ab-compatible).
+//!     Bench(Box<tern_bench::cli::BenchArgs>),
+//!     /// Rebuild the founding reports' tables for tern and its peers.
+//!     Suite(Box<tern_bench::cli::SuiteArgs>),
+//! }
+//! // ...
+//! Command::Bench(a) => tern_bench::cli::run_bench(*a),
+//! Command::Suite(a) => tern_bench::cli::run_suite(*a),
+//! ```
+//!
+//! `BenchArgs` holds an optional subcommand ([`BenchCommand`]): `tern bench
+//! URL...` runs a load, `tern bench compare NAME=URL...` and `tern bench
+//! merge FILE...` do the rest. Each `run_*` builds its own runtimes, prints
+//! its report on stdout, and returns the exit status: 0 when the tool ran
+//! (server errors are in the report), 2 for invalid arguments (message on
+//! stderr), 1 when the tool itself failed.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use crate::compare::{self, Contender};
+use crate::cpu::CpuSource;
+use crate::driver::{run, ProgressCounters, RunControl, StopHandle};
+use crate::plan::{
+    parse_duration, Arrival, Load, Plan, PlanSettings, Protocol, RequestSpec, Reuse, Stop, Target,
+    Windows,
+};
+use crate::progress::{Extent, Progress, Style};
+use crate::report::{self, ab, json, Format};
+use crate::{merge, suite, Error};
+
+/// `tern bench`: load one or more URLs and report.
+#[derive(Debug, Clone, clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct BenchArgs {
+    /// `compare` or `merge`; without one, load the URLs.
+    #[command(subcommand)]
+    pub command: Option<BenchCommand>,
+    /// How to load.
+    #[command(flatten)]
+    pub load: LoadArgs,
+    /// What to print.
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Relative weights of the URLs, comma-separated, one per URL (default all 1).
+    #[arg(long, value_delimiter = ',', value_name = "W,W,...")]
+    pub weights: Vec<u32>,
+    /// Measure the CPU time of this process and all its descendants over the
+    /// measured window.
+    #[arg(long, value_name = "PID", conflicts_with = "server_cgroup")]
+    pub server_pid: Option<u32>,
+    /// Measure the CPU time of this cgroup (v2; relative paths are under
+    /// /sys/fs/cgroup) over the measured window.
+    #[arg(long, value_name = "PATH")]
+    pub server_cgroup: Option<PathBuf>,
+    /// The URLs to load (http://host[:port]/path).
+    #[arg(value_name = "URL", required = true)]
+    pub urls: Vec<String>,
+}
+
+/// The subcommands of `tern bench`.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum BenchCommand {
+    /// Run the same load against several servers in interleaved rounds.
+    Compare(Box<CompareArgs>),
+    /// Merge JSON results of simultaneous runs (several machines) exactly.
+    Merge(MergeArgs),
+}
+
+/// `tern bench compare`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CompareArgs {
+    /// How to load each server (warm-up defaults to 1s here).
+    #[command(flatten)]
+    pub load: LoadArgs,
+    /// Rounds; each runs every server once, in the order given.
+    #[arg(long, default_value_t = 3)]
+    pub rounds: u32,
+    /// Print JSON (every run, histograms included) instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress lines on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Servers: NAME=URL, optionally with ,pid=PID or ,cgroup=PATH for CPU accounting.
+    #[arg(value_name = "NAME=URL[,pid=PID]", required = true)]
+    pub servers: Vec<String>,
+}
+
+/// `tern bench merge`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MergeArgs {
+    /// Report format of the merged result.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Same as --format json.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+    /// Result files written by `tern bench --json` (or --save).
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+}
+
+/// Load options shared by `tern bench` and `tern bench compare`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LoadArgs {
+    /// Connections (closed loop), or most requests in flight (open loop).
+    #[arg(short = 'c', long, default_value_t = 1, value_name = "N")]
+    pub connections: u32,
+    /// Measured requests (default: a 10s duration).
+    #[arg(short = 'n', long, value_name = "N", conflicts_with = "duration")]
+    pub requests: Option<u64>,
+    /// Measured duration, e.g. 10s, 500ms, 2m.
+    #[arg(short = 'd', long, value_name = "DURATION", value_parser = duration_arg)]
+    pub duration: Option<Duration>,
+    /// Keep connections alive (as ab -k; default: a new connection per request).
+    #[arg(short = 'k', long)]
+    pub keepalive: bool,
+    /// Open loop: requests per second, whatever the server does.
+    #[arg(long, value_name = "REQ_PER_S")]
+    pub rate: Option<f64>,
+    /// Open-loop arrivals.
+    #[arg(long, value_enum, default_value_t = ArrivalArg::Constant, requires = "rate")]
+    pub arrival: ArrivalArg,
+    /// Load before measuring (default 0; 1s for compare).
+    #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
+    pub warmup: Option<Duration>,
+    /// Load after the measured requests (default 0).
+    #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
+    pub cooldown: Option<Duration>,
+    /// Timeout of each request, counted from when it was due.
+    #[arg(short = 's', long, value_name = "DURATION", value_parser = duration_arg, default_value = "10s")]
+    pub timeout: Duration,
+    /// Method (default GET, or POST with a body).
+    #[arg(short = 'm', long, value_name = "METHOD")]
+    pub method: Option<String>,
+    /// Extra header "Name: value" (repeatable).
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// Request body from a file (as ab -p).
+    #[arg(short = 'p', long = "body-file", value_name = "FILE")]
+    pub body_file: Option<PathBuf>,
+    /// Content-Type of the body (as ab -T).
+    #[arg(short = 'T', long = "content-type", value_name = "TYPE")]
+    pub content_type: Option<String>,
+    /// HTTP/2 over cleartext with prior knowledge (h2c).
+    #[arg(long)]
+    pub http2: bool,
+    /// HTTP/2 requests in flight per connection.
+    #[arg(long, default_value_t = 1, value_name = "N", requires = "http2")]
+    pub streams: u32,
+    /// Threads, each with its share of the connections (as wrk -t).
+    #[arg(short = 't', long, default_value_t = 1, value_name = "N")]
+    pub threads: u32,
+    /// Seed of Poisson arrivals.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub seed: u64,
+}
+
+/// Open-loop arrival process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ArrivalArg {
+    /// Evenly spaced.
+    Constant,
+    /// Exponential gaps (Poisson process).
+    Poisson,
+}
+
+/// Output options of `tern bench`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct OutputArgs {
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Same as --format json.
+    #[arg(long, conflicts_with_all = ["format", "csv"])]
+    pub json: bool,
+    /// Same as --format csv (ab -e compatible).
+    #[arg(long, conflicts_with = "format")]
+    pub csv: bool,
+    /// Also write the ab -e CSV to this file.
+    #[arg(short = 'e', long = "csv-file", value_name = "FILE")]
+    pub csv_file: Option<PathBuf>,
+    /// Also write the JSON result to this file (for `tern bench merge`).
+    #[arg(long, value_name = "FILE")]
+    pub save: Option<PathBuf>,
+    /// No progress on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+impl OutputArgs {
+    fn format(&self) -> Format {
+        if self.json {
+            Format::Json
+        } else if self.csv {
+            Format::Csv
+        } else {
+            self.format
+        }
+    }
+}
+
+/// `tern suite`: tern (and installed peers) on loopback, the seed tables.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SuiteArgs {
+    /// Peers to start beside tern, comma-separated (nginx,lighttpd,apache2,h2o,caddy, or all).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub peers: Vec<String>,
+    /// The tern binary to start (default: this executable).
+    #[arg(long, value_name = "PATH", conflicts_with = "no_tern")]
+    pub tern: Option<PathBuf>,
+    /// Measure only the peers.
+    #[arg(long)]
+    pub no_tern: bool,
+    /// A run under a minute: short warm-up and windows.
+    #[arg(long)]
+    pub quick: bool,
+    /// Rounds; cells show the median over rounds.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub rounds: u32,
+    /// Measured time per cell (default 5s; 300ms with --quick).
+    #[arg(short = 'd', long, value_name = "DURATION", value_parser = duration_arg)]
+    pub duration: Option<Duration>,
+    /// Warm-up per cell (default 1s; 100ms with --quick).
+    #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
+    pub warmup: Option<Duration>,
+    /// Only rows whose name contains this text (e.g. "64 KB").
+    #[arg(long, value_name = "TEXT")]
+    pub only: Option<String>,
+    /// Print JSON instead of Markdown.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write suite.md and suite.json into this directory.
+    #[arg(short = 'o', long, value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// No progress lines on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+fn duration_arg(s: &str) -> Result<Duration, String> {
+    parse_duration(s).map_err(|e| e.to_string())
+}
+
+/// Runs `tern bench` (any subcommand) and returns the exit status.
+pub fn run_bench(args: BenchArgs) -> ExitCode {
+    exit_with("tern bench", bench(args))
+}
+
+/// Runs `tern suite` and returns the exit status.
+pub fn run_suite(args: SuiteArgs) -> ExitCode {
+    exit_with("tern suite", suite_main(args))
+}
+
+fn exit_with(tool: &str, r: Result<(), Error>) -> ExitCode {
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{tool}: {e}");
+            if e.is_usage() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+    }
+}
+
+fn bench(args: BenchArgs) -> Result<(), Error> {
+    match args.command {
+        Some(BenchCommand::Compare(c)) => return compare_main(*c),
+        Some(BenchCommand::Merge(m)) => return merge_main(m),
+        None => {}
+    }
+    let mut targets = args
+        .urls
+        .iter()
+        .map(|u| Target::parse(u))
+        .collect::<Result<Vec<_>, _>>()?;
+    if !args.weights.is_empty() {
+        if args.weights.len() != targets.len() {
+            return Err(Error::usage(format!(
+                "--weights has {} values for {} URLs",
+                args.weights.len(),
+                targets.len()
+            )));
+        }
+        for (t, w) in targets.iter_mut().zip(&args.weights) {
+            t.weight = *w;
+        }
+    }
+    let plan = Plan::new(targets, settings(&args.load, Duration::ZERO)?)?;
+    let server_cpu = match (args.server_pid, &args.server_cgroup) {
+        (Some(pid), _) => Some(CpuSource::Tree(pid)),
+        (None, Some(path)) => Some(CpuSource::cgroup(path)),
+        (None, None) => None,
+    };
+    if let Some(src) = &server_cpu {
+        src.read().map_err(|e| Error::usage(e.to_string()))?;
+    }
+    let format = args.output.format();
+    let counters = Arc::new(ProgressCounters::default());
+    let stop = StopHandle::new();
+    let _interrupt = Interrupt::watch(stop.clone());
+    let progress = (!args.output.quiet).then(|| {
+        let style = match (format, plan.settings().stop) {
+            (Format::Ab, Stop::Count(n)) => {
+                ab::heartbeat_every(n).map(|every| Style::AbHeartbeat { every })
+            }
+            // ab -t counts as 50000 requests.
+            (Format::Ab, Stop::Duration(_)) => {
+                ab::heartbeat_every(50_000).map(|every| Style::AbHeartbeat { every })
+            }
+            (_, Stop::Count(n)) => Some(Style::Bar(Extent::Requests(n))),
+            (_, Stop::Duration(d)) => {
+                let w = plan.settings().windows;
+                Some(Style::Bar(Extent::Time(w.warmup + d + w.cooldown)))
+            }
+        };
+        style.map(|s| Progress::start(Arc::clone(&counters), s))
+    });
+    let control = RunControl {
+        stop,
+        progress: Some(counters),
+        server_cpu,
+    };
+    let result = run(&plan, &control)?;
+    drop(progress);
+    print(&report::render(&result, format))?;
+    if let Some(path) = &args.output.csv_file {
+        write_file(path, &report::csv::render(&result))?;
+    }
+    if let Some(path) = &args.output.save {
+        write_file(path, &json::render(&result))?;
+    }
+    Ok(())
+}
+
+fn compare_main(args: CompareArgs) -> Result<(), Error> {
+    let contenders = args
+        .servers
+        .iter()
+        .map(|s| Contender::parse(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    for c in &contenders {
+        if let Some(src) = &c.cpu {
+            src.read()
+                .map_err(|e| Error::usage(format!("{}: {e}", c.name)))?;
+        }
+    }
+    let plan = Plan::new(
+        vec![contenders[0].target.clone()],
+        settings(&args.load, Duration::from_secs(1))?,
+    )?;
+    let stop = StopHandle::new();
+    let _interrupt = Interrupt::watch(stop.clone());
+    let quiet = args.quiet;
+    let comparison = compare::compare(&plan, &contenders, args.rounds, &stop, |round, name, r| {
+        if !quiet {
+            eprintln!(
+                "round {round}: {name}: {:.1} req/s, {} errors",
+                r.requests_per_second(),
+                r.counts.errors.total()
+            );
+        }
+    })?;
+    if args.json {
+        let mut text =
+            serde_json::to_string_pretty(&comparison).expect("a comparison always serialises");
+        text.push('\n');
+        print(&text)
+    } else {
+        print(&format!(
+            "tern bench compare: {}\n\n{}",
+            plan,
+            compare::render(&comparison)
+        ))
+    }
+}
+
+fn merge_main(args: MergeArgs) -> Result<(), Error> {
+    let merged = merge::merge_files(&args.files)?;
+    let format = if args.json { Format::Json } else { args.format };
+    print(&report::render(&merged, format))
+}
+
+fn suite_main(args: SuiteArgs) -> Result<(), Error> {
+    let config = suite::SuiteConfig::from_args(&args)?;
+    let stop = StopHandle::new();
+    let _interrupt = Interrupt::watch(stop.clone());
+    let report = suite::run(&config, &stop)?;
+    let markdown = suite::table::markdown(&report);
+    let json_text = suite::table::json(&report);
+    if let Some(dir) = &args.output {
+        std::fs::create_dir_all(dir).map_err(|source| Error::File {
+            path: dir.clone(),
+            source,
+        })?;
+        write_file(&dir.join("suite.md"), &markdown)?;
+        write_file(&dir.join("suite.json"), &json_text)?;
+    }
+    print(if args.json { &json_text } else { &markdown })
+}
+
+/// Builds plan settings from load arguments; `default_warmup` when none given.
+pub fn settings(load: &LoadArgs, default_warmup: Duration) -> Result<PlanSettings, Error> {
+    let mut request = RequestSpec::default();
+    if let Some(path) = &load.body_file {
+        let body = std::fs::read(path)
+            .map_err(|e| Error::usage(format!("body file {}: {e}", path.display())))?;
+        request.body = Bytes::from(body);
+        request.method = http::Method::POST;
+    }
+    if let Some(m) = &load.method {
+        request.method = http::Method::from_bytes(m.as_bytes())
+            .map_err(|_| Error::usage(format!("invalid method {m:?}")))?;
+    }
+    for h in &load.headers {
+        let (name, value) = h
+            .split_once(':')
+            .ok_or_else(|| Error::usage(format!("header {h:?}: expected \"Name: value\"")))?;
+        let (name, value) = (name.trim(), value.trim());
+        if http::header::HeaderName::from_bytes(name.as_bytes()).is_err()
+            || http::header::HeaderValue::from_str(value).is_err()
+        {
+            return Err(Error::usage(format!("invalid header {h:?}")));
+        }
+        request.headers.push((name.to_owned(), value.to_owned()));
+    }
+    if let Some(ct) = &load.content_type {
+        if http::header::HeaderValue::from_str(ct).is_err() {
+            return Err(Error::usage(format!("invalid content type {ct:?}")));
+        }
+        request
+            .headers
+            .push(("Content-Type".to_owned(), ct.clone()));
+    }
+    let connections = load.connections;
+    let settings = PlanSettings {
+        request,
+        load: match load.rate {
+            None => Load::Closed { connections },
+            Some(rate) => Load::Open {
+                rate,
+                arrival: match load.arrival {
+                    ArrivalArg::Constant => Arrival::Constant,
+                    ArrivalArg::Poisson => Arrival::Poisson,
+                },
+                connections,
+            },
+        },
+        stop: match (load.requests, load.duration) {
+            (Some(n), _) => Stop::Count(n),
+            (None, Some(d)) => Stop::Duration(d),
+            (None, None) => Stop::Duration(Duration::from_secs(10)),
+        },
+        windows: Windows {
+            warmup: load.warmup.unwrap_or(default_warmup),
+            cooldown: load.cooldown.unwrap_or(Duration::ZERO),
+        },
+        reuse: if load.keepalive {
+            Reuse::KeepAlive
+        } else {
+            Reuse::Close
+        },
+        protocol: if load.http2 {
+            Protocol::Http2 {
+                streams: load.streams,
+            }
+        } else {
+            Protocol::Http1
+        },
+        timeout: load.timeout,
+        threads: load.threads,
+        seed: load.seed,
+    };
+    Ok(settings)
+}
+
+fn print(text: &str) -> Result<(), Error> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        // A closed pipe (`| head`) is the reader's choice, not a failure.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Error::system("writing the report", e)),
+    }
+}
+
+fn write_file(path: &std::path::Path, text: &str) -> Result<(), Error> {
+    std::fs::write(path, text).map_err(|source| Error::File {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// Turns Ctrl-C into a stop of the run (so the partial report is printed
+/// and every started process is stopped), for as long as it lives.
+///
+/// tokio's signal handling stays installed for the rest of the process once
+/// used; `tern bench` and `tern suite` end right after their run.
+#[derive(Debug)]
+struct Interrupt {
+    done: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Interrupt {
+    fn watch(stop: StopHandle) -> Interrupt {
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("tern-bench-interrupt".into())
+            .spawn(move || {
+                let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                else {
+                    return;
+                };
+                rt.block_on(async move {
+                    tokio::select! {
+                        r = tokio::signal::ctrl_c() => if r.is_ok() {
+                            eprintln!("interrupted: stopping");
+                            stop.stop();
+                        },
+                        _ = rx => {}
+                    }
+                });
+            })
+            .ok();
+        Interrupt {
+            done: Some(tx),
+            thread,
+        }
+    }
+}
+
+impl Drop for Interrupt {
+    fn drop(&mut self) {
+        if let Some(tx) = self.done.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Tern {
+        #[command(subcommand)]
+        command: Top,
+    }
+
+    #[derive(Debug, clap::Subcommand)]
+    enum Top {
+        Bench(Box<BenchArgs>),
+        Suite(Box<SuiteArgs>),
+    }
+
+    fn bench_args(argv: &[&str]) -> Result<BenchArgs, clap::Error> {
+        let mut full = vec!["tern", "bench"];
+        full.extend_from_slice(argv);
+        match Tern::try_parse_from(full)?.command {
+            Top::Bench(b) => Ok(*b),
+            Top::Suite(_) => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn parses_ab_style_arguments() {
+        let a = bench_args(&["-n", "1000", "-c", "10", "-k", "http://127.0.0.1:8080/"]).unwrap();
+        assert_eq!(
+            (a.load.requests, a.load.connections, a.load.keepalive),
+            (Some(1000), 10, true)
+        );
+        let s = settings(&a.load, Duration::ZERO).unwrap();
+        assert_eq!((s.stop, s.reuse), (Stop::Count(1000), Reuse::KeepAlive));
+        assert!(a.command.is_none());
+
+        let a = bench_args(&[
+            "--rate",
+            "500",
+            "--arrival",
+            "poisson",
+            "-d",
+            "2s",
+            "-c",
+            "8",
+            "http://h/",
+        ])
+        .unwrap();
+        let s = settings(&a.load, Duration::ZERO).unwrap();
+        assert_eq!(
+            s.load,
+            Load::Open {
+                rate: 500.0,
+                arrival: Arrival::Poisson,
+                connections: 8
+            }
+        );
+        assert_eq!(s.stop, Stop::Duration(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn parses_subcommands() {
+        let a = bench_args(&[
+            "compare",
+            "--rounds",
+            "2",
+            "-n",
+            "5",
+            "a=http://h/",
+            "b=http://i/,pid=1",
+        ])
+        .unwrap();
+        match a.command {
+            Some(BenchCommand::Compare(c)) => assert_eq!(
+                (c.rounds, c.servers.len(), c.load.requests),
+                (2, 2, Some(5))
+            ),
+            other => panic!("{other:?}"),
+        }
+        let a = bench_args(&["merge", "a.json", "b.json"]).unwrap();
+        assert!(matches!(a.command, Some(BenchCommand::Merge(m)) if m.files.len() == 2));
+    }
+
+    #[test]
+    fn rejects_bad_arguments() {
+        assert!(bench_args(&[]).is_err(), "a URL is required");
+        assert!(
+            bench_args(&["-n", "5", "-d", "1s", "http://h/"]).is_err(),
+            "-n conflicts with -d"
+        );
+        assert!(bench_args(&["-d", "ten", "http://h/"]).is_err());
+        assert!(
+            bench_args(&["--arrival", "poisson", "http://h/"]).is_err(),
+            "--arrival needs --rate"
+        );
+        let bad_header = bench_args(&["-H", "nocolon", "http://h/"]).unwrap();
+        assert!(settings(&bad_header.load, Duration::ZERO)
+            .unwrap_err()
+            .is_usage());
+        let bad_method = bench_args(&["-m", "GE T", "http://h/"]).unwrap();
+        assert!(settings(&bad_method.load, Duration::ZERO)
+            .unwrap_err()
+            .is_usage());
+        // Semantic errors exit with 2.
+        let code = run_bench(bench_args(&["-c", "0", "http://127.0.0.1:1/"]).unwrap());
+        assert_eq!(code, ExitCode::from(2));
+        let code = run_bench(bench_args(&["https://127.0.0.1:1/"]).unwrap());
+        assert_eq!(code, ExitCode::from(2));
+        let code = run_bench(bench_args(&["--weights", "1,2", "http://127.0.0.1:1/"]).unwrap());
+        assert_eq!(code, ExitCode::from(2));
+    }
+}

@@ -1,0 +1,478 @@
+//! `tern suite`: the founding reports' tables in one command. It writes a
+//! temporary docroot ([`workdir`]), starts tern and the requested peers on
+//! loopback ([`server`], [`peer`]), checks that each serves every row's URL
+//! with the expected length, then measures each row ([`row`]) on each server
+//! in turn (A B C, A B C, ... so that drift falls on all alike), with the
+//! server's CPU time, and prints one table per section ([`table`]).
+//!
+//! Every cell is a bounded run; every started server is stopped by process
+//! group at the end, on error, on panic (drop guards) and on Ctrl-C.
+
+pub mod peer;
+pub mod row;
+pub mod server;
+pub mod table;
+pub mod workdir;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::cli::SuiteArgs;
+use crate::compare::Spread;
+use crate::cpu::CpuSource;
+use crate::driver::{run as run_plan, RunControl, StopHandle};
+use crate::histogram::Stats;
+use crate::plan::{Load, Plan, PlanSettings, Reuse, Stop, Target, Windows};
+use crate::report::human::MB;
+use crate::Error;
+
+use peer::PeerKind;
+use row::{Registry, RowSpec};
+use server::{RunningServer, ServerKind, ServerSpec};
+use workdir::Workdir;
+
+/// Everything a suite run needs.
+#[derive(Debug, Clone)]
+pub struct SuiteConfig {
+    /// The tern binary, or `None` to measure only peers.
+    pub tern: Option<PathBuf>,
+    /// Peers to start (those not installed are skipped with a note).
+    pub peers: Vec<PeerKind>,
+    /// Rows and fixtures.
+    pub registry: Registry,
+    /// Rounds (cells show medians).
+    pub rounds: u32,
+    /// Measured time per cell.
+    pub duration: Duration,
+    /// Warm-up per cell.
+    pub warmup: Duration,
+    /// Request timeout.
+    pub timeout: Duration,
+    /// Directories searched for peer executables.
+    pub search_path: Vec<PathBuf>,
+    /// No progress lines on stderr.
+    pub quiet: bool,
+}
+
+impl SuiteConfig {
+    /// Defaults: tern from `tern`, no peers, the seed rows, one round of
+    /// 5 s after a 1 s warm-up.
+    pub fn new(tern: Option<PathBuf>) -> SuiteConfig {
+        SuiteConfig {
+            tern,
+            peers: Vec::new(),
+            registry: Registry::seed(),
+            rounds: 1,
+            duration: Duration::from_secs(5),
+            warmup: Duration::from_secs(1),
+            timeout: Duration::from_secs(10),
+            search_path: default_search_path(),
+            quiet: false,
+        }
+    }
+
+    /// From the command line.
+    pub fn from_args(a: &SuiteArgs) -> Result<SuiteConfig, Error> {
+        let tern = if a.no_tern {
+            None
+        } else {
+            match &a.tern {
+                Some(p) => Some(p.clone()),
+                None => Some(
+                    std::env::current_exe()
+                        .map_err(|e| Error::system("finding this executable", e))?,
+                ),
+            }
+        };
+        let mut c = SuiteConfig::new(tern);
+        for name in &a.peers {
+            if name == "all" {
+                for p in PeerKind::ALL {
+                    if !c.peers.contains(&p) {
+                        c.peers.push(p);
+                    }
+                }
+                continue;
+            }
+            let p = PeerKind::parse(name).ok_or_else(|| {
+                Error::usage(format!(
+                    "unknown peer {name:?} (nginx, lighttpd, apache2, h2o, caddy, all)"
+                ))
+            })?;
+            if !c.peers.contains(&p) {
+                c.peers.push(p);
+            }
+        }
+        if c.tern.is_none() && c.peers.is_empty() {
+            return Err(Error::usage("--no-tern needs --peers"));
+        }
+        if a.rounds == 0 {
+            return Err(Error::usage("--rounds must be at least 1"));
+        }
+        c.rounds = a.rounds;
+        if a.quick {
+            c.duration = Duration::from_millis(300);
+            c.warmup = Duration::from_millis(100);
+            c.timeout = Duration::from_secs(5);
+        }
+        if let Some(d) = a.duration {
+            if d.is_zero() {
+                return Err(Error::usage("--duration must be more than 0"));
+            }
+            c.duration = d;
+        }
+        if let Some(w) = a.warmup {
+            c.warmup = w;
+        }
+        if let Some(text) = &a.only {
+            c.registry.retain_matching(text);
+            if c.registry.rows().is_empty() {
+                return Err(Error::usage(format!("no row matches {text:?}")));
+            }
+        }
+        c.quiet = a.quiet;
+        Ok(c)
+    }
+}
+
+/// `PATH`, then the sbin directories where Debian puts servers.
+pub fn default_search_path() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    for d in ["/usr/local/sbin", "/usr/sbin", "/sbin"] {
+        let d = PathBuf::from(d);
+        if !dirs.contains(&d) {
+            dirs.push(d);
+        }
+    }
+    dirs
+}
+
+/// The suite's output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SuiteReport {
+    /// Machine and method, one line each.
+    pub about: Vec<String>,
+    /// The servers that ran, with their variant.
+    pub servers: Vec<ServerInfo>,
+    /// One entry per row, in registry order.
+    pub rows: Vec<RowReport>,
+    /// Skipped servers and other remarks.
+    pub notes: Vec<String>,
+}
+
+/// A server variant that took part.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerInfo {
+    /// "tern", "nginx", ...
+    pub name: String,
+    /// "on", "off" or "default".
+    pub cache: String,
+    /// Its executable.
+    pub program: String,
+}
+
+/// The cells of one row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RowReport {
+    /// What was measured.
+    pub row: RowSpec,
+    /// One cell per server variant that serves the row.
+    pub cells: Vec<Cell>,
+}
+
+/// One server's figures in a row (medians over rounds).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    /// Server name.
+    pub server: String,
+    /// Its cache variant label.
+    pub cache: String,
+    /// Requests per second, median with min and max over rounds.
+    pub rps: Option<SpreadFigures>,
+    /// MB/s (2^20 bytes).
+    pub mb_per_s: Option<f64>,
+    /// Corrected p50, ms.
+    pub p50_ms: Option<f64>,
+    /// Corrected p99, ms.
+    pub p99_ms: Option<f64>,
+    /// Server CPU seconds (user + system) in the measured window.
+    pub server_cpu_s: Option<f64>,
+    /// Server CPU µs per request.
+    pub cpu_us_per_request: Option<f64>,
+    /// Failed requests over all rounds.
+    pub errors: u64,
+    /// Responses over all rounds.
+    pub responses: u64,
+    /// Why the cell is empty or doubtful.
+    pub note: Option<String>,
+}
+
+/// Median, min and max.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SpreadFigures {
+    /// Median.
+    pub median: f64,
+    /// Smallest.
+    pub min: f64,
+    /// Largest.
+    pub max: f64,
+}
+
+/// The figures of one cell run.
+#[derive(Debug, Clone, Copy)]
+struct CellRun {
+    rps: f64,
+    mbps: f64,
+    p50: f64,
+    p99: f64,
+    cpu_s: Option<f64>,
+    cpu_us: Option<f64>,
+    errors: u64,
+    responses: u64,
+}
+
+/// Runs the suite. Servers that are not installed or do not start are
+/// skipped with a note; an `Err` means the suite itself could not run.
+pub fn run(config: &SuiteConfig, stop: &StopHandle) -> Result<SuiteReport, Error> {
+    let work = Workdir::create(config.registry.fixtures())?;
+    let mut notes = Vec::new();
+    let mut candidates: Vec<(ServerSpec, PathBuf)> = Vec::new();
+    if let Some(bin) = &config.tern {
+        for spec in ServerSpec::variants(ServerKind::Tern {
+            binary: bin.clone(),
+        }) {
+            candidates.push((spec, bin.clone()));
+        }
+    }
+    for &p in &config.peers {
+        match p.find(&config.search_path) {
+            Some(program) => {
+                for spec in ServerSpec::variants(ServerKind::Peer(p)) {
+                    candidates.push((spec, program.clone()));
+                }
+            }
+            None => notes.push(format!("{}: not installed, skipped", p.name())),
+        }
+    }
+
+    // Start everything first; each row then visits the servers in turn.
+    let mut servers: Vec<RunningServer> = Vec::new();
+    let mut infos = Vec::new();
+    for (spec, program) in &candidates {
+        if stop.is_stopped() {
+            break;
+        }
+        match RunningServer::start(spec, program, &work) {
+            Ok(s) => {
+                infos.push(ServerInfo {
+                    name: spec.name().to_owned(),
+                    cache: spec.cache_label().to_owned(),
+                    program: program.display().to_string(),
+                });
+                servers.push(s);
+            }
+            Err(note) => notes.push(format!(
+                "{} (cache {}): {note}; skipped",
+                spec.name(),
+                spec.cache_label()
+            )),
+        }
+    }
+
+    let rows = config.registry.rows();
+    // A server that answers a row's URL wrongly gets a note instead of figures.
+    let mut broken: Vec<Vec<Option<String>>> = vec![vec![None; servers.len()]; rows.len()];
+    for (ri, row) in rows.iter().enumerate() {
+        for (si, s) in servers.iter().enumerate() {
+            if s.spec().serves(row) && !stop.is_stopped() {
+                broken[ri][si] = check(row, s, config)?;
+            }
+        }
+    }
+
+    let total: usize = rows
+        .iter()
+        .enumerate()
+        .map(|(ri, r)| {
+            (0..servers.len())
+                .filter(|&si| servers[si].spec().serves(r) && broken[ri][si].is_none())
+                .count()
+        })
+        .sum::<usize>()
+        * config.rounds as usize;
+    let mut runs: Vec<Vec<Vec<CellRun>>> = vec![vec![Vec::new(); servers.len()]; rows.len()];
+    let mut done = 0;
+    'rounds: for round in 1..=config.rounds {
+        for (ri, row) in rows.iter().enumerate() {
+            for si in 0..servers.len() {
+                if !servers[si].spec().serves(row) || broken[ri][si].is_some() {
+                    continue;
+                }
+                if stop.is_stopped() {
+                    break 'rounds;
+                }
+                let s = &mut servers[si];
+                if !s.is_running() {
+                    broken[ri][si] = Some(format!("server exited: {}", s.log_tail()));
+                    continue;
+                }
+                let cell = measure(row, s, config, stop)?;
+                done += 1;
+                if !config.quiet {
+                    eprintln!(
+                        "[{done}/{total}] round {round}: {} — {} (cache {}): {:.1} req/s, {} errors",
+                        row.name(),
+                        s.spec().name(),
+                        s.spec().cache_label(),
+                        cell.rps,
+                        cell.errors
+                    );
+                }
+                runs[ri][si].push(cell);
+            }
+        }
+    }
+    if stop.is_stopped() {
+        notes.push("interrupted: cells cover the runs finished until then".to_owned());
+    }
+
+    let mut report_rows = Vec::with_capacity(rows.len());
+    for (ri, row) in rows.iter().enumerate() {
+        let mut cells = Vec::new();
+        for (si, s) in servers.iter().enumerate() {
+            if s.spec().serves(row) {
+                cells.push(summarise(s.spec(), &runs[ri][si], broken[ri][si].clone()));
+            }
+        }
+        report_rows.push(RowReport {
+            row: row.clone(),
+            cells,
+        });
+    }
+    drop(servers); // stops every server
+    Ok(SuiteReport {
+        about: about(config),
+        servers: infos,
+        rows: report_rows,
+        notes,
+    })
+}
+
+fn target(row: &RowSpec, s: &RunningServer) -> Result<Target, Error> {
+    Target::parse(&format!("http://127.0.0.1:{}{}", s.port(), row.path))
+}
+
+/// Fetches the row's URL once; `Some(note)` when the answer is not a 200 of
+/// the expected length.
+fn check(row: &RowSpec, s: &RunningServer, config: &SuiteConfig) -> Result<Option<String>, Error> {
+    let settings = PlanSettings {
+        stop: Stop::Count(1),
+        timeout: config.timeout,
+        ..PlanSettings::default()
+    };
+    let r = run_plan(
+        &Plan::new(vec![target(row, s)?], settings)?,
+        &RunControl::default(),
+    )?;
+    let status = r.counts.status.keys().next().copied();
+    Ok(match (status, r.document_length) {
+        (Some(200), Some(len)) if len == row.body_bytes => None,
+        (Some(code), len) => Some(format!(
+            "answered {code} with {} bytes, expected 200 with {}",
+            len.unwrap_or(0),
+            row.body_bytes
+        )),
+        (None, _) => Some(format!("no response ({} errors)", r.counts.errors.total())),
+    })
+}
+
+fn measure(
+    row: &RowSpec,
+    s: &RunningServer,
+    config: &SuiteConfig,
+    stop: &StopHandle,
+) -> Result<CellRun, Error> {
+    let settings = PlanSettings {
+        load: Load::Closed {
+            connections: row.connections,
+        },
+        stop: Stop::Duration(config.duration),
+        windows: Windows {
+            warmup: config.warmup,
+            cooldown: Duration::ZERO,
+        },
+        reuse: if row.keepalive {
+            Reuse::KeepAlive
+        } else {
+            Reuse::Close
+        },
+        timeout: config.timeout,
+        ..PlanSettings::default()
+    };
+    let plan = Plan::new(vec![target(row, s)?], settings)?;
+    let control = RunControl {
+        stop: stop.clone(),
+        progress: None,
+        server_cpu: Some(CpuSource::Tree(s.pid())),
+    };
+    let r = run_plan(&plan, &control)?;
+    let lat = Stats::of(&r.histograms.latency);
+    Ok(CellRun {
+        rps: r.requests_per_second(),
+        mbps: r.bytes_per_second() / MB,
+        p50: lat.percentile(50.0) as f64 / 1000.0,
+        p99: lat.percentile(99.0) as f64 / 1000.0,
+        cpu_s: r.server_cpu.as_ref().map(|c| c.seconds),
+        cpu_us: r.server_cpu.as_ref().map(|c| c.us_per_request),
+        errors: r.counts.errors.total(),
+        responses: r.counts.responses,
+    })
+}
+
+fn summarise(spec: &ServerSpec, runs: &[CellRun], note: Option<String>) -> Cell {
+    let med = |f: &dyn Fn(&CellRun) -> Option<f64>| -> Option<f64> {
+        let v: Vec<f64> = runs.iter().filter_map(f).collect();
+        (!v.is_empty()).then(|| Spread::of(&v).median)
+    };
+    let rps: Vec<f64> = runs.iter().map(|r| r.rps).collect();
+    Cell {
+        server: spec.name().to_owned(),
+        cache: spec.cache_label().to_owned(),
+        rps: (!rps.is_empty()).then(|| {
+            let s = Spread::of(&rps);
+            SpreadFigures {
+                median: s.median,
+                min: s.min,
+                max: s.max,
+            }
+        }),
+        mb_per_s: med(&|r| Some(r.mbps)),
+        p50_ms: med(&|r| Some(r.p50)),
+        p99_ms: med(&|r| Some(r.p99)),
+        server_cpu_s: med(&|r| r.cpu_s),
+        cpu_us_per_request: med(&|r| r.cpu_us),
+        errors: runs.iter().map(|r| r.errors).sum(),
+        responses: runs.iter().map(|r| r.responses).sum(),
+        note: note.or_else(|| runs.is_empty().then(|| "not measured".to_owned())),
+    }
+}
+
+fn about(config: &SuiteConfig) -> Vec<String> {
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    vec![
+        format!("machine: {cores} cores, Linux {}", kernel.trim()),
+        format!(
+            "method: tern bench, closed loop, HTTP/1.1; per cell {} round{} of {:.1} s measured after a {:.1} s warm-up; servers run in turn for each row",
+            config.rounds,
+            if config.rounds == 1 { "" } else { "s" },
+            config.duration.as_secs_f64(),
+            config.warmup.as_secs_f64()
+        ),
+        "figures: req/s (median, with min–max over rounds); MB/s with MB = 2^20 bytes (ab's Kbytes/sec / 1024); p50/p99 latency in ms from when each request was due; server CPU = user+system seconds of the server's process tree in the measured window, and µs per request".to_owned(),
+    ]
+}

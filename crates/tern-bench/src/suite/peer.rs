@@ -1,0 +1,387 @@
+//! Peers: nginx, lighttpd, Apache, h2o and Caddy, each with the smallest
+//! config that serves the suite's docroot on one loopback port like the
+//! others: access logging off, 2 workers where the server has them (nginx
+//! workers, h2o threads, Caddy's GOMAXPROCS, Apache limited to 2 processes;
+//! lighttpd is one process), keep-alive request limits raised, sendfile where
+//! the server uses it, and the file cache on or off where the server has a
+//! knob (nginx `open_file_cache`, lighttpd `stat-cache-engine`). Each runs
+//! in the foreground, so that the suite can measure and stop its process
+//! tree. Modelled on the configs of `bench/peers.sh` (the peer baseline).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::row::CacheMode;
+
+/// A server the suite can compare tern with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PeerKind {
+    /// nginx.
+    Nginx,
+    /// lighttpd.
+    Lighttpd,
+    /// Apache httpd (Debian's `apache2`), event MPM.
+    Apache2,
+    /// h2o.
+    H2o,
+    /// Caddy.
+    Caddy,
+}
+
+/// How to start a server: program, arguments, extra environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    /// Executable.
+    pub program: PathBuf,
+    /// Arguments.
+    pub args: Vec<String>,
+    /// Extra environment variables.
+    pub env: Vec<(String, String)>,
+}
+
+/// Where and how a peer is to run.
+#[derive(Debug, Clone)]
+pub struct PeerSetup<'a> {
+    /// The peer's own directory (has `run/` and `logs/`).
+    pub dir: &'a Path,
+    /// The docroot.
+    pub docroot: &'a Path,
+    /// Loopback port.
+    pub port: u16,
+    /// Cache variant (`None`: the server has no knob).
+    pub cache: Option<CacheMode>,
+    /// The user to drop to when started as root.
+    pub user: Option<RunAs>,
+}
+
+/// An unprivileged user and group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunAs {
+    /// User name.
+    pub user: String,
+    /// Group name.
+    pub group: String,
+}
+
+impl RunAs {
+    /// When running as root: `www-data` if the system has it, else `nobody`.
+    pub fn for_this_process() -> Option<RunAs> {
+        if !rustix::process::geteuid().is_root() {
+            return None;
+        }
+        let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+        let groups = std::fs::read_to_string("/etc/group").unwrap_or_default();
+        let has = |file: &str, name: &str| file.lines().any(|l| l.split(':').next() == Some(name));
+        let user = if has(&passwd, "www-data") {
+            "www-data"
+        } else {
+            "nobody"
+        };
+        let group = [user, "nogroup", "nobody"]
+            .into_iter()
+            .find(|g| has(&groups, g))
+            .unwrap_or(user);
+        Some(RunAs {
+            user: user.to_owned(),
+            group: group.to_owned(),
+        })
+    }
+}
+
+impl PeerKind {
+    /// Every peer, in table order.
+    pub const ALL: [PeerKind; 5] = [
+        PeerKind::Nginx,
+        PeerKind::Lighttpd,
+        PeerKind::Apache2,
+        PeerKind::H2o,
+        PeerKind::Caddy,
+    ];
+
+    /// Its name on the command line and in the tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            PeerKind::Nginx => "nginx",
+            PeerKind::Lighttpd => "lighttpd",
+            PeerKind::Apache2 => "apache2",
+            PeerKind::H2o => "h2o",
+            PeerKind::Caddy => "caddy",
+        }
+    }
+
+    /// Parses a name from [`PeerKind::name`].
+    pub fn parse(name: &str) -> Option<PeerKind> {
+        PeerKind::ALL.into_iter().find(|p| p.name() == name.trim())
+    }
+
+    /// True for servers with a file-cache knob (they run twice: cache on and off).
+    pub fn has_cache_knob(self) -> bool {
+        matches!(self, PeerKind::Nginx | PeerKind::Lighttpd)
+    }
+
+    /// The executable, looked for in `search`.
+    pub fn find(self, search: &[PathBuf]) -> Option<PathBuf> {
+        search
+            .iter()
+            .map(|d| d.join(self.name()))
+            .find(|p| p.is_file())
+    }
+
+    /// Writes the config into `setup.dir` and returns how to start it.
+    pub fn configure(self, program: &Path, s: &PeerSetup<'_>) -> Result<Launch, String> {
+        let run = s.dir.join("run");
+        let logs = s.dir.join("logs");
+        let (conf_name, text) = match self {
+            PeerKind::Nginx => ("nginx.conf", nginx(s, &run, &logs)),
+            PeerKind::Lighttpd => ("lighttpd.conf", lighttpd(s, &logs)),
+            PeerKind::Apache2 => ("apache2.conf", apache2(s, &run, &logs)?),
+            PeerKind::H2o => ("h2o.yaml", h2o(s, &run, &logs)),
+            PeerKind::Caddy => ("Caddyfile", caddy(s)),
+        };
+        let conf = s.dir.join(conf_name);
+        std::fs::write(&conf, text).map_err(|e| format!("writing {}: {e}", conf.display()))?;
+        let c = conf.display().to_string();
+        let (args, env): (Vec<String>, Vec<(String, String)>) = match self {
+            PeerKind::Nginx => (
+                vec![
+                    "-p".into(),
+                    format!("{}/", run.display()),
+                    "-c".into(),
+                    c,
+                    "-e".into(),
+                    logs.join("error.log").display().to_string(),
+                    "-g".into(),
+                    "daemon off;".into(),
+                ],
+                vec![],
+            ),
+            PeerKind::Lighttpd => (vec!["-D".into(), "-f".into(), c], vec![]),
+            PeerKind::Apache2 => (vec!["-f".into(), c, "-DFOREGROUND".into()], vec![]),
+            PeerKind::H2o => (vec!["-c".into(), c], vec![]),
+            PeerKind::Caddy => {
+                let home = run.display().to_string();
+                (
+                    vec![
+                        "run".into(),
+                        "--config".into(),
+                        c,
+                        "--adapter".into(),
+                        "caddyfile".into(),
+                    ],
+                    vec![
+                        ("GOMAXPROCS".into(), "2".into()),
+                        ("HOME".into(), home.clone()),
+                        ("XDG_DATA_HOME".into(), home.clone()),
+                        ("XDG_CONFIG_HOME".into(), home),
+                    ],
+                )
+            }
+        };
+        Ok(Launch {
+            program: program.to_owned(),
+            args,
+            env,
+        })
+    }
+}
+
+fn nginx(s: &PeerSetup<'_>, run: &Path, logs: &Path) -> String {
+    let mut t = String::new();
+    let r = run.display();
+    let _ = writeln!(t, "worker_processes 2;");
+    if let Some(u) = &s.user {
+        let _ = writeln!(t, "user {} {};", u.user, u.group);
+    }
+    let _ = writeln!(t, "pid {r}/nginx.pid;");
+    let _ = writeln!(t, "error_log {}/error.log warn;", logs.display());
+    let _ = writeln!(t, "events {{ worker_connections 4096; }}");
+    let _ = writeln!(t, "http {{");
+    let _ = writeln!(
+        t,
+        "  types {{ text/html html; application/octet-stream bin; }}"
+    );
+    let _ = writeln!(t, "  default_type application/octet-stream;");
+    let _ = writeln!(t, "  access_log off;");
+    let _ = writeln!(t, "  sendfile on; tcp_nopush on; tcp_nodelay on;");
+    let _ = writeln!(t, "  keepalive_requests 1000000;");
+    let _ = writeln!(t, "  keepalive_timeout 30s;");
+    if s.cache != Some(CacheMode::Off) {
+        let _ = writeln!(
+            t,
+            "  open_file_cache max=1000 inactive=60s; open_file_cache_valid 60s; open_file_cache_min_uses 1; open_file_cache_errors on;"
+        );
+    }
+    for temp in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"] {
+        let _ = writeln!(t, "  {temp}_temp_path {r}/{temp};");
+    }
+    let _ = writeln!(
+        t,
+        "  server {{ listen 127.0.0.1:{}; root {}; }}",
+        s.port,
+        s.docroot.display()
+    );
+    let _ = writeln!(t, "}}");
+    t
+}
+
+fn lighttpd(s: &PeerSetup<'_>, logs: &Path) -> String {
+    let mut t = String::new();
+    let _ = writeln!(t, "server.document-root = \"{}\"", s.docroot.display());
+    let _ = writeln!(t, "server.bind = \"127.0.0.1\"");
+    let _ = writeln!(t, "server.port = {}", s.port);
+    if let Some(u) = &s.user {
+        let _ = writeln!(t, "server.username = \"{}\"", u.user);
+        let _ = writeln!(t, "server.groupname = \"{}\"", u.group);
+    }
+    let _ = writeln!(t, "server.errorlog = \"{}/error.log\"", logs.display());
+    let engine = if s.cache == Some(CacheMode::Off) {
+        "disable"
+    } else {
+        "simple"
+    };
+    let _ = writeln!(t, "server.stat-cache-engine = \"{engine}\"");
+    let _ = writeln!(t, "server.max-keep-alive-requests = 65535");
+    let _ = writeln!(t, "server.max-keep-alive-idle = 30");
+    let _ = writeln!(t, "index-file.names = ( \"index.html\" )");
+    let _ = writeln!(
+        t,
+        "mimetype.assign = ( \".html\" => \"text/html\", \"\" => \"application/octet-stream\" )"
+    );
+    t
+}
+
+fn apache2(s: &PeerSetup<'_>, run: &Path, logs: &Path) -> Result<String, String> {
+    let modules = Path::new("/usr/lib/apache2/modules");
+    if !modules.join("mod_mpm_event.so").is_file() {
+        return Err(format!("no mod_mpm_event.so in {}", modules.display()));
+    }
+    let m = modules.display();
+    let r = run.display();
+    let d = s.docroot.display();
+    let mut t = String::new();
+    let _ = writeln!(t, "ServerRoot \"{r}\"");
+    let _ = writeln!(t, "ServerName localhost");
+    let _ = writeln!(t, "Listen 127.0.0.1:{}", s.port);
+    let _ = writeln!(t, "PidFile {r}/apache2.pid");
+    let _ = writeln!(t, "DefaultRuntimeDir {r}");
+    let _ = writeln!(t, "Mutex file:{r} default");
+    let _ = writeln!(t, "ErrorLog {}/error.log", logs.display());
+    let _ = writeln!(t, "LogLevel warn");
+    if let Some(u) = &s.user {
+        let _ = writeln!(t, "User {}\nGroup {}", u.user, u.group);
+    }
+    for (name, file) in [
+        ("mpm_event_module", "mod_mpm_event.so"),
+        ("authz_core_module", "mod_authz_core.so"),
+        ("mime_module", "mod_mime.so"),
+    ] {
+        let _ = writeln!(t, "LoadModule {name} {m}/{file}");
+    }
+    if Path::new("/etc/mime.types").is_file() {
+        let _ = writeln!(t, "TypesConfig /etc/mime.types");
+    }
+    let _ = writeln!(t, "AddType application/octet-stream .bin");
+    for line in [
+        "HostnameLookups Off",
+        "EnableSendfile On",
+        "EnableMMAP On",
+        "KeepAlive On",
+        "MaxKeepAliveRequests 0",
+        "KeepAliveTimeout 30",
+        "StartServers 2",
+        "ServerLimit 2",
+        "ThreadsPerChild 25",
+        "MinSpareThreads 25",
+        "MaxSpareThreads 50",
+        "MaxRequestWorkers 50",
+    ] {
+        let _ = writeln!(t, "{line}");
+    }
+    let _ = writeln!(t, "DocumentRoot \"{d}\"");
+    let _ = writeln!(
+        t,
+        "<Directory />\n  AllowOverride None\n  Require all denied\n</Directory>"
+    );
+    let _ = writeln!(
+        t,
+        "<Directory \"{d}\">\n  Options None\n  AllowOverride None\n  Require all granted\n</Directory>"
+    );
+    Ok(t)
+}
+
+fn h2o(s: &PeerSetup<'_>, run: &Path, logs: &Path) -> String {
+    let mut t = String::new();
+    if let Some(u) = &s.user {
+        let _ = writeln!(t, "user: {}", u.user);
+    }
+    let _ = writeln!(t, "num-threads: 2");
+    let _ = writeln!(t, "pid-file: {}/h2o.pid", run.display());
+    let _ = writeln!(t, "error-log: {}/error.log", logs.display());
+    let _ = writeln!(t, "listen:\n  host: 127.0.0.1\n  port: {}", s.port);
+    let _ = writeln!(
+        t,
+        "hosts:\n  \"default\":\n    paths:\n      \"/\":\n        file.dir: {}",
+        s.docroot.display()
+    );
+    t
+}
+
+fn caddy(s: &PeerSetup<'_>) -> String {
+    format!(
+        "{{\n\tadmin off\n\tauto_https off\n\tservers {{\n\t\tprotocols h1\n\t}}\n}}\nhttp://:{} {{\n\tbind 127.0.0.1\n\troot * {}\n\tfile_server\n}}\n",
+        s.port,
+        s.docroot.display()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_configs_name_port_and_docroot() {
+        for p in PeerKind::ALL {
+            assert_eq!(PeerKind::parse(p.name()), Some(p));
+        }
+        assert_eq!(PeerKind::parse("iis"), None);
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("run")).unwrap();
+        std::fs::create_dir_all(dir.path().join("logs")).unwrap();
+        let setup = PeerSetup {
+            dir: dir.path(),
+            docroot: Path::new("/srv/www"),
+            port: 18999,
+            cache: Some(CacheMode::Off),
+            user: Some(RunAs {
+                user: "www-data".into(),
+                group: "www-data".into(),
+            }),
+        };
+        let launch = PeerKind::Nginx
+            .configure(Path::new("/usr/sbin/nginx"), &setup)
+            .unwrap();
+        assert!(launch.args.contains(&"daemon off;".to_owned()));
+        let conf = std::fs::read_to_string(dir.path().join("nginx.conf")).unwrap();
+        assert!(conf.contains("listen 127.0.0.1:18999; root /srv/www;"));
+        assert!(conf.contains("access_log off;"));
+        assert!(!conf.contains("open_file_cache max"), "cache off");
+        assert!(conf.contains("user www-data www-data;"));
+        PeerKind::Lighttpd
+            .configure(Path::new("/usr/sbin/lighttpd"), &setup)
+            .unwrap();
+        let conf = std::fs::read_to_string(dir.path().join("lighttpd.conf")).unwrap();
+        assert!(conf.contains("server.stat-cache-engine = \"disable\""));
+        let launch = PeerKind::Caddy
+            .configure(Path::new("/usr/bin/caddy"), &setup)
+            .unwrap();
+        assert!(launch
+            .env
+            .contains(&("GOMAXPROCS".to_owned(), "2".to_owned())));
+        assert!(std::fs::read_to_string(dir.path().join("Caddyfile"))
+            .unwrap()
+            .contains("http://:18999 {"));
+    }
+}

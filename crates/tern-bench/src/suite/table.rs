@@ -1,0 +1,103 @@
+//! The suite's tables: Markdown (one table per section, servers side by side
+//! within each row group, like the founding reports) and JSON.
+
+use std::fmt::Write as _;
+
+use super::{Cell, SuiteReport};
+
+/// The report as Markdown.
+pub fn markdown(r: &SuiteReport) -> String {
+    let mut o = String::from("# tern suite\n\n");
+    for line in &r.about {
+        let _ = writeln!(o, "- {line}");
+    }
+    let servers: Vec<String> = r
+        .servers
+        .iter()
+        .map(|s| format!("{} (cache {}, {})", s.name, s.cache, s.program))
+        .collect();
+    let _ = writeln!(
+        o,
+        "- servers: {}",
+        if servers.is_empty() {
+            "none".to_owned()
+        } else {
+            servers.join("; ")
+        }
+    );
+    for n in &r.notes {
+        let _ = writeln!(o, "- note: {n}");
+    }
+    let mut sections: Vec<&str> = Vec::new();
+    for row in &r.rows {
+        if !sections.contains(&row.row.section.as_str()) {
+            sections.push(&row.row.section);
+        }
+    }
+    let mut cell_notes = Vec::new();
+    for section in sections {
+        let _ = writeln!(o, "\n## {section}\n");
+        o.push_str("| case | c | keep-alive | cache | server | req/s | MB/s | p50 ms | p99 ms | server CPU s | CPU µs/req | errors |\n");
+        o.push_str("|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+        for row in r.rows.iter().filter(|x| x.row.section == section) {
+            let spec = &row.row;
+            for c in &row.cells {
+                let cache = if c.cache == "default" {
+                    "default".to_owned()
+                } else {
+                    c.cache.clone()
+                };
+                let mut errors = c.errors.to_string();
+                if let Some(n) = &c.note {
+                    cell_notes.push(format!(
+                        "{}, {} (cache {}): {n}",
+                        spec.name(),
+                        c.server,
+                        c.cache
+                    ));
+                    errors = format!("{errors} [{}]", cell_notes.len());
+                }
+                let _ = writeln!(
+                    o,
+                    "| {} | {} | {} | {cache} | {} | {} | {} | {} | {} | {} | {} | {errors} |",
+                    spec.case,
+                    spec.connections,
+                    if spec.keepalive { "yes" } else { "no" },
+                    c.server,
+                    rps(c),
+                    num(c.mb_per_s, 1),
+                    num(c.p50_ms, 3),
+                    num(c.p99_ms, 3),
+                    num(c.server_cpu_s, 2),
+                    num(c.cpu_us_per_request, 1),
+                );
+            }
+        }
+    }
+    if !cell_notes.is_empty() {
+        o.push('\n');
+        for (i, n) in cell_notes.iter().enumerate() {
+            let _ = writeln!(o, "[{}] {n}", i + 1);
+        }
+    }
+    o
+}
+
+fn rps(c: &Cell) -> String {
+    match c.rps {
+        None => "–".to_owned(),
+        Some(s) if (s.max - s.min).abs() < f64::EPSILON => format!("{:.0}", s.median),
+        Some(s) => format!("{:.0} ({:.0}–{:.0})", s.median, s.min, s.max),
+    }
+}
+
+fn num(v: Option<f64>, decimals: usize) -> String {
+    v.map_or_else(|| "–".to_owned(), |v| format!("{v:.decimals$}"))
+}
+
+/// The report as pretty JSON.
+pub fn json(r: &SuiteReport) -> String {
+    let mut text = serde_json::to_string_pretty(r).expect("a suite report always serialises");
+    text.push('\n');
+    text
+}
