@@ -5,6 +5,7 @@
 mod closed;
 mod errors;
 mod merge;
+mod open;
 mod reports;
 mod server;
 

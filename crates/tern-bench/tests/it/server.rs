@@ -16,7 +16,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -26,6 +26,8 @@ pub(crate) struct Stats {
     pub connections: AtomicU64,
     pub requests: AtomicU64,
     pub by_path: Mutex<HashMap<String, u64>>,
+    /// When each request arrived (complete head and body).
+    pub arrivals: Mutex<Vec<Instant>>,
 }
 
 impl Stats {
@@ -150,6 +152,7 @@ async fn serve(mut stream: TcpStream, stats: Arc<Stats>) {
         buf.copy_within(head_len + body_len..filled, 0);
         filled -= head_len + body_len;
         stats.requests.fetch_add(1, Ordering::SeqCst);
+        stats.arrivals.lock().unwrap().push(Instant::now());
         *stats
             .by_path
             .lock()
