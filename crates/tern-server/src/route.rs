@@ -97,7 +97,7 @@ impl SiteRoutes {
         match m {
             Match::Prefix(p) => {
                 self.prefixes.push((p, target));
-                self.prefixes.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+                self.prefixes.sort_by_key(|p| std::cmp::Reverse(p.0.len()));
             }
             Match::Extension(e) => {
                 self.extensions.insert(e, target);
@@ -181,7 +181,7 @@ impl Router {
                 }
             }
         }
-        self.wildcards.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        self.wildcards.sort_by_key(|w| std::cmp::Reverse(w.0.len()));
         if default {
             self.default = idx;
         }

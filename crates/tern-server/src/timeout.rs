@@ -12,7 +12,7 @@
 
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
@@ -22,9 +22,16 @@ use tokio::time::{Instant, Sleep};
 /// What the service tells the I/O layer: how many requests are in flight
 /// (from head parsed to response body finished), and which timeout closed
 /// the connection.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Activity {
+    /// When the connection was accepted; `last_end` counts from here.
+    base: Instant,
+    /// Nanoseconds from `base` to the end of the latest request.
+    last_end: AtomicU64,
     in_flight: AtomicU32,
+    /// Requests started so far (wrapping): lets the I/O layer notice requests
+    /// that began and ended between two of its reads.
+    started: AtomicU32,
     expired: AtomicU8,
 }
 
@@ -37,13 +44,32 @@ pub(crate) enum Expired {
     Idle,
 }
 
+impl Default for Activity {
+    fn default() -> Self {
+        Activity {
+            base: Instant::now(),
+            last_end: AtomicU64::new(0),
+            in_flight: AtomicU32::new(0),
+            started: AtomicU32::new(0),
+            expired: AtomicU8::new(0),
+        }
+    }
+}
+
 impl Activity {
     pub(crate) fn begin(&self) {
         self.in_flight.fetch_add(1, Ordering::Relaxed);
+        self.started.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn end(&self) {
+        let nanos = self.base.elapsed().as_nanos() as u64;
+        self.last_end.store(nanos, Ordering::Relaxed);
         self.in_flight.fetch_sub(1, Ordering::Release);
+    }
+
+    fn last_end(&self) -> Instant {
+        self.base + Duration::from_nanos(self.last_end.load(Ordering::Relaxed))
     }
 
     fn busy(&self) -> bool {
@@ -83,6 +109,8 @@ pub(crate) struct TimedIo<T> {
     activity: std::sync::Arc<Activity>,
     timeouts: Timeouts,
     phase: Phase,
+    /// `Activity::started` when the phase was last decided.
+    seen: u32,
     sleep: Pin<Box<Sleep>>,
 }
 
@@ -95,54 +123,70 @@ impl<T> TimedIo<T> {
             activity,
             timeouts,
             phase: Phase::Head(now),
+            seen: 0,
             sleep: Box::pin(tokio::time::sleep_until(deadline)),
         }
     }
 
     /// Called when a read would block: decides the deadline and arms the
     /// timer, or reports that the deadline has passed.
-    fn poll_deadline(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        if self.activity.busy() {
+    /// Marks the phase `Busy` if requests ran since the phase was decided,
+    /// so that what follows them is judged afresh.
+    fn sync(&mut self) {
+        let started = self.activity.started.load(Ordering::Relaxed);
+        if started != self.seen {
+            self.seen = started;
             self.phase = Phase::Busy;
-            return Poll::Pending;
         }
-        let now = Instant::now();
-        let (deadline, which) = match self.phase {
-            Phase::Busy => {
-                self.phase = Phase::Idle(now);
-                (now + self.timeouts.keepalive, Expired::Idle)
-            }
-            Phase::Idle(since) => (since + self.timeouts.keepalive, Expired::Idle),
-            Phase::Head(since) => (since + self.timeouts.header_read, Expired::HeaderRead),
-        };
+    }
+
+    /// Called when a read would block: decides the deadline and arms the
+    /// timer, or reports that the deadline has passed. While a request is in
+    /// flight the timer is only a re-check point (the connection task is not
+    /// woken when a request ends, so the check happens when the timer fires).
+    fn poll_deadline(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.sync();
         loop {
-            if now >= deadline {
-                self.activity.expired.store(
-                    if which == Expired::HeaderRead { 1 } else { 2 },
-                    Ordering::Relaxed,
-                );
-                return Poll::Ready(Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    match which {
-                        Expired::HeaderRead => "the client did not send a request head in time",
-                        Expired::Idle => "keep-alive idle timeout",
-                    },
-                )));
+            let now = Instant::now();
+            let (deadline, which) = if self.activity.busy() {
+                self.phase = Phase::Busy;
+                (now + self.timeouts.keepalive, None)
+            } else {
+                match self.phase {
+                    Phase::Busy => {
+                        let since = self.activity.last_end();
+                        self.phase = Phase::Idle(since);
+                        (since + self.timeouts.keepalive, Some(Expired::Idle))
+                    }
+                    Phase::Idle(since) => (since + self.timeouts.keepalive, Some(Expired::Idle)),
+                    Phase::Head(since) => {
+                        (since + self.timeouts.header_read, Some(Expired::HeaderRead))
+                    }
+                }
+            };
+            if let Some(which) = which {
+                if now >= deadline {
+                    self.activity.expired.store(
+                        if which == Expired::HeaderRead { 1 } else { 2 },
+                        Ordering::Relaxed,
+                    );
+                    return Poll::Ready(Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        match which {
+                            Expired::HeaderRead => "the client did not send a request head in time",
+                            Expired::Idle => "keep-alive idle timeout",
+                        },
+                    )));
+                }
             }
             // Lazy: a timer set for later than the deadline is moved earlier;
-            // one set earlier is left, and re-armed when it fires.
+            // one set earlier is left, and re-evaluated when it fires.
             if self.sleep.deadline() > deadline || self.sleep.is_elapsed() {
                 self.sleep.as_mut().reset(deadline);
             }
             if self.sleep.as_mut().poll(cx).is_pending() {
                 return Poll::Pending;
             }
-            // Fired early (armed for an older, earlier deadline): loop re-arms.
-            if Instant::now() < deadline {
-                self.sleep.as_mut().reset(deadline);
-                continue;
-            }
-            return self.poll_deadline(cx);
         }
     }
 }
@@ -159,6 +203,7 @@ impl<T: AsyncRead + Unpin> AsyncRead for TimedIo<T> {
         match Pin::new(&mut self.io).poll_read(cx, buf) {
             Poll::Ready(Ok(())) => {
                 if buf.filled().len() > before {
+                    self.sync();
                     if let Phase::Idle(_) | Phase::Busy = self.phase {
                         if !self.activity.busy() {
                             // A new request head starts arriving.

@@ -1,0 +1,172 @@
+//! A `tern serve` child process: started with a config file, its stderr
+//! (the error log) captured, stopped by PID when dropped.
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// A running tern.
+#[derive(Debug)]
+pub struct Tern {
+    child: Child,
+    addr: SocketAddr,
+    log: Arc<Mutex<String>>,
+    /// The directory holding the config file (and anything else the test
+    /// put there); removed on drop.
+    pub dir: tempfile::TempDir,
+}
+
+impl Tern {
+    /// Starts `bin serve --config DIR/tern.toml` where the file holds
+    /// `config` with `{dir}` replaced by the temporary directory. The config
+    /// should listen on `127.0.0.1:0`.
+    pub fn start(bin: &str, config: &str) -> Tern {
+        let dir = tempfile::tempdir().expect("temp dir");
+        Self::start_in(bin, config, dir)
+    }
+
+    /// Like [`Tern::start`], in a directory the test prepared.
+    pub fn start_in(bin: &str, config: &str, dir: tempfile::TempDir) -> Tern {
+        let cfg = config.replace("{dir}", &dir.path().to_string_lossy());
+        let path = dir.path().join("tern.toml");
+        std::fs::write(&path, cfg).expect("write config");
+        Self::spawn(bin, &["serve", "--config", &path.to_string_lossy()], dir)
+    }
+
+    /// Starts `bin` with `args` (which must make it print its address).
+    pub fn spawn(bin: &str, args: &[&str], dir: tempfile::TempDir) -> Tern {
+        let mut child = Command::new(bin)
+            .args(args)
+            .env("TERN_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start tern");
+        let log = Arc::new(Mutex::new(String::new()));
+        let mut stderr = child.stderr.take().expect("stderr");
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        let stdout = child.stdout.take().expect("stdout");
+        let mut lines = BufReader::new(stdout).lines();
+        let first = match lines.next() {
+            Some(Ok(l)) => l,
+            _ => {
+                let status = child.wait().expect("wait");
+                std::thread::sleep(Duration::from_millis(100));
+                panic!(
+                    "tern exited ({status}) before listening:\n{}",
+                    log.lock().unwrap()
+                );
+            }
+        };
+        // Keep draining stdout so the child never blocks on it.
+        std::thread::spawn(move || for _ in lines {});
+        let addr = first
+            .split("http://")
+            .nth(1)
+            .and_then(|s| s.trim_end_matches('/').parse().ok())
+            .unwrap_or_else(|| panic!("no address in {first:?}"));
+        Tern {
+            child,
+            addr,
+            log,
+            dir,
+        }
+    }
+
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The temporary directory's path.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// A path inside the temporary directory.
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Everything written to stderr so far.
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// Waits (up to 10 s) until the error log contains `needle`; returns
+    /// whether it did.
+    pub fn wait_log(&self, needle: &str) -> bool {
+        let end = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < end {
+            if self.log().contains(needle) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    /// Sends a signal to the process.
+    pub fn signal(&self, sig: i32) {
+        let pid = i32::try_from(self.child.id()).expect("pid");
+        // libc::kill is a plain syscall wrapper; `kill` from std would only
+        // send SIGKILL.
+        let rc = unsafe_free_kill(pid, sig);
+        assert_eq!(rc, 0, "kill({pid}, {sig})");
+    }
+
+    /// Waits up to `limit` for the process to exit.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<ExitStatus> {
+        let end = Instant::now() + limit;
+        while Instant::now() < end {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                return Some(s);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        None
+    }
+}
+
+fn unsafe_free_kill(pid: i32, sig: i32) -> i32 {
+    // `kill(1)` keeps this crate free of unsafe code.
+    let status = Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .status()
+        .expect("run kill");
+    if status.success() {
+        0
+    } else {
+        -1
+    }
+}
+
+impl Drop for Tern {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! Bad requests get the right status, one log line naming the cause, and
+//! harm nobody else.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use super::*;
+
+fn site(limits: &str) -> Tern {
+    let dir = docroot(&[("index.html", b"index")]);
+    Tern::start_in(BIN, &config(&format!("[limits]\n{limits}"), ""), dir)
+}
+
+#[test]
+fn malformed_request_line_is_400_and_logged() {
+    let t = site("");
+    let r = request(t.addr(), b"GARBAGE\r\n\r\n").unwrap();
+    assert_eq!(r.status, 400);
+    let r = request(
+        t.addr(),
+        b"GET / HTTP/1.1\r\nHost: test\r\nBad Header\r\n\r\n",
+    )
+    .unwrap();
+    assert_eq!(r.status, 400);
+    assert!(t.wait_log("400: malformed request"), "{}", t.log());
+    assert_eq!(get(&t, "/").status, 200);
+}
+
+#[test]
+fn oversized_head_is_431_and_logged() {
+    let t = site("max_header_bytes = \"16k\"");
+    let big = "x".repeat(20_000);
+    let r = request(
+        t.addr(),
+        format!("GET / HTTP/1.1\r\nHost: test\r\nX-Big: {big}\r\n\r\n").as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(r.status, 431);
+    assert!(t.wait_log("431: request head larger"), "{}", t.log());
+}
+
+#[test]
+fn too_many_headers_is_431() {
+    let t = site("max_headers = 20");
+    let mut req = String::from("GET / HTTP/1.1\r\nHost: test\r\n");
+    for i in 0..30 {
+        req.push_str(&format!("X-H{i}: v\r\n"));
+    }
+    req.push_str("\r\n");
+    assert_eq!(request(t.addr(), req.as_bytes()).unwrap().status, 431);
+}
+
+#[test]
+fn long_uri_is_414_and_logged() {
+    let t = site("max_uri_bytes = \"1k\"");
+    let path = format!("/{}", "a".repeat(2000));
+    let r = get(&t, &path);
+    assert_eq!(r.status, 414);
+    assert!(
+        t.wait_log("414: request target longer than max_uri_bytes"),
+        "{}",
+        t.log()
+    );
+    assert_eq!(get(&t, "/").status, 200);
+}
+
+#[test]
+fn large_body_is_413_and_logged() {
+    let t = site("max_body_bytes = 100");
+    let r = request(
+        t.addr(),
+        format!(
+            "POST / HTTP/1.1\r\nHost: test\r\nContent-Length: 1000\r\n\r\n{}",
+            "b".repeat(1000)
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(r.status, 413);
+    assert!(
+        t.wait_log("413: request body larger than max_body_bytes"),
+        "{}",
+        t.log()
+    );
+}
+
+#[test]
+fn other_methods_are_405_with_allow() {
+    let t = site("");
+    let r = request(
+        t.addr(),
+        b"DELETE /index.html HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n",
+    )
+    .unwrap();
+    assert_eq!(r.status, 405);
+    assert_eq!(r.header("allow"), Some("GET, HEAD"));
+}
+
+#[test]
+fn slow_head_is_disconnected_after_header_read_timeout_and_logged() {
+    let t = site("header_read_timeout = \"500ms\"\nkeepalive_timeout = \"30s\"");
+    let mut s = TcpStream::connect(t.addr()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let start = Instant::now();
+    s.write_all(b"GET / HTTP/1.1\r\nHost: te").unwrap();
+    let mut buf = [0u8; 64];
+    // The server closes the connection: read returns 0 (or a reset).
+    let n = s.read(&mut buf).unwrap_or(0);
+    assert_eq!(n, 0);
+    let took = start.elapsed();
+    assert!(took >= Duration::from_millis(400), "closed after {took:?}");
+    assert!(took < Duration::from_secs(4), "closed after {took:?}");
+    assert!(
+        t.wait_log("did not send a request head within header_read_timeout"),
+        "{}",
+        t.log()
+    );
+    // A slowloris trickling one byte at a time is cut off too.
+    let mut s = TcpStream::connect(t.addr()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let start = Instant::now();
+    let mut closed = false;
+    for b in b"GET / HTTP/1.1\r\nX-A: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" {
+        if s.write_all(&[*b]).is_err() {
+            closed = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        if start.elapsed() > Duration::from_secs(3) {
+            break;
+        }
+    }
+    if !closed {
+        closed = matches!(s.read(&mut buf), Ok(0) | Err(_));
+    }
+    assert!(
+        closed,
+        "slowloris still connected after {:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn idle_keepalive_connection_is_closed_after_keepalive_timeout() {
+    let t = site("header_read_timeout = \"5s\"\nkeepalive_timeout = \"300ms\"");
+    let mut s = TcpStream::connect(t.addr()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(b"GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+        .unwrap();
+    let r = Response::read_from(&mut s, false).unwrap();
+    assert_eq!(r.status, 200);
+    let start = Instant::now();
+    let mut buf = [0u8; 16];
+    assert_eq!(s.read(&mut buf).unwrap_or(0), 0);
+    let took = start.elapsed();
+    assert!(
+        took >= Duration::from_millis(250) && took < Duration::from_secs(3),
+        "{took:?}"
+    );
+}
+
+#[test]
+fn connections_beyond_the_limit_wait_without_harming_others() {
+    let t = site("max_connections = 2");
+    let open = |t: &Tern| {
+        let s = TcpStream::connect(t.addr()).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s
+    };
+    let mut a = open(&t);
+    let mut b = open(&t);
+    for s in [&mut a, &mut b] {
+        s.write_all(b"GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+            .unwrap();
+        assert_eq!(Response::read_from(s, false).unwrap().status, 200);
+    }
+    let mut c = open(&t);
+    c.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    c.write_all(b"GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+        .unwrap();
+    let mut buf = [0u8; 16];
+    let waited = c.read(&mut buf);
+    assert!(
+        waited.is_err(),
+        "third connection was served at the limit: {waited:?}"
+    );
+    // The existing connections still work.
+    a.write_all(b"GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+        .unwrap();
+    assert_eq!(Response::read_from(&mut a, false).unwrap().status, 200);
+    // When one closes, the waiting one is served.
+    drop(b);
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    assert_eq!(Response::read_from(&mut c, false).unwrap().status, 200);
+}
