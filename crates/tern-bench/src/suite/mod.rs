@@ -173,6 +173,11 @@ pub struct ServerInfo {
     pub cache: String,
     /// Its executable.
     pub program: String,
+    /// Process id of its main process (also its process group), which was
+    /// stopped at the end.
+    pub pid: u32,
+    /// Its loopback port.
+    pub port: u16,
 }
 
 /// The cells of one row.
@@ -272,6 +277,8 @@ pub fn run(config: &SuiteConfig, stop: &StopHandle) -> Result<SuiteReport, Error
                     name: spec.name().to_owned(),
                     cache: spec.cache_label().to_owned(),
                     program: program.display().to_string(),
+                    pid: s.pid(),
+                    port: s.port(),
                 });
                 servers.push(s);
             }

@@ -3,11 +3,15 @@
 //! must be paused.
 
 mod closed;
+mod compare;
+mod cpu;
 mod errors;
+mod h2;
 mod merge;
 mod open;
 mod reports;
 mod server;
+mod suite;
 
 use std::time::Duration;
 

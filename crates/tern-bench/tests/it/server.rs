@@ -89,6 +89,52 @@ impl TestServer {
         }
     }
 
+    /// An HTTP/2 (h2c, prior knowledge) server on hyper: 200 "hello" on every
+    /// path; counts connections and requests.
+    pub(crate) fn start_h2() -> TestServer {
+        let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        std_listener.set_nonblocking(true).unwrap();
+        let addr = std_listener.local_addr().unwrap();
+        let stats = Arc::new(Stats::default());
+        let (tx, mut rx) = tokio::sync::oneshot::channel::<()>();
+        let st = Arc::clone(&stats);
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let listener = TcpListener::from_std(std_listener).unwrap();
+                loop {
+                    tokio::select! {
+                        _ = &mut rx => break,
+                        accepted = listener.accept() => {
+                            let Ok((stream, _)) = accepted else { continue };
+                            st.connections.fetch_add(1, Ordering::SeqCst);
+                            let st = Arc::clone(&st);
+                            let service = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                                st.requests.fetch_add(1, Ordering::SeqCst);
+                                *st.by_path.lock().unwrap().entry(req.uri().path().to_owned()).or_default() += 1;
+                                async move {
+                                    let body = http_body_util::Full::new(bytes::Bytes::from_static(b"hello"));
+                                    Ok::<_, std::convert::Infallible>(hyper::Response::new(body))
+                                }
+                            });
+                            tokio::spawn(async move {
+                                let io = hyper_util::rt::TokioIo::new(stream);
+                                let _ = hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+                                    .serve_connection(io, service)
+                                    .await;
+                            });
+                        }
+                    }
+                }
+            });
+        });
+        TestServer { addr, stats, shutdown: Some(tx), thread: Some(thread) }
+    }
+
     pub(crate) fn url(&self, path: &str) -> String {
         format!("http://{}{}", self.addr, path)
     }
@@ -118,7 +164,15 @@ async fn serve(mut stream: TcpStream, stats: Arc<Stats>) {
         let (path, close, head_len, body_len) = loop {
             let mut headers = [httparse::EMPTY_HEADER; 32];
             let mut req = httparse::Request::new(&mut headers);
-            if let Ok(httparse::Status::Complete(n)) = req.parse(&buf[..filled]) {
+            let parsed = req.parse(&buf[..filled]);
+            if parsed.is_err() {
+                // Not HTTP/1 (an HTTP/2 preface, say): answer as a real server would.
+                let _ = stream
+                    .write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                    .await;
+                return;
+            }
+            if let Ok(httparse::Status::Complete(n)) = parsed {
                 let path = req.path.unwrap_or("/").to_owned();
                 let mut close = req.version == Some(0);
                 let mut body_len = 0usize;
