@@ -15,7 +15,7 @@ mod h1;
 mod h2;
 mod wire;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -336,6 +336,9 @@ struct Shared {
     h2_requests: Vec<H2Request>,
     stop: StopHandle,
     progress: Option<Arc<ProgressCounters>>,
+    /// The run stops after a count of measured requests (`measured_left`
+    /// counts them down; unused for a duration).
+    count_stop: bool,
     measured_left: AtomicU64,
 }
 
@@ -380,6 +383,7 @@ impl Shared {
             h2_requests,
             stop: control.stop.clone(),
             progress: control.progress.clone(),
+            count_stop: matches!(s.stop, Stop::Count(_)),
             measured_left: AtomicU64::new(measured_left),
         }
     }
@@ -393,6 +397,8 @@ struct ThreadState {
     recorder: RefCell<Recorder>,
     events: mpsc::Sender<Event>,
     timeout: Duration,
+    /// Finished requests (and failures) not yet added to the progress counters.
+    unreported: Cell<(u64, u64)>,
 }
 
 impl ThreadState {
@@ -400,19 +406,36 @@ impl ThreadState {
     fn finish(&self, ticket: &Ticket, outcome: Outcome) {
         let failed = matches!(outcome, Outcome::Failed { .. });
         self.recorder.borrow_mut().record(ticket, outcome);
-        if let Some(p) = &self.shared.progress {
-            p.done.fetch_add(1, Ordering::Relaxed);
-            if failed {
-                p.errors.fetch_add(1, Ordering::Relaxed);
+        if self.shared.progress.is_some() {
+            // Shared counters are bumped in batches: an atomic add per
+            // request would bounce a cache line between threads.
+            let (done, errors) = self.unreported.get();
+            let (done, errors) = (done + 1, errors + u64::from(failed));
+            self.unreported.set((done, errors));
+            if done >= PROGRESS_BATCH {
+                self.report_progress();
             }
         }
-        if ticket.phase == Phase::Measured
+        if self.shared.count_stop
+            && ticket.phase == Phase::Measured
             && self.shared.measured_left.fetch_sub(1, Ordering::AcqRel) == 1
         {
             let _ = self.events.send(Event::MeasuredDone);
         }
     }
+
+    /// Adds the locally counted requests to the shared progress counters.
+    fn report_progress(&self) {
+        let (done, errors) = self.unreported.replace((0, 0));
+        if let Some(p) = &self.shared.progress {
+            p.done.fetch_add(done, Ordering::Relaxed);
+            p.errors.fetch_add(errors, Ordering::Relaxed);
+        }
+    }
 }
+
+/// Requests counted locally before the shared progress counters are bumped.
+const PROGRESS_BATCH: u64 = 32;
 
 fn thread_main(
     share: ThreadShare,
@@ -440,9 +463,11 @@ fn thread_main(
         recorder: RefCell::new(Recorder::new(weights.len())),
         events: events.clone(),
         timeout: s.timeout,
+        unreported: Cell::new((0, 0)),
     });
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, run_connections(share, Rc::clone(&state)));
+    state.report_progress();
     Ok(state.recorder.replace(Recorder::new(0)))
 }
 

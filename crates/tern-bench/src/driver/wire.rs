@@ -2,6 +2,8 @@
 //! target), the reading of a response head into a framing decision, and a
 //! chunked-body scanner that finds where a body ends without copying it.
 
+use std::mem::MaybeUninit;
+
 use bytes::Bytes;
 
 use crate::plan::{RequestSpec, Reuse, Target};
@@ -113,9 +115,14 @@ pub(crate) fn parse_head(
     head_request: bool,
     capture_server: bool,
 ) -> Result<Head, HeadError> {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut resp = httparse::Response::new(&mut headers);
-    let len = match resp.parse(buf) {
+    // Uninitialised header slots: no per-response cost for the 96 slots.
+    let mut headers = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
+    let mut resp = httparse::Response::new(&mut []);
+    let len = match httparse::ParserConfig::default().parse_response_with_uninit_headers(
+        &mut resp,
+        buf,
+        &mut headers,
+    ) {
         Ok(httparse::Status::Complete(len)) => len,
         Ok(httparse::Status::Partial) => return Err(HeadError::Partial),
         Err(_) => return Err(HeadError::Invalid),

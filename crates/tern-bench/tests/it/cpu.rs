@@ -29,7 +29,11 @@ fn a_process_tree_counts_its_children() {
     let _ = kill_process_group(Pid::from_raw(pid as i32).unwrap(), Signal::KILL);
     let _ = sh.wait();
     assert!(t1 - t0 >= Duration::from_millis(100), "tree: {:?}", t1 - t0);
-    assert!(a1 - a0 < Duration::from_millis(50), "shell alone: {:?}", a1 - a0);
+    assert!(
+        a1 - a0 < Duration::from_millis(50),
+        "shell alone: {:?}",
+        a1 - a0
+    );
 }
 
 #[test]
@@ -39,7 +43,11 @@ fn server_cpu_covers_the_measured_window() {
     let server = TestServer::start();
     let mut settings = closed(4, 3000);
     settings.reuse = Reuse::KeepAlive;
-    let plan = Plan::new(vec![Target::parse(&server.url("/size/4096")).unwrap()], settings).unwrap();
+    let plan = Plan::new(
+        vec![Target::parse(&server.url("/size/4096")).unwrap()],
+        settings,
+    )
+    .unwrap();
     let control = RunControl {
         server_cpu: Some(CpuSource::Tree(std::process::id())),
         ..RunControl::default()
@@ -61,10 +69,19 @@ fn a_server_that_vanishes_leaves_a_note() {
     let mut settings = closed(1, 1);
     settings.stop = Stop::Duration(Duration::from_millis(600));
     let plan = Plan::new(vec![Target::parse(&server.url("/")).unwrap()], settings).unwrap();
-    let control = RunControl { server_cpu: Some(CpuSource::Tree(pid)), ..RunControl::default() };
+    let control = RunControl {
+        server_cpu: Some(CpuSource::Tree(pid)),
+        ..RunControl::default()
+    };
     let r = tern_bench::run(&plan, &control).unwrap();
     reaper.join().unwrap().unwrap();
     assert!(r.server_cpu.is_none());
-    assert!(r.notes.iter().any(|n| n.contains("server CPU not measured")), "{:?}", r.notes);
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("server CPU not measured")),
+        "{:?}",
+        r.notes
+    );
     assert!(r.counts.responses > 0);
 }

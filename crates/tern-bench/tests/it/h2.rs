@@ -11,7 +11,12 @@ fn h2c_streams_share_the_connections() {
     let mut settings = closed(2, 400);
     settings.protocol = Protocol::Http2 { streams: 4 };
     let r = run(&[server.url("/x")], settings);
-    assert_eq!((r.counts.responses, r.counts.errors.total()), (400, 0), "{:?}", r.counts.errors);
+    assert_eq!(
+        (r.counts.responses, r.counts.errors.total()),
+        (400, 0),
+        "{:?}",
+        r.counts.errors
+    );
     assert_eq!(server.stats.requests(), 400);
     assert_eq!(server.stats.connections(), 2, "one connection per -c");
     assert_eq!(r.counts.connections, 2);

@@ -132,7 +132,12 @@ impl TestServer {
                 }
             });
         });
-        TestServer { addr, stats, shutdown: Some(tx), thread: Some(thread) }
+        TestServer {
+            addr,
+            stats,
+            shutdown: Some(tx),
+            thread: Some(thread),
+        }
     }
 
     pub(crate) fn url(&self, path: &str) -> String {

@@ -33,7 +33,22 @@ fn fake_tern(dir: &Path) -> std::path::PathBuf {
     std::fs::write(
         &script,
         format!(
-            "#!/bin/sh\n# serve --listen 127.0.0.1:PORT --root DIR [--no-cache]\necho \"$@\" >> {}\nport=${{3#127.0.0.1:}}\nexec python3 -m http.server \"$port\" --bind 127.0.0.1 --directory \"$5\"\n",
+            r#"#!/usr/bin/env python3
+# serve --listen 127.0.0.1:PORT --root DIR [--no-cache]
+import http.server, sys
+args = sys.argv[1:]
+with open("{}", "a") as f:
+    f.write(" ".join(args) + "\n")
+root = args[4]
+class Handler(http.server.SimpleHTTPRequestHandler):
+    def __init__(self, *a, **k):
+        super().__init__(*a, directory=root, **k)
+    def log_message(self, *a):
+        pass
+class Server(http.server.ThreadingHTTPServer):
+    request_queue_size = 128  # 5 by default: 10 connections would meet SYN retries
+Server(("127.0.0.1", int(args[2].rsplit(":", 1)[1])), Handler).serve_forever()
+"#,
             log.display()
         ),
     )
@@ -51,8 +66,13 @@ fn tern_is_started_as_told_measured_and_stopped() {
     let args = std::fs::read_to_string(dir.path().join("args.log")).unwrap();
     let lines: Vec<&str> = args.lines().collect();
     assert_eq!(lines.len(), 2);
-    assert!(lines.iter().all(|l| l.starts_with("serve --listen 127.0.0.1:") && l.contains(" --root /")));
-    assert_eq!(lines.iter().filter(|l| l.ends_with("--no-cache")).count(), 1);
+    assert!(lines
+        .iter()
+        .all(|l| l.starts_with("serve --listen 127.0.0.1:") && l.contains(" --root /")));
+    assert_eq!(
+        lines.iter().filter(|l| l.ends_with("--no-cache")).count(),
+        1
+    );
     // 0 KB rows: 2 connection counts x keep-alive on/off x cache on/off, one tern each.
     assert_eq!(report.rows.len(), 8);
     for row in &report.rows {
@@ -85,7 +105,10 @@ fn peers_run_beside_each_other_or_are_skipped_with_a_note() {
             assert!(cell.responses > 0);
         }
     } else {
-        assert!(report.notes.iter().any(|n| n.contains("nginx: not installed")));
+        assert!(report
+            .notes
+            .iter()
+            .any(|n| n.contains("nginx: not installed")));
     }
     assert_all_stopped(&report);
 }
@@ -109,7 +132,9 @@ fn a_peer_that_is_not_installed_is_skipped() {
 fn a_server_serving_the_wrong_bytes_gets_a_note_not_figures() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = quick(SuiteConfig::new(Some(fake_tern(dir.path()))));
-    config.registry.retain_matching("c=1, no keep-alive, cache on");
+    config
+        .registry
+        .retain_matching("c=1, no keep-alive, cache on");
     // Expect a length the server will not send.
     let mut rows = tern_bench::suite::row::Registry::new();
     for f in config.registry.fixtures() {
@@ -122,7 +147,13 @@ fn a_server_serving_the_wrong_bytes_gets_a_note_not_figures() {
     let report = run(&config, &StopHandle::new()).unwrap();
     let cell = &report.rows[0].cells[0];
     assert!(cell.rps.is_none());
-    assert!(cell.note.as_deref().unwrap_or("").contains("expected 200 with 12345"), "{cell:?}");
+    assert!(
+        cell.note
+            .as_deref()
+            .unwrap_or("")
+            .contains("expected 200 with 12345"),
+        "{cell:?}"
+    );
     assert!(table::markdown(&report).contains("[1] 0 KB file"));
     assert_all_stopped(&report);
 }
