@@ -64,7 +64,7 @@ pub struct BenchArgs {
     /// /sys/fs/cgroup) over the measured window.
     #[arg(long, value_name = "PATH")]
     pub server_cgroup: Option<PathBuf>,
-    /// The URLs to load (http://host[:port]/path).
+    /// The URLs to load (http://host:port/path; the port defaults to 80).
     #[arg(value_name = "URL", required = true)]
     pub urls: Vec<String>,
 }
@@ -506,8 +506,9 @@ fn write_file(path: &std::path::Path, text: &str) -> Result<(), Error> {
     })
 }
 
-/// Turns Ctrl-C into a stop of the run (so the partial report is printed
-/// and every started process is stopped), for as long as it lives.
+/// Turns Ctrl-C (and SIGTERM, SIGHUP) into a stop of the run, so that the
+/// partial report is printed and every started process is stopped, for as
+/// long as it lives.
 ///
 /// tokio's signal handling stays installed for the rest of the process once
 /// used; `tern bench` and `tern suite` end right after their run.
@@ -530,13 +531,22 @@ impl Interrupt {
                     return;
                 };
                 rt.block_on(async move {
+                    use tokio::signal::unix::{signal, SignalKind};
+                    let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
+                        signal(SignalKind::interrupt()),
+                        signal(SignalKind::terminate()),
+                        signal(SignalKind::hangup()),
+                    ) else {
+                        return;
+                    };
                     tokio::select! {
-                        r = tokio::signal::ctrl_c() => if r.is_ok() {
-                            eprintln!("interrupted: stopping");
-                            stop.stop();
-                        },
-                        _ = rx => {}
+                        _ = int.recv() => {}
+                        _ = term.recv() => {}
+                        _ = hup.recv() => {}
+                        _ = rx => return,
                     }
+                    eprintln!("interrupted: stopping");
+                    stop.stop();
                 });
             })
             .ok();

@@ -20,6 +20,42 @@
 //!
 //! This crate depends on no server crate: it measures every server the same
 //! way.
+//!
+//! # Using it
+//!
+//! ```text
+//! tern bench -n 10000 -c 10 http://127.0.0.1:8080/         # ab's closed loop, a connection per request
+//! tern bench -k -c 50 -d 30s --warmup 5s URL                # keep-alive, like wrk -c50 -d30s
+//! tern bench --rate 2000 --arrival poisson -c 64 -d 60s URL # open loop: latency from each due time
+//! tern bench --format ab -n 1000 -c 1 URL                   # ApacheBench 2.3's report, line for line
+//! tern bench --json --save run.json URL / --csv / -e ab.csv # machine-readable
+//! tern bench --server-pid $(cat nginx.pid) -k -c 10 URL     # + server CPU s and µs per request
+//! tern bench --http2 --streams 8 -c 4 URL                   # h2c with prior knowledge
+//! tern bench compare --rounds 5 -k -c 10 -d 10s nginx=http://127.0.0.1:8081/,pid=123 tern=http://127.0.0.1:8082/
+//! tern bench merge host1.json host2.json                    # exact merge of histograms
+//! tern suite --peers nginx,lighttpd,apache2,h2o,caddy [--quick] [-o DIR]
+//! ```
+//!
+//! # What the numbers mean
+//!
+//! - **Corrected latency** runs from when a request was *due*: in a closed
+//!   loop, when its connection became free; in an open loop, its arrival
+//!   time. **Uncorrected** runs from when it was sent. Both are always
+//!   recorded; the difference is time spent waiting for a connection (or,
+//!   in an open loop, timer slack of under 1 ms).
+//! - **Errors** are classed `connect` (refused, unreachable), `timeout` (no
+//!   complete response within `--timeout` of the due time), `reset` (reset
+//!   or closed mid-response) and `protocol` (not HTTP). Non-2xx responses
+//!   are responses, counted by status.
+//! - **Warm-up and cool-down** requests are sent but not counted; the
+//!   measured window runs from the first measured request's start to the
+//!   last one's end, and rates are over that window.
+//! - **Server CPU** is user + system time of the given process and all its
+//!   descendants (or of a cgroup) between the start and end of the measured
+//!   window.
+//! - **Percentiles** come from HdrHistograms (1 µs to 1 h, 3 significant
+//!   digits: exact below 2.048 ms, within 0.1 % above); samples are never
+//!   kept, so memory stays flat for runs of any length.
 #![forbid(unsafe_code)]
 
 pub mod cli;

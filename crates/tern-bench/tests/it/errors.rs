@@ -22,9 +22,9 @@ fn an_unresolvable_host_is_a_connect_error() {
 }
 
 #[test]
-fn resets_and_early_closes_are_reset_errors() {
+fn resets_early_closes_and_short_bodies_are_reset_errors() {
     let server = TestServer::start();
-    for path in ["/reset", "/close"] {
+    for path in ["/reset", "/close", "/short"] {
         let r = run(&[server.url(path)], closed(2, 10));
         assert_eq!(r.counts.errors.get(ErrorClass::Reset), 10, "{path}");
     }
@@ -76,5 +76,25 @@ fn a_server_that_dies_mid_run_shows_as_errors() {
         r.counts.errors.connect + r.counts.errors.reset > 0,
         "{:?}",
         r.counts.errors
+    );
+}
+
+#[test]
+fn a_keepalive_connection_closed_while_idle_is_reopened_not_an_error() {
+    let server = TestServer::start();
+    let mut settings = closed(1, 20);
+    settings.reuse = Reuse::KeepAlive;
+    let r = run(&[server.url("/then-close")], settings);
+    assert_eq!(
+        (r.counts.responses, r.counts.errors.total()),
+        (20, 0),
+        "{:?}",
+        r.counts.errors
+    );
+    assert_eq!(server.stats.connections(), 20);
+    assert_eq!(
+        server.stats.requests(),
+        20,
+        "each request was sent once, on a live connection"
     );
 }

@@ -10,6 +10,8 @@
 //! - `/close`             : reads the request, then closes without answering
 //! - `/hang`              : reads the request and never answers
 //! - `/garbage`           : answers with something that is not HTTP
+//! - `/short`             : closes the connection in the middle of the body
+//! - `/then-close`        : answers with keep-alive, then closes the connection
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -240,6 +242,17 @@ async fn serve(mut stream: TcpStream, stats: Arc<Stats>) {
                 return;
             }
             "/garbage" => b"SSH-2.0-nonsense\r\n\r\n".to_vec(),
+            "/short" => {
+                // Promises 100 bytes, sends 10, closes.
+                let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789").await;
+                return;
+            }
+            "/then-close" => {
+                // A keep-alive response, then the connection is closed as if
+                // by an idle timeout: the next request on it meets EOF.
+                let _ = stream.write_all(&ok(b"0123456789")).await;
+                return;
+            }
             "/404" => format!(
                 "HTTP/1.1 404 Not Found\r\nServer: tern-test/1\r\nContent-Length: 9\r\n{conn_header}\r\nnot found"
             )
