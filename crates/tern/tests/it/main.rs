@@ -4,6 +4,7 @@
 mod bad_input;
 mod lifecycle;
 mod logs;
+mod static_matrix;
 mod traversal;
 
 use std::path::Path;
