@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::result::{Counts, Histograms, RunResult, Window, FORMAT};
+use crate::result::{Counts, Histograms, RunResult, Window, FORMAT, LATE_AFTER};
 use crate::sample::Outcome;
 use crate::schedule::{Phase, Ticket};
 
@@ -52,6 +52,13 @@ impl Recorder {
         if ticket.phase != Phase::Measured {
             self.counts.excluded += 1;
             return;
+        }
+        let sent = match &outcome {
+            Outcome::Response(s) => Some(s.sent),
+            Outcome::Failed { sent, .. } => *sent,
+        };
+        if sent.is_some_and(|s| s > ticket.intended + LATE_AFTER) {
+            self.counts.late += 1;
         }
         match outcome {
             Outcome::Response(s) => {

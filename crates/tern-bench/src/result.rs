@@ -112,7 +112,15 @@ pub struct Counts {
     pub connections: u64,
     /// Requests finished in the warm-up and cool-down (not in the figures).
     pub excluded: u64,
+    /// Measured requests sent more than [`LATE_AFTER`] after they were due
+    /// (open loop: every connection was busy). Their wait is in the
+    /// corrected latency; many of them mean `-c` is too small for the rate.
+    #[serde(default)]
+    pub late: u64,
 }
+
+/// How late a send must be to count as late: beyond the timer slack.
+pub const LATE_AFTER: std::time::Duration = std::time::Duration::from_millis(2);
 
 impl Counts {
     /// Responses with a status outside 200..=299.
@@ -146,6 +154,7 @@ impl Counts {
         self.kept_alive += o.kept_alive;
         self.connections += o.connections;
         self.excluded += o.excluded;
+        self.late += o.late;
     }
 }
 

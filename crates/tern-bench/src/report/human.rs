@@ -83,6 +83,13 @@ pub fn render(r: &RunResult) -> String {
             cpu.seconds, cpu.us_per_request
         );
     }
+    if c.late > 0 {
+        let _ = writeln!(
+            o,
+            "  late         {} requests were sent over 2 ms after they were due: all connections were busy (raise -c?)",
+            c.late
+        );
+    }
     if c.excluded > 0 {
         let _ = writeln!(
             o,

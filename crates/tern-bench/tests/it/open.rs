@@ -41,6 +41,7 @@ fn constant_rate_is_kept() {
     // Exactly rate x duration requests are due in the window.
     assert_eq!(r.counts.responses, 400);
     assert_eq!(r.counts.errors.total(), 0);
+    assert!(r.counts.late < 20, "sent on time: {} late", r.counts.late);
     let arrivals = server.stats.arrivals.lock().unwrap().clone();
     let first = *arrivals.iter().min().unwrap();
     let span = arrivals
