@@ -65,6 +65,9 @@ pub(crate) struct Entry {
     generation: u64,
     referenced: AtomicBool,
     bytes: u64,
+    /// Whether any representation's body is in memory (an empty file's
+    /// body is in memory too, with zero bytes).
+    has_body: bool,
 }
 
 impl Entry {
@@ -73,12 +76,9 @@ impl Entry {
         sidecars: CodingSet,
         variants: [Option<Variant>; 4],
     ) -> Entry {
-        let bytes = variants
-            .iter()
-            .flatten()
-            .filter_map(|v| v.body.as_ref())
-            .map(|b| b.len() as u64)
-            .sum();
+        let bodies = variants.iter().flatten().filter_map(|v| v.body.as_ref());
+        let has_body = bodies.clone().next().is_some();
+        let bytes = bodies.map(|b| b.len() as u64).sum();
         Entry {
             checked,
             sidecars,
@@ -86,6 +86,7 @@ impl Entry {
             generation: 0,
             referenced: AtomicBool::new(false),
             bytes,
+            has_body,
         }
     }
 
@@ -228,7 +229,7 @@ impl FileCache {
         if !self.enabled {
             return;
         }
-        if entry.bytes == 0 || entry.bytes > self.max_bytes {
+        if !entry.has_body || entry.bytes > self.max_bytes {
             self.remove(ns, path);
             return;
         }

@@ -42,6 +42,18 @@ async fn a_hit_counts_and_needs_no_file() {
 }
 
 #[tokio::test]
+async fn empty_file_is_cached_too() {
+    // The 0 KB file of the reports' tables: it must be a hit like any other.
+    let fx = cached(|_| {});
+    let path = fx.write("empty.html", "");
+    assert_eq!(body(&fx, "/empty.html").await, "");
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(body(&fx, "/empty.html").await, "");
+    let s = fx.stats();
+    assert_eq!((s.hits, s.misses, s.entries, s.bytes), (1, 1, 1, 0));
+}
+
+#[tokio::test]
 async fn a_changed_file_is_served_fresh_after_revalidate() {
     let fx = cached(|c| c.revalidate = Duration::from_millis(50));
     let path = fx.write("a.txt", "version one");
