@@ -31,12 +31,19 @@ enum Command {
         #[arg(long, short)]
         config: PathBuf,
     },
+    /// Load a server: closed or open loop, latency without coordinated
+    /// omission, ab-compatible reports, server CPU time.
+    Bench(tern_bench::cli::BenchArgs),
+    /// Rebuild the founding reports' tables for tern and installed peers.
+    Suite(tern_bench::cli::SuiteArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => serve::run(args),
+        Command::Bench(args) => tern_bench::cli::run_bench(args),
+        Command::Suite(args) => tern_bench::cli::run_suite(args),
         Command::Check { config } => match tern_config::load(&config) {
             Ok(_) => {
                 println!("{}: ok", config.display());
