@@ -535,6 +535,10 @@ async fn connection_task(state: Rc<ThreadState>, mut conn: Connection) {
             }
         };
         state.finish(&ticket, outcome);
+        // Failures that touch no socket (an unresolvable host) complete
+        // without ever waiting; yield now and then so that the other tasks
+        // and the stop watcher still run.
+        tokio::task::coop::consume_budget().await;
     }
 }
 

@@ -98,3 +98,32 @@ fn a_keepalive_connection_closed_while_idle_is_reopened_not_an_error() {
         "each request was sent once, on a live connection"
     );
 }
+
+#[test]
+fn a_stop_ends_a_run_of_instant_failures() {
+    // Failures that never wait (no address at all) must not keep the
+    // connection tasks from seeing a stop.
+    let mut settings = closed(2, 1);
+    settings.stop = Stop::Duration(Duration::from_secs(30));
+    let plan = tern_bench::Plan::new(
+        vec![tern_bench::Target::parse("http://no-such-host.invalid/").unwrap()],
+        settings,
+    )
+    .unwrap();
+    let control = tern_bench::RunControl::default();
+    let stop = control.stop.clone();
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        stop.stop();
+    });
+    let began = Instant::now();
+    let r = tern_bench::run(&plan, &control).unwrap();
+    stopper.join().unwrap();
+    assert!(
+        began.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        began.elapsed()
+    );
+    assert!(r.counts.errors.connect > 0);
+    assert!(r.notes.iter().any(|n| n.contains("stopped early")));
+}
