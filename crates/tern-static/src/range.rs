@@ -44,6 +44,13 @@ enum Spec {
 /// Decides what `header` asks of a representation of `len` bytes, honouring
 /// at most `max_ranges` ranges.
 pub(crate) fn decide(header: &[u8], len: u64, max_ranges: usize) -> RangeDecision {
+    // An empty representation has no byte to send in a 206: a suffix range is
+    // "satisfiable" (RFC 9110 §14.1.2) yet selects nothing, so Range is
+    // ignored and the empty 200 goes out (§14.2 allows it; nginx and Go do
+    // the same). Never a 416 for a range the RFC calls satisfiable.
+    if len == 0 {
+        return RangeDecision::Full;
+    }
     let Some(specs) = parse(header, max_ranges) else {
         return RangeDecision::Full;
     };
@@ -123,7 +130,6 @@ fn satisfy(spec: Spec, len: u64) -> Option<ByteRange> {
         }),
         Spec::From { .. } => None,
         Spec::Suffix(0) => None,
-        Spec::Suffix(_) if len == 0 => None,
         Spec::Suffix(n) => Some(ByteRange {
             start: len - n.min(len),
             end: len - 1,
@@ -204,8 +210,12 @@ mod tests {
         assert_eq!(d("bytes=100-", 100), Unsatisfiable);
         assert_eq!(d("bytes=100-200,300-", 100), Unsatisfiable);
         assert_eq!(d("bytes=-0", 100), Unsatisfiable);
-        assert_eq!(d("bytes=0-", 0), Unsatisfiable);
-        assert_eq!(d("bytes=-5", 0), Unsatisfiable);
+    }
+
+    #[test]
+    fn ranges_on_an_empty_file_are_ignored() {
+        assert_eq!(d("bytes=0-", 0), Full);
+        assert_eq!(d("bytes=-5", 0), Full);
     }
 
     #[test]

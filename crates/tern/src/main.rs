@@ -33,17 +33,17 @@ enum Command {
     },
     /// Load a server: closed or open loop, latency without coordinated
     /// omission, ab-compatible reports, server CPU time.
-    Bench(tern_bench::cli::BenchArgs),
+    Bench(Box<tern_bench::cli::BenchArgs>),
     /// Rebuild the founding reports' tables for tern and installed peers.
-    Suite(tern_bench::cli::SuiteArgs),
+    Suite(Box<tern_bench::cli::SuiteArgs>),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => serve::run(args),
-        Command::Bench(args) => tern_bench::cli::run_bench(args),
-        Command::Suite(args) => tern_bench::cli::run_suite(args),
+        Command::Bench(args) => tern_bench::cli::run_bench(*args),
+        Command::Suite(args) => tern_bench::cli::run_suite(*args),
         Command::Check { config } => match tern_config::load(&config) {
             Ok(_) => {
                 println!("{}: ok", config.display());

@@ -101,16 +101,16 @@ fn other_methods_are_405_with_allow() {
 fn slow_head_is_disconnected_after_header_read_timeout_and_logged() {
     let t = site("header_read_timeout = \"500ms\"\nkeepalive_timeout = \"30s\"");
     let mut s = TcpStream::connect(t.addr()).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(8))).unwrap();
     let start = Instant::now();
     s.write_all(b"GET / HTTP/1.1\r\nHost: te").unwrap();
     let mut buf = [0u8; 64];
-    // The server closes the connection: read returns 0 (or a reset).
-    let n = s.read(&mut buf).unwrap_or(0);
-    assert_eq!(n, 0);
+    // The server closes the connection: read returns 0 (or a reset), not
+    // our own read timeout.
+    assert!(closed_by_peer(s.read(&mut buf)), "not closed by the server");
     let took = start.elapsed();
     assert!(took >= Duration::from_millis(400), "closed after {took:?}");
-    assert!(took < Duration::from_secs(4), "closed after {took:?}");
+    assert!(took < Duration::from_secs(6), "closed after {took:?}");
     assert!(
         t.wait_log("did not send a request head within header_read_timeout"),
         "{}",
@@ -132,13 +132,23 @@ fn slow_head_is_disconnected_after_header_read_timeout_and_logged() {
         }
     }
     if !closed {
-        closed = matches!(s.read(&mut buf), Ok(0) | Err(_));
+        closed = closed_by_peer(s.read(&mut buf));
     }
     assert!(
         closed,
         "slowloris still connected after {:?}",
         start.elapsed()
     );
+}
+
+fn closed_by_peer(r: std::io::Result<usize>) -> bool {
+    match r {
+        Ok(n) => n == 0,
+        Err(e) => matches!(
+            e.kind(),
+            std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe
+        ),
+    }
 }
 
 #[test]
@@ -152,7 +162,7 @@ fn idle_keepalive_connection_is_closed_after_keepalive_timeout() {
     assert_eq!(r.status, 200);
     let start = Instant::now();
     let mut buf = [0u8; 16];
-    assert_eq!(s.read(&mut buf).unwrap_or(0), 0);
+    assert!(closed_by_peer(s.read(&mut buf)), "not closed by the server");
     let took = start.elapsed();
     assert!(
         took >= Duration::from_millis(250) && took < Duration::from_secs(3),
