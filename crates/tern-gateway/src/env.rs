@@ -1,0 +1,654 @@
+//! The CGI/1.1 environment (RFC 3875 §4.1): meta-variables built from the
+//! request, the connection and the script that was found. Pure: no clock,
+//! no file system, no reading of tern's own environment (the allow-listed
+//! variables come in as values).
+//!
+//! What is set:
+//! - the RFC's meta-variables: GATEWAY_INTERFACE, SERVER_SOFTWARE,
+//!   SERVER_NAME, SERVER_PORT, SERVER_PROTOCOL, REQUEST_METHOD,
+//!   QUERY_STRING (always, `""` when there is none), SCRIPT_NAME,
+//!   PATH_INFO and PATH_TRANSLATED (only when there is path info),
+//!   REMOTE_ADDR, REMOTE_HOST (the address: tern never looks up names),
+//!   CONTENT_LENGTH (when there is a body) and CONTENT_TYPE (when sent).
+//!   AUTH_TYPE and REMOTE_USER stay unset because tern authenticates no
+//!   one (the RFC sets them only then), and REMOTE_IDENT because tern never
+//!   makes ident (RFC 1413) calls;
+//! - the extras every backend expects: REQUEST_URI, SCRIPT_FILENAME,
+//!   DOCUMENT_ROOT, REMOTE_PORT, SERVER_ADDR, REQUEST_SCHEME, HTTPS=on (TLS
+//!   only) and REDIRECT_STATUS=200 (PHP's `force-cgi-redirect`);
+//! - each request header as `HTTP_` + the name upper-cased with `-` as
+//!   `_`; repeated fields joined with `, ` (`; ` for Cookie).
+//!
+//! What is refused or withheld, by default:
+//! - `Proxy` never becomes HTTP_PROXY (httpoxy, CVE-2016-5385 and kin:
+//!   libraries take HTTP_PROXY as their outbound proxy);
+//! - `Authorization` only with `pass_authorization` (any local user can
+//!   read a process's environment); `Proxy-Authorization` never;
+//! - Content-Type and Content-Length are carried only as CONTENT_TYPE and
+//!   CONTENT_LENGTH (RFC §4.1.18); a `Content_Type` look-alike is dropped;
+//! - names with characters other than letters, digits, `-` and `_` are
+//!   dropped (Apache); two names that map to one variable (`X-A` and `X_A`)
+//!   refuse the request, since either could be the one a script trusts
+//!   (lighttpd flags the same collision);
+//! - with `refuse_shellshock`, any value starting with `() {` refuses the
+//!   request (CVE-2014-6271: old bash imports such values as functions).
+
+use std::ffi::{OsStr, OsString};
+use std::net::SocketAddr;
+use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
+use std::path::Path;
+
+use http::request::Parts;
+use http::{header, HeaderName, Version};
+use tern_handler::{ConnInfo, PeerAddr};
+
+use crate::Error;
+
+/// A script's environment: names and values with no NUL byte, and no
+/// variable set twice. Only [`build`] makes one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CgiEnv {
+    vars: Vec<(OsString, OsString)>,
+}
+
+impl CgiEnv {
+    /// The value of `name`, if set.
+    pub fn get(&self, name: &str) -> Option<&OsStr> {
+        self.vars
+            .iter()
+            .find(|(n, _)| n.as_bytes() == name.as_bytes())
+            .map(|(_, v)| v.as_os_str())
+    }
+
+    /// Every variable, in the order they were set.
+    pub fn iter(&self) -> impl Iterator<Item = (&OsStr, &OsStr)> {
+        self.vars
+            .iter()
+            .map(|(n, v)| (n.as_os_str(), v.as_os_str()))
+    }
+
+    /// How many variables are set.
+    pub fn len(&self) -> usize {
+        self.vars.len()
+    }
+
+    /// Whether no variable is set (never true for a built environment).
+    pub fn is_empty(&self) -> bool {
+        self.vars.is_empty()
+    }
+}
+
+/// The script that was found, as the environment names it.
+#[derive(Clone, Copy, Debug)]
+pub struct ScriptVars<'a> {
+    /// The URL path of the script (`/cgi-bin/env.cgi`), decoded.
+    pub script_name: &'a str,
+    /// The script's file (`/srv/cgi-bin/env.cgi`).
+    pub script_filename: &'a Path,
+    /// The rest of the decoded path after the script (`/a/b`), or `""`.
+    pub path_info: &'a str,
+    /// The site's document root.
+    pub document_root: &'a Path,
+}
+
+/// The route's environment policy.
+#[derive(Clone, Copy, Debug)]
+pub struct EnvPolicy<'a> {
+    /// Pass `Authorization` as HTTP_AUTHORIZATION.
+    pub pass_authorization: bool,
+    /// Refuse values starting with `() {`.
+    pub refuse_shellshock: bool,
+    /// Variables taken from tern's own environment (PATH and the
+    /// allow-list), set first; a name the CGI environment sets itself is
+    /// skipped.
+    pub inherited: &'a [(OsString, OsString)],
+}
+
+/// Everything the environment is built from.
+#[derive(Clone, Copy, Debug)]
+pub struct EnvInput<'a> {
+    /// The request's method, URI, version and headers.
+    pub request: &'a Parts,
+    /// The connection it came on.
+    pub conn: &'a ConnInfo,
+    /// The script.
+    pub script: ScriptVars<'a>,
+    /// The body's exact length, when there is a body (a spooled body has
+    /// one by now).
+    pub content_length: Option<u64>,
+    /// The route's policy.
+    pub policy: EnvPolicy<'a>,
+}
+
+/// What `SERVER_SOFTWARE` says.
+pub const SERVER_SOFTWARE: &str = concat!("tern/", env!("CARGO_PKG_VERSION"));
+
+/// Names set by [`build`] itself, never taken from tern's environment.
+const OWN: &[&str] = &[
+    "AUTH_TYPE",
+    "CONTENT_LENGTH",
+    "CONTENT_TYPE",
+    "GATEWAY_INTERFACE",
+    "PATH_INFO",
+    "PATH_TRANSLATED",
+    "QUERY_STRING",
+    "REMOTE_ADDR",
+    "REMOTE_HOST",
+    "REMOTE_IDENT",
+    "REMOTE_USER",
+    "REQUEST_METHOD",
+    "SCRIPT_NAME",
+    "SERVER_NAME",
+    "SERVER_PORT",
+    "SERVER_PROTOCOL",
+    "SERVER_SOFTWARE",
+    "REQUEST_URI",
+    "SCRIPT_FILENAME",
+    "DOCUMENT_ROOT",
+    "REMOTE_PORT",
+    "SERVER_ADDR",
+    "REQUEST_SCHEME",
+    "HTTPS",
+    "REDIRECT_STATUS",
+];
+
+/// Builds the environment, or refuses the request (a header collision, a
+/// Shellshock-looking value, a NUL).
+pub fn build(input: &EnvInput<'_>) -> Result<CgiEnv, Error> {
+    let req = input.request;
+    let mut env = Builder {
+        vars: Vec::with_capacity(input.policy.inherited.len() + 24 + req.headers.len()),
+    };
+    for (name, value) in input.policy.inherited {
+        let own = OWN.iter().any(|o| o.as_bytes() == name.as_bytes());
+        if !own && !name.as_bytes().starts_with(b"HTTP_") {
+            env.push_os(name.clone(), value.clone())?;
+        }
+    }
+
+    let secure = input.conn.secure;
+    let scheme = if secure { "https" } else { "http" };
+    let host = request_host(req);
+    let local = input.conn.local.socket_addr();
+    let peer = input.conn.peer.socket_addr();
+
+    env.push("GATEWAY_INTERFACE", "CGI/1.1")?;
+    env.push("SERVER_SOFTWARE", SERVER_SOFTWARE)?;
+    env.push("SERVER_NAME", &server_name(host, local))?;
+    env.push("SERVER_PORT", &server_port(host, local, secure))?;
+    env.push("SERVER_ADDR", &address(&input.conn.local, local))?;
+    env.push("SERVER_PROTOCOL", protocol(req.version))?;
+    env.push("REQUEST_SCHEME", scheme)?;
+    if secure {
+        env.push("HTTPS", "on")?;
+    }
+    env.push("REQUEST_METHOD", req.method.as_str())?;
+    let target = req.uri.path_and_query().map_or("/", |p| p.as_str());
+    env.push("REQUEST_URI", target)?;
+    env.push("QUERY_STRING", req.uri.query().unwrap_or(""))?;
+    let s = &input.script;
+    env.push("SCRIPT_NAME", s.script_name)?;
+    env.push_os("SCRIPT_FILENAME".into(), s.script_filename.into())?;
+    if !s.path_info.is_empty() {
+        env.push("PATH_INFO", s.path_info)?;
+        // PATH_INFO starts with '/', so this appends rather than replaces.
+        let mut translated = s.document_root.as_os_str().as_bytes().to_vec();
+        while translated.last() == Some(&b'/') {
+            translated.pop();
+        }
+        translated.extend_from_slice(s.path_info.as_bytes());
+        env.push_os("PATH_TRANSLATED".into(), OsString::from_vec(translated))?;
+    }
+    env.push_os("DOCUMENT_ROOT".into(), s.document_root.into())?;
+    let remote = address(&input.conn.peer, peer);
+    env.push("REMOTE_ADDR", &remote)?;
+    env.push("REMOTE_HOST", &remote)?;
+    if let Some(p) = peer {
+        env.push("REMOTE_PORT", &p.port().to_string())?;
+    }
+    if let Some(len) = input.content_length {
+        env.push("CONTENT_LENGTH", &len.to_string())?;
+    }
+    if let Some(ct) = req.headers.get(header::CONTENT_TYPE) {
+        env.push_os(
+            "CONTENT_TYPE".into(),
+            OsStr::from_bytes(ct.as_bytes()).into(),
+        )?;
+    }
+    env.push("REDIRECT_STATUS", "200")?;
+
+    headers(&mut env, req, &input.policy)?;
+
+    if input.policy.refuse_shellshock {
+        if let Some((name, _)) = env
+            .vars
+            .iter()
+            .find(|(_, v)| v.as_bytes().starts_with(b"() {"))
+        {
+            return Err(Error::Shellshock(name.to_string_lossy().into_owned()));
+        }
+    }
+    Ok(CgiEnv { vars: env.vars })
+}
+
+struct Builder {
+    vars: Vec<(OsString, OsString)>,
+}
+
+impl Builder {
+    fn push(&mut self, name: &str, value: &str) -> Result<(), Error> {
+        self.push_os(name.into(), value.into())
+    }
+
+    fn push_os(&mut self, name: OsString, value: OsString) -> Result<(), Error> {
+        if value.as_bytes().contains(&0) || name.as_bytes().contains(&0) {
+            return Err(Error::NulInValue(name.to_string_lossy().into_owned()));
+        }
+        self.vars.push((name, value));
+        Ok(())
+    }
+}
+
+/// The request headers as HTTP_* variables.
+fn headers(env: &mut Builder, req: &Parts, policy: &EnvPolicy<'_>) -> Result<(), Error> {
+    // (variable, header) for every header seen, kept or not, so that a
+    // look-alike of a withheld header is caught too. Few headers: a Vec.
+    let mut seen: Vec<(Vec<u8>, &HeaderName)> = Vec::with_capacity(req.headers.keys_len());
+    for name in req.headers.keys() {
+        let Some(var) = variable_name(name) else {
+            // A name no shell could hold (`X.Y`, `X:Y` are tokens in
+            // HTTP): dropped, as Apache does.
+            continue;
+        };
+        if let Some((_, first)) = seen.iter().find(|(v, _)| *v == var) {
+            return Err(Error::HeaderCollision(
+                first.as_str().to_owned(),
+                name.as_str().to_owned(),
+            ));
+        }
+        seen.push((var, name));
+    }
+    for (var, name) in seen {
+        let withheld = match &var[5..] {
+            // httpoxy: never, whatever the route says.
+            b"PROXY" | b"PROXY_AUTHORIZATION" => true,
+            b"AUTHORIZATION" => !policy.pass_authorization,
+            // Carried as CONTENT_TYPE / CONTENT_LENGTH.
+            b"CONTENT_TYPE" | b"CONTENT_LENGTH" => true,
+            _ => false,
+        };
+        if withheld {
+            continue;
+        }
+        let sep: &[u8] = if name == header::COOKIE { b"; " } else { b", " };
+        let mut value = Vec::new();
+        for (i, v) in req.headers.get_all(name).iter().enumerate() {
+            if i > 0 {
+                value.extend_from_slice(sep);
+            }
+            value.extend_from_slice(v.as_bytes());
+        }
+        env.push_os(OsString::from_vec(var), OsString::from_vec(value))?;
+    }
+    Ok(())
+}
+
+/// `HTTP_` + the name upper-cased with `-` as `_`, or `None` when the name
+/// has a character other than a letter, digit, `-` or `_`.
+fn variable_name(name: &HeaderName) -> Option<Vec<u8>> {
+    let mut var = Vec::with_capacity(5 + name.as_str().len());
+    var.extend_from_slice(b"HTTP_");
+    for b in name.as_str().bytes() {
+        match b {
+            b'a'..=b'z' => var.push(b.to_ascii_uppercase()),
+            b'A'..=b'Z' | b'0'..=b'9' | b'_' => var.push(b),
+            b'-' => var.push(b'_'),
+            _ => return None,
+        }
+    }
+    Some(var)
+}
+
+/// The Host the client asked for (`Host`, or the HTTP/2 authority), if it
+/// is a plausible host name or IP literal with an optional port.
+fn request_host(req: &Parts) -> Option<&str> {
+    let raw = match req.headers.get(header::HOST) {
+        Some(h) => h.to_str().ok()?,
+        None => req.uri.authority()?.as_str(),
+    };
+    let ok = !raw.is_empty()
+        && raw.len() <= 255
+        && raw
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-.:[]".contains(&b));
+    ok.then_some(raw)
+}
+
+/// Splits `host[:port]` / `[v6][:port]`.
+fn split_host(host: &str) -> (&str, Option<&str>) {
+    if host.starts_with('[') {
+        return match host.find(']') {
+            Some(end) => (&host[..=end], host[end + 1..].strip_prefix(':')),
+            None => (host, None),
+        };
+    }
+    match host.rsplit_once(':') {
+        Some((h, p)) if !h.contains(':') => (h, Some(p)),
+        _ => (host, None),
+    }
+}
+
+fn server_name(host: Option<&str>, local: Option<SocketAddr>) -> String {
+    match (host.map(split_host), local) {
+        (Some((h, _)), _) if !h.is_empty() => h.to_owned(),
+        (_, Some(a)) => ip_text(a),
+        _ => "localhost".to_owned(),
+    }
+}
+
+fn server_port(host: Option<&str>, local: Option<SocketAddr>, secure: bool) -> String {
+    if let Some(a) = local {
+        return a.port().to_string();
+    }
+    // A Unix socket has no port: say the one the client used, else the
+    // scheme's.
+    match host.map(split_host) {
+        Some((_, Some(p))) if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) => {
+            p.to_owned()
+        }
+        _ => if secure { "443" } else { "80" }.to_owned(),
+    }
+}
+
+/// An address as REMOTE_ADDR / SERVER_ADDR say it: the IP (IPv4-mapped
+/// IPv6 shown as IPv4), or `unix:` and the path for a Unix socket (nginx's
+/// form).
+fn address(end: &PeerAddr, tcp: Option<SocketAddr>) -> String {
+    match tcp {
+        Some(a) => ip_text(a),
+        None => end.to_string(),
+    }
+}
+
+fn ip_text(a: SocketAddr) -> String {
+    a.ip().to_canonical().to_string()
+}
+
+fn protocol(v: Version) -> &'static str {
+    match v {
+        Version::HTTP_09 => "HTTP/0.9",
+        Version::HTTP_10 => "HTTP/1.0",
+        Version::HTTP_2 => "HTTP/2.0",
+        Version::HTTP_3 => "HTTP/3.0",
+        _ => "HTTP/1.1",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
+    fn parts(raw: &[(&str, &str)], uri: &str) -> Parts {
+        let mut b = http::Request::builder().method("POST").uri(uri);
+        for (n, v) in raw {
+            b = b.header(*n, *v);
+        }
+        b.body(()).unwrap().into_parts().0
+    }
+
+    fn conn(secure: bool) -> ConnInfo {
+        ConnInfo {
+            peer: PeerAddr::Tcp("192.0.2.7:51000".parse().unwrap()),
+            local: PeerAddr::Tcp("127.0.0.1:8080".parse().unwrap()),
+            secure,
+        }
+    }
+
+    struct Case {
+        parts: Parts,
+        conn: ConnInfo,
+        inherited: Vec<(OsString, OsString)>,
+        path_info: &'static str,
+        pass_authorization: bool,
+        refuse_shellshock: bool,
+    }
+
+    impl Case {
+        fn new(headers: &[(&str, &str)]) -> Case {
+            Case {
+                parts: parts(headers, "/cgi-bin/env.cgi/a/b?x=1&y=%20"),
+                conn: conn(false),
+                inherited: vec![("PATH".into(), "/usr/bin:/bin".into())],
+                path_info: "/a/b",
+                pass_authorization: false,
+                refuse_shellshock: true,
+            }
+        }
+
+        fn build(&self) -> Result<CgiEnv, Error> {
+            let filename = PathBuf::from("/srv/cgi-bin/env.cgi");
+            let root = PathBuf::from("/srv/www/");
+            build(&EnvInput {
+                request: &self.parts,
+                conn: &self.conn,
+                script: ScriptVars {
+                    script_name: "/cgi-bin/env.cgi",
+                    script_filename: &filename,
+                    path_info: self.path_info,
+                    document_root: &root,
+                },
+                content_length: Some(5),
+                policy: EnvPolicy {
+                    pass_authorization: self.pass_authorization,
+                    refuse_shellshock: self.refuse_shellshock,
+                    inherited: &self.inherited,
+                },
+            })
+        }
+    }
+
+    fn pairs(env: &CgiEnv) -> Vec<(String, String)> {
+        env.iter()
+            .map(|(n, v)| {
+                (
+                    n.to_string_lossy().into_owned(),
+                    v.to_string_lossy().into_owned(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn golden_environment() {
+        let env = Case::new(&[
+            ("Host", "example.com:8080"),
+            ("Content-Type", "text/plain"),
+            ("Content-Length", "5"),
+            ("User-Agent", "t/1"),
+            ("Accept", "a"),
+            ("accept", "b"),
+            ("Cookie", "a=1"),
+            ("Cookie", "b=2"),
+            ("X-Forwarded-For", "198.51.100.1"),
+        ])
+        .build()
+        .unwrap();
+        let want: Vec<(String, String)> = [
+            ("PATH", "/usr/bin:/bin"),
+            ("GATEWAY_INTERFACE", "CGI/1.1"),
+            ("SERVER_SOFTWARE", SERVER_SOFTWARE),
+            ("SERVER_NAME", "example.com"),
+            ("SERVER_PORT", "8080"),
+            ("SERVER_ADDR", "127.0.0.1"),
+            ("SERVER_PROTOCOL", "HTTP/1.1"),
+            ("REQUEST_SCHEME", "http"),
+            ("REQUEST_METHOD", "POST"),
+            ("REQUEST_URI", "/cgi-bin/env.cgi/a/b?x=1&y=%20"),
+            ("QUERY_STRING", "x=1&y=%20"),
+            ("SCRIPT_NAME", "/cgi-bin/env.cgi"),
+            ("SCRIPT_FILENAME", "/srv/cgi-bin/env.cgi"),
+            ("PATH_INFO", "/a/b"),
+            ("PATH_TRANSLATED", "/srv/www/a/b"),
+            ("DOCUMENT_ROOT", "/srv/www/"),
+            ("REMOTE_ADDR", "192.0.2.7"),
+            ("REMOTE_HOST", "192.0.2.7"),
+            ("REMOTE_PORT", "51000"),
+            ("CONTENT_LENGTH", "5"),
+            ("CONTENT_TYPE", "text/plain"),
+            ("REDIRECT_STATUS", "200"),
+            ("HTTP_HOST", "example.com:8080"),
+            ("HTTP_USER_AGENT", "t/1"),
+            ("HTTP_ACCEPT", "a, b"),
+            ("HTTP_COOKIE", "a=1; b=2"),
+            ("HTTP_X_FORWARDED_FOR", "198.51.100.1"),
+        ]
+        .iter()
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect();
+        assert_eq!(pairs(&env), want);
+    }
+
+    #[test]
+    fn tls_sets_https_and_no_path_info_sets_neither_path_variable() {
+        let mut c = Case::new(&[("Host", "h")]);
+        c.conn = conn(true);
+        c.path_info = "";
+        let env = c.build().unwrap();
+        assert_eq!(env.get("HTTPS"), Some(OsStr::new("on")));
+        assert_eq!(env.get("REQUEST_SCHEME"), Some(OsStr::new("https")));
+        assert_eq!(env.get("PATH_INFO"), None);
+        assert_eq!(env.get("PATH_TRANSLATED"), None);
+        assert_eq!(env.get("SERVER_NAME"), Some(OsStr::new("h")));
+        assert_eq!(env.get("SERVER_PORT"), Some(OsStr::new("8080")));
+    }
+
+    #[test]
+    fn httpoxy_is_never_passed_in_any_casing() {
+        for name in ["Proxy", "PROXY", "proxy", "pRoXy"] {
+            let env = Case::new(&[(name, "http://evil:1")]).build().unwrap();
+            assert_eq!(env.get("HTTP_PROXY"), None, "{name}");
+        }
+        let env = Case::new(&[("Proxy-Authorization", "Basic eA==")])
+            .build()
+            .unwrap();
+        assert_eq!(env.get("HTTP_PROXY_AUTHORIZATION"), None);
+    }
+
+    #[test]
+    fn authorization_only_when_the_route_opts_in() {
+        let mut c = Case::new(&[("Authorization", "Basic dTpw")]);
+        assert_eq!(c.build().unwrap().get("HTTP_AUTHORIZATION"), None);
+        c.pass_authorization = true;
+        assert_eq!(
+            c.build().unwrap().get("HTTP_AUTHORIZATION"),
+            Some(OsStr::new("Basic dTpw"))
+        );
+    }
+
+    #[test]
+    fn colliding_header_names_refuse_the_request() {
+        let err = Case::new(&[("X-Forwarded-For", "a"), ("X_Forwarded_For", "b")])
+            .build()
+            .unwrap_err();
+        assert!(matches!(err, Error::HeaderCollision(..)), "{err}");
+        // A look-alike of a withheld header collides too.
+        let err = Case::new(&[("Content-Type", "a"), ("Content_Type", "b")])
+            .build()
+            .unwrap_err();
+        assert!(matches!(err, Error::HeaderCollision(..)), "{err}");
+        // Alone, an underscore name is passed, and a Content_Type
+        // look-alike is dropped.
+        let env = Case::new(&[("X_Y", "1"), ("Content_Type", "x")])
+            .build()
+            .unwrap();
+        assert_eq!(env.get("HTTP_X_Y"), Some(OsStr::new("1")));
+        assert_eq!(env.get("HTTP_CONTENT_TYPE"), None);
+    }
+
+    #[test]
+    fn names_no_shell_could_hold_are_dropped() {
+        let env = Case::new(&[("X.Y", "1"), ("X~Z", "2")]).build().unwrap();
+        assert!(pairs(&env).iter().all(|(n, _)| !n.starts_with("HTTP_X")));
+    }
+
+    #[test]
+    fn shellshock_values_refuse_unless_allowed() {
+        let mut c = Case::new(&[("User-Agent", "() { :; }; /bin/id")]);
+        let err = c.build().unwrap_err();
+        assert!(
+            matches!(&err, Error::Shellshock(n) if n == "HTTP_USER_AGENT"),
+            "{err}"
+        );
+        c.refuse_shellshock = false;
+        let env = c.build().unwrap();
+        assert_eq!(
+            env.get("HTTP_USER_AGENT"),
+            Some(OsStr::new("() { :; }; /bin/id"))
+        );
+        // Not at the start: harmless, passed.
+        let env = Case::new(&[("X", "a () {")]).build().unwrap();
+        assert_eq!(env.get("HTTP_X"), Some(OsStr::new("a () {")));
+    }
+
+    #[test]
+    fn inherited_names_cannot_override_meta_variables() {
+        let mut c = Case::new(&[]);
+        c.inherited = vec![
+            ("PATH".into(), "/bin".into()),
+            ("SCRIPT_NAME".into(), "/evil".into()),
+            ("HTTP_HOST".into(), "evil".into()),
+            ("LANG".into(), "C".into()),
+        ];
+        let env = c.build().unwrap();
+        assert_eq!(env.get("SCRIPT_NAME"), Some(OsStr::new("/cgi-bin/env.cgi")));
+        assert_eq!(env.get("HTTP_HOST"), None);
+        assert_eq!(env.get("LANG"), Some(OsStr::new("C")));
+        let names: Vec<_> = env.iter().map(|(n, _)| n.to_owned()).collect();
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(names.len(), unique.len(), "no variable set twice");
+    }
+
+    #[test]
+    fn non_utf8_header_values_pass_as_bytes() {
+        let mut p = parts(&[], "/x");
+        p.headers.insert(
+            "x-latin",
+            http::HeaderValue::from_bytes(b"caf\xe9").unwrap(),
+        );
+        let c = Case {
+            parts: p,
+            ..Case::new(&[])
+        };
+        let env = c.build().unwrap();
+        assert_eq!(env.get("HTTP_X_LATIN").unwrap().as_bytes(), b"caf\xe9");
+    }
+
+    #[test]
+    fn unix_sockets_and_odd_hosts() {
+        let mut c = Case::new(&[("Host", "bad host")]);
+        c.conn = ConnInfo {
+            peer: PeerAddr::Unix(Arc::from("")),
+            local: PeerAddr::Unix(Arc::from("/run/tern.sock")),
+            secure: false,
+        };
+        let env = c.build().unwrap();
+        assert_eq!(env.get("REMOTE_ADDR"), Some(OsStr::new("unix:")));
+        assert_eq!(env.get("REMOTE_PORT"), None);
+        assert_eq!(
+            env.get("SERVER_ADDR"),
+            Some(OsStr::new("unix:/run/tern.sock"))
+        );
+        assert_eq!(env.get("SERVER_NAME"), Some(OsStr::new("localhost")));
+        assert_eq!(env.get("SERVER_PORT"), Some(OsStr::new("80")));
+
+        let mut c = Case::new(&[("Host", "[::1]:9000")]);
+        c.conn.peer = PeerAddr::Tcp("[::ffff:10.0.0.1]:5".parse().unwrap());
+        let env = c.build().unwrap();
+        assert_eq!(env.get("SERVER_NAME"), Some(OsStr::new("[::1]")));
+        assert_eq!(env.get("REMOTE_ADDR"), Some(OsStr::new("10.0.0.1")));
+    }
+}

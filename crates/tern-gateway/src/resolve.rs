@@ -1,0 +1,345 @@
+//! Finding the script: the decoded path's segments are walked beneath the
+//! script directory until a regular file is found; that file is the
+//! script and the rest of the path is PATH_INFO.
+//!
+//! The split is made only after the file is known to exist, to be a
+//! regular file and (for an extension route) to carry the route's
+//! extension, so `/upload/x.jpg/a.php` never runs `x.jpg` as a script (the
+//! `cgi.fix_pathinfo` class of bugs). Dot-files never run, and a
+//! directory never does (403).
+//!
+//! Containment is the static crate's idea: each lookup is an
+//! `openat2(RESOLVE_BENEATH)` from the directory's descriptor, so neither
+//! the request nor a symlink on disk leads outside the directory (symlinks
+//! that stay inside are followed; absolute ones never are). Without
+//! openat2 (ENOSYS) the walk goes one component at a time with O_NOFOLLOW
+//! and refuses every symlink. The lookups are a few metadata syscalls,
+//! done on the runtime thread like the spawn that follows them. The script
+//! is then executed by its path: a local writer of the script directory
+//! could swap a file between the check and the exec, but such a writer can
+//! install any script anyway; the check guards against requests.
+
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
+use rustix::io::Errno;
+use tern_handler::path::DecodedPath;
+
+use crate::Error;
+
+/// How the route maps request paths into the directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Scope<'a> {
+    /// The path after this prefix (`/cgi-bin`, or `/`) is looked up.
+    Prefix(&'a str),
+    /// The whole path is looked up; the script must carry this extension
+    /// (lower case, no dot).
+    Extension(&'a str),
+}
+
+impl<'a> Scope<'a> {
+    /// The scope of a route from its pattern (`/cgi-bin` or `*.cgi`).
+    pub(crate) fn of_pattern(pattern: &'a str) -> Scope<'a> {
+        match pattern.strip_prefix("*.") {
+            Some(ext) => Scope::Extension(ext),
+            None => Scope::Prefix(pattern),
+        }
+    }
+
+    /// Whether `path` is one this route is asked for.
+    pub(crate) fn covers(&self, path: &DecodedPath) -> bool {
+        match *self {
+            Scope::Prefix("/") => true,
+            Scope::Prefix(p) => path
+                .as_str()
+                .strip_prefix(p)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/')),
+            Scope::Extension(e) => path.extension().is_some_and(|x| x.eq_ignore_ascii_case(e)),
+        }
+    }
+}
+
+/// A script that was found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Script {
+    /// Its file: the directory joined with the path that found it.
+    pub(crate) filename: PathBuf,
+    /// Its URL path (SCRIPT_NAME).
+    pub(crate) script_name: String,
+    /// The rest of the request path (PATH_INFO), `""` or `/...`.
+    pub(crate) path_info: String,
+    /// Whether its name starts with `nph-`.
+    pub(crate) nph: bool,
+}
+
+impl Script {
+    /// The directory the script runs in.
+    pub(crate) fn dir(&self) -> &Path {
+        self.filename.parent().unwrap_or(Path::new("/"))
+    }
+}
+
+/// The script directory, held open.
+#[derive(Debug)]
+pub(crate) struct ScriptDir {
+    fd: OwnedFd,
+    path: PathBuf,
+}
+
+/// How a path is looked up: `Walk` forces the fallback (tests compare).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lookup {
+    Auto,
+    #[cfg_attr(
+        not(test),
+        allow(dead_code, reason = "the walk runs by itself on ENOSYS")
+    )]
+    Walk,
+}
+
+/// Set once openat2 answers ENOSYS.
+static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
+
+/// Deepest walk: paths are bounded by the URI limit anyway.
+const MAX_SEGMENTS: usize = 64;
+
+impl ScriptDir {
+    /// Opens the directory.
+    pub(crate) fn open(path: &Path) -> io::Result<ScriptDir> {
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let fd = rustix::fs::open(path, flags, Mode::empty())?;
+        Ok(ScriptDir {
+            fd,
+            path: path.to_owned(),
+        })
+    }
+
+    /// Finds the script for `path`. `executable` asks for an execute bit
+    /// (no interpreter is configured).
+    pub(crate) fn find(
+        &self,
+        path: &DecodedPath,
+        scope: Scope<'_>,
+        executable: bool,
+    ) -> Result<Script, Error> {
+        self.find_by(path, scope, executable, Lookup::Auto)
+    }
+
+    fn find_by(
+        &self,
+        path: &DecodedPath,
+        scope: Scope<'_>,
+        executable: bool,
+        how: Lookup,
+    ) -> Result<Script, Error> {
+        let full = path.as_str();
+        let (url_prefix, rest) = match scope {
+            Scope::Prefix("/") | Scope::Extension(_) => ("", full),
+            Scope::Prefix(p) => match full.strip_prefix(p) {
+                Some(rest) if rest.is_empty() || rest.starts_with('/') => (p, rest),
+                _ => return Err(Error::NoScript(format!("{full} is not under {p}"))),
+            },
+        };
+        // `rest` is "" or "/seg/seg...": walk it one segment at a time.
+        let mut end = 0;
+        for _ in 0..MAX_SEGMENTS {
+            let start = end + 1;
+            if start >= rest.len() {
+                return Err(Error::NotRunnable(format!("{full}: a directory")));
+            }
+            end = rest[start..].find('/').map_or(rest.len(), |i| start + i);
+            let segment = &rest[start..end];
+            if segment.starts_with('.') {
+                return Err(Error::NoScript(format!("{full}: a dot-file")));
+            }
+            let rel = &rest[1..end];
+            let kind = match self.stat(rel, how) {
+                Ok(st) => (FileType::from_raw_mode(st.st_mode), st.st_mode),
+                Err(Errno::ACCESS | Errno::PERM) => {
+                    return Err(Error::NotRunnable(format!("{full}: permission denied")))
+                }
+                Err(e) => return Err(Error::NoScript(format!("{full}: {e}"))),
+            };
+            match kind {
+                (FileType::Directory, _) => continue,
+                (FileType::RegularFile, mode) => {
+                    if let Scope::Extension(ext) = scope {
+                        let has = segment
+                            .rsplit_once('.')
+                            .is_some_and(|(_, x)| x.eq_ignore_ascii_case(ext));
+                        if !has {
+                            return Err(Error::NoScript(format!(
+                                "{full}: `{rel}` is a file but not a .{ext} script"
+                            )));
+                        }
+                    }
+                    if executable && mode & 0o111 == 0 {
+                        return Err(Error::NotRunnable(format!("{full}: not executable")));
+                    }
+                    return Ok(Script {
+                        filename: self.path.join(rel),
+                        script_name: format!("{url_prefix}{}", &rest[..end]),
+                        path_info: rest[end..].to_owned(),
+                        nph: segment.starts_with("nph-"),
+                    });
+                }
+                _ => return Err(Error::NoScript(format!("{full}: not a regular file"))),
+            }
+        }
+        Err(Error::NoScript(format!("{full}: too deep")))
+    }
+
+    fn stat(&self, rel: &str, how: Lookup) -> Result<rustix::fs::Stat, Errno> {
+        let flags = OFlags::PATH | OFlags::CLOEXEC;
+        if how == Lookup::Auto && !NO_OPENAT2.load(Ordering::Relaxed) {
+            let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
+            // EAGAIN: a rename raced the lookup; the kernel asks for a retry.
+            for _ in 0..8 {
+                match rustix::fs::openat2(&self.fd, rel, flags, Mode::empty(), resolve) {
+                    Ok(fd) => return rustix::fs::fstat(&fd),
+                    Err(Errno::AGAIN) => continue,
+                    Err(Errno::NOSYS) => {
+                        NO_OPENAT2.store(true, Ordering::Relaxed);
+                        break;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            if !NO_OPENAT2.load(Ordering::Relaxed) {
+                return Err(Errno::AGAIN);
+            }
+        }
+        self.walk(rel, flags)
+    }
+
+    /// The fallback: one component at a time, refusing every symlink.
+    fn walk(&self, rel: &str, flags: OFlags) -> Result<rustix::fs::Stat, Errno> {
+        let mut dir: Option<OwnedFd> = None;
+        for name in rel.split('/') {
+            let parent = dir.as_ref().map_or(self.fd.as_fd(), |d| d.as_fd());
+            let fd = rustix::fs::openat(parent, name, flags | OFlags::NOFOLLOW, Mode::empty())?;
+            dir = Some(fd);
+        }
+        let fd = dir.ok_or(Errno::NOENT)?;
+        let st = rustix::fs::fstat(&fd)?;
+        if FileType::from_raw_mode(st.st_mode) == FileType::Symlink {
+            return Err(Errno::LOOP);
+        }
+        Ok(st)
+    }
+
+    #[cfg(test)]
+    fn find_by_walk(&self, path: &DecodedPath, scope: Scope<'_>) -> Result<Script, Error> {
+        self.find_by(path, scope, true, Lookup::Walk)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::{symlink, PermissionsExt as _};
+
+    fn tree() -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("cgi");
+        std::fs::create_dir_all(d.join("sub")).unwrap();
+        let exe = |p: &Path| {
+            std::fs::write(p, "#!/bin/sh\n").unwrap();
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        };
+        exe(&d.join("run.cgi"));
+        exe(&d.join("sub/deep.cgi"));
+        exe(&d.join("nph-raw"));
+        exe(&d.join(".hidden"));
+        exe(&t.path().join("outside.cgi"));
+        std::fs::write(d.join("x.jpg"), "jpeg").unwrap();
+        std::fs::write(d.join("plain.cgi"), "not executable").unwrap();
+        symlink("run.cgi", d.join("link-in.cgi")).unwrap();
+        symlink("../outside.cgi", d.join("link-out.cgi")).unwrap();
+        symlink(t.path().join("outside.cgi"), d.join("link-abs.cgi")).unwrap();
+        t
+    }
+
+    fn p(s: &str) -> DecodedPath {
+        DecodedPath::parse(s).unwrap()
+    }
+
+    #[test]
+    fn the_first_file_is_the_script_and_the_rest_is_path_info() {
+        let t = tree();
+        let dir = ScriptDir::open(&t.path().join("cgi")).unwrap();
+        let s = dir
+            .find(
+                &p("/cgi-bin/sub/deep.cgi/a/b/"),
+                Scope::Prefix("/cgi-bin"),
+                true,
+            )
+            .unwrap();
+        assert_eq!(s.filename, t.path().join("cgi/sub/deep.cgi"));
+        assert_eq!(s.script_name, "/cgi-bin/sub/deep.cgi");
+        assert_eq!(s.path_info, "/a/b/");
+        assert_eq!(s.dir(), t.path().join("cgi/sub"));
+        assert!(!s.nph);
+        let s = dir.find(&p("/run.cgi"), Scope::Prefix("/"), true).unwrap();
+        assert_eq!(
+            (s.script_name.as_str(), s.path_info.as_str()),
+            ("/run.cgi", "")
+        );
+        let s = dir
+            .find(&p("/c/nph-raw"), Scope::Prefix("/c"), true)
+            .unwrap();
+        assert!(s.nph);
+    }
+
+    #[test]
+    fn refusals() {
+        let t = tree();
+        let dir = ScriptDir::open(&t.path().join("cgi")).unwrap();
+        let find = |path: &str, scope| dir.find(&p(path), scope, true);
+        let pre = Scope::Prefix("/cgi-bin");
+        let not_found = |r: Result<Script, Error>| matches!(r, Err(Error::NoScript(_)));
+        let forbidden = |r: Result<Script, Error>| matches!(r, Err(Error::NotRunnable(_)));
+        assert!(not_found(find("/cgi-bin/missing", pre)));
+        assert!(not_found(find("/cgi-bin/.hidden", pre)));
+        assert!(not_found(find("/cgi-bin/sub/.x/run.cgi", pre)));
+        assert!(forbidden(find("/cgi-bin/plain.cgi", pre)));
+        assert!(forbidden(find("/cgi-bin/sub", pre)));
+        assert!(forbidden(find("/cgi-bin/", pre)));
+        assert!(forbidden(find("/cgi-bin", pre)));
+        assert!(not_found(find("/cgi-bin/link-out.cgi", pre)));
+        assert!(not_found(find("/cgi-bin/link-abs.cgi", pre)));
+        assert!(find("/cgi-bin/link-in.cgi", pre).is_ok());
+        // The x.jpg/a.cgi class: the first file found is not a script.
+        let ext = Scope::Extension("cgi");
+        assert!(not_found(find("/x.jpg/a.cgi", ext)));
+        assert!(
+            find("/RUN.CGI", ext).is_err(),
+            "names are case-sensitive on disk"
+        );
+        assert!(find("/sub/deep.cgi", ext).is_ok());
+        // Not executable is fine when an interpreter runs it.
+        assert!(dir.find(&p("/cgi-bin/plain.cgi"), pre, false).is_ok());
+    }
+
+    #[test]
+    fn the_fallback_walk_refuses_every_symlink() {
+        let t = tree();
+        let dir = ScriptDir::open(&t.path().join("cgi")).unwrap();
+        let pre = Scope::Prefix("/c");
+        assert!(dir.find_by_walk(&p("/c/sub/deep.cgi/x"), pre).is_ok());
+        assert!(dir.find_by_walk(&p("/c/link-in.cgi"), pre).is_err());
+        assert!(dir.find_by_walk(&p("/c/link-out.cgi"), pre).is_err());
+    }
+
+    #[test]
+    fn scope_covers() {
+        assert!(Scope::of_pattern("/cgi-bin").covers(&p("/cgi-bin/x")));
+        assert!(!Scope::of_pattern("/cgi-bin").covers(&p("/cgi-binx")));
+        assert!(Scope::of_pattern("*.cgi").covers(&p("/a/b.CGI")));
+        assert!(!Scope::of_pattern("*.cgi").covers(&p("/a/b.html")));
+        assert!(Scope::of_pattern("/").covers(&p("/anything")));
+    }
+}

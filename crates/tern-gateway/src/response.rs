@@ -1,0 +1,536 @@
+//! The script's response head (RFC 3875 §6), parsed strictly and turned
+//! into a decision. Pure: bytes in, a [`Reply`] out.
+//!
+//! The head is the lines up to the first empty line; a line ends with LF
+//! or CR LF (scripts print either). The rules:
+//! - each line is `name: value`, the name an HTTP token; a folded line, a
+//!   line without `:`, or a CR, NUL or other control character inside a
+//!   value refuses the whole response (502): passing one on would let a
+//!   script split the client's response (header injection);
+//! - `Status` (`3DIGIT [SP reason]`, 200 to 599), `Location` and
+//!   `Content-Type` may appear once each;
+//! - the framing is tern's: the script's Content-Length and
+//!   Transfer-Encoding are dropped, with the other hop-by-hop fields
+//!   (Connection, Keep-Alive, TE, Trailer, Upgrade, Proxy-Connection) and
+//!   the `X-CGI-*` fields the RFC lets a server drop;
+//! - the decision ([`Reply`]): `Location` with a local path and no
+//!   `Status` is a local redirect (the server runs that path instead, and
+//!   the rest of the output is discarded, as Apache does); any other
+//!   `Location` is a client redirect, 302 unless `Status` says otherwise;
+//!   without `Location`, a document, which must have a `Content-Type`
+//!   unless it gives a `Status`.
+//!
+//! An NPH script ([`Mode::Nph`], `nph-` names) writes a whole HTTP response
+//! head: its status line is parsed and its fields kept as they are, but the
+//! framing is still tern's, since the connection may be HTTP/2 or carry
+//! other requests.
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+
+use crate::error::HeadError;
+
+/// The default cap on a response head: Apache's 8190-byte line limit is
+/// per line, this is for the whole head.
+pub const MAX_HEAD_BYTES: usize = 32 * 1024;
+
+/// How the script's output begins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// CGI header fields (`Status`, `Location`, `Content-Type`, others).
+    Cgi,
+    /// A non-parsed-header script: an HTTP status line, then fields.
+    Nph,
+}
+
+/// A response head to send.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Head {
+    /// The status.
+    pub status: StatusCode,
+    /// The reason phrase, when the script gave one other than the
+    /// standard one (HTTP/1 only).
+    pub reason: Option<Vec<u8>>,
+    /// The fields, framing fields removed.
+    pub headers: HeaderMap,
+}
+
+/// What the script asked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reply {
+    /// Send this head and the output that follows it.
+    Document(Head),
+    /// Send this head (a `Location` and a 3xx, 302 unless the script said
+    /// otherwise) and the output that follows it.
+    ClientRedirect(Head),
+    /// Discard the output and answer with `GET` of this local path (and
+    /// query): `/path[?query]`.
+    LocalRedirect(String),
+}
+
+/// Parses a complete head: `head` holds the lines without the final
+/// empty line. The entry point for fuzzing (with [`HeadReader`]).
+pub fn parse(head: &[u8], mode: Mode) -> Result<Reply, HeadError> {
+    let head = head.strip_suffix(b"\n").unwrap_or(head);
+    if head.is_empty() {
+        return Err(HeadError::Empty);
+    }
+    let mut lines = head
+        .split(|&b| b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .zip(1..);
+    let mut fields = Fields::default();
+    if mode == Mode::Nph {
+        let (line, _) = lines.next().unwrap_or_default();
+        let (status, reason) = status_line(line)?;
+        for (line, n) in lines {
+            fields.add(line, n, mode)?;
+        }
+        return Ok(Reply::Document(Head {
+            status,
+            reason,
+            headers: fields.headers,
+        }));
+    }
+    for (line, n) in lines {
+        fields.add(line, n, mode)?;
+    }
+    fields.decide()
+}
+
+#[derive(Default)]
+struct Fields {
+    status: Option<(StatusCode, Option<Vec<u8>>)>,
+    location: Option<HeaderValue>,
+    content_type: bool,
+    headers: HeaderMap,
+}
+
+impl Fields {
+    fn add(&mut self, line: &[u8], n: usize, mode: Mode) -> Result<(), HeadError> {
+        if matches!(line.first(), Some(b' ' | b'\t')) {
+            return Err(HeadError::Folded(n));
+        }
+        let colon = line
+            .iter()
+            .position(|&b| b == b':')
+            .ok_or(HeadError::NotAField(n))?;
+        let name = HeaderName::from_bytes(&line[..colon]).map_err(|_| HeadError::BadName(n))?;
+        let value = trim(&line[colon + 1..]);
+        let value = HeaderValue::from_bytes(value)
+            .map_err(|_| HeadError::BadValue(n, name.as_str().to_owned()))?;
+        match name.as_str() {
+            "status" if mode == Mode::Cgi => {
+                if self.status.is_some() {
+                    return Err(HeadError::Repeated("Status"));
+                }
+                self.status = Some(status_value(value.as_bytes())?);
+            }
+            "location" if mode == Mode::Cgi => {
+                if self.location.is_some() {
+                    return Err(HeadError::Repeated("Location"));
+                }
+                self.location = Some(value);
+            }
+            "content-type" => {
+                if self.content_type {
+                    return Err(HeadError::Repeated("Content-Type"));
+                }
+                self.content_type = true;
+                self.headers.append(name, value);
+            }
+            "content-length" | "transfer-encoding" | "connection" | "keep-alive" | "te"
+            | "trailer" | "upgrade" | "proxy-connection" => {}
+            n if n.starts_with("x-cgi-") => {}
+            _ => {
+                self.headers.append(name, value);
+            }
+        }
+        Ok(())
+    }
+
+    fn decide(mut self) -> Result<Reply, HeadError> {
+        let status = self.status.take();
+        let Some(location) = self.location.take() else {
+            if !self.content_type && status.is_none() {
+                return Err(HeadError::NoContentType);
+            }
+            let (status, reason) = status.unwrap_or((StatusCode::OK, None));
+            return Ok(Reply::Document(Head {
+                status,
+                reason,
+                headers: self.headers,
+            }));
+        };
+        let text = String::from_utf8_lossy(location.as_bytes()).into_owned();
+        let local = text.starts_with('/') && !text.starts_with("//");
+        if local && status.is_none() {
+            let path = match text.find('#') {
+                Some(i) => text[..i].to_owned(),
+                None => text,
+            };
+            return Ok(Reply::LocalRedirect(path));
+        }
+        if !local && !text.starts_with("//") && !is_absolute_uri(&text) {
+            return Err(HeadError::BadLocation(text));
+        }
+        let (status, reason) = status.unwrap_or((StatusCode::FOUND, None));
+        self.headers.insert(http::header::LOCATION, location);
+        Ok(Reply::ClientRedirect(Head {
+            status,
+            reason,
+            headers: self.headers,
+        }))
+    }
+}
+
+/// `scheme ":" ...` (RFC 3986 §3.1).
+fn is_absolute_uri(s: &str) -> bool {
+    let Some((scheme, _)) = s.split_once(':') else {
+        return false;
+    };
+    let mut b = scheme.bytes();
+    b.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && b.all(|c| c.is_ascii_alphanumeric() || b"+-.".contains(&c))
+}
+
+fn trim(v: &[u8]) -> &[u8] {
+    let start = v.iter().position(|&b| b != b' ' && b != b'\t');
+    let Some(start) = start else {
+        return &[];
+    };
+    let end = v
+        .iter()
+        .rposition(|&b| b != b' ' && b != b'\t')
+        .unwrap_or(start);
+    &v[start..=end]
+}
+
+/// `3DIGIT [SP reason]`, 200 to 599: informational codes cannot end a
+/// response.
+fn status_value(v: &[u8]) -> Result<(StatusCode, Option<Vec<u8>>), HeadError> {
+    let bad = || HeadError::BadStatus(String::from_utf8_lossy(v).into_owned());
+    let code = v.get(..3).ok_or_else(bad)?;
+    if !code.iter().all(u8::is_ascii_digit) {
+        return Err(bad());
+    }
+    let status = StatusCode::from_bytes(code).map_err(|_| bad())?;
+    if !(200..=599).contains(&status.as_u16()) {
+        return Err(bad());
+    }
+    let reason = match &v[3..] {
+        [] => None,
+        [b' ' | b'\t', rest @ ..] => Some(trim(rest)),
+        _ => return Err(bad()),
+    };
+    let reason = reason
+        .filter(|r| !r.is_empty())
+        .filter(|r| status.canonical_reason().map(str::as_bytes) != Some(*r))
+        .map(<[u8]>::to_vec);
+    Ok((status, reason))
+}
+
+/// `HTTP/d.d SP 3DIGIT [SP reason]` (an NPH script's first line).
+fn status_line(line: &[u8]) -> Result<(StatusCode, Option<Vec<u8>>), HeadError> {
+    let bad = || HeadError::BadStatus(String::from_utf8_lossy(line).into_owned());
+    let rest = line.strip_prefix(b"HTTP/").ok_or_else(bad)?;
+    match rest {
+        [a, b'.', b, b' ', status @ ..] if a.is_ascii_digit() && b.is_ascii_digit() => {
+            if status.iter().any(|&c| c < 0x20 && c != b'\t' || c == 0x7f) {
+                return Err(bad());
+            }
+            status_value(status).map_err(|_| bad())
+        }
+        _ => Err(bad()),
+    }
+}
+
+/// Collects a script's output until the head is complete.
+#[derive(Debug)]
+pub struct HeadReader {
+    buf: Vec<u8>,
+    /// Where the search for the end of the head resumes.
+    scanned: usize,
+    mode: Mode,
+    max: usize,
+}
+
+impl HeadReader {
+    /// A reader for `mode` that refuses heads larger than `max` bytes.
+    pub fn new(mode: Mode, max: usize) -> Self {
+        HeadReader {
+            buf: Vec::new(),
+            scanned: 0,
+            mode,
+            max,
+        }
+    }
+
+    /// Adds output. Once the head is complete, returns the decision and
+    /// the body bytes that came with it.
+    pub fn push(&mut self, data: &[u8]) -> Result<Option<(Reply, Bytes)>, HeadError> {
+        self.buf.extend_from_slice(data);
+        let Some((head_len, body_at)) = find_end(&self.buf, self.scanned) else {
+            if self.buf.len() > self.max {
+                return Err(HeadError::TooLarge(self.max));
+            }
+            // Resume a little before the end: a CR LF CR LF may straddle
+            // two reads.
+            self.scanned = self.buf.len().saturating_sub(3);
+            return Ok(None);
+        };
+        if body_at > self.max + 4 {
+            return Err(HeadError::TooLarge(self.max));
+        }
+        let reply = parse(&self.buf[..head_len], self.mode)?;
+        let body = Bytes::copy_from_slice(&self.buf[body_at..]);
+        self.buf = Vec::new();
+        Ok(Some((reply, body)))
+    }
+
+    /// The output ended: the head was never completed.
+    pub fn truncated(&self) -> HeadError {
+        HeadError::Truncated(self.buf.len())
+    }
+}
+
+/// Finds the empty line that ends the head, searching from `from`:
+/// returns (the head's length including its last line's LF, where the
+/// body starts). A head that starts with an empty line has length 0.
+fn find_end(buf: &[u8], from: usize) -> Option<(usize, usize)> {
+    if from == 0 {
+        if buf.starts_with(b"\n") {
+            return Some((0, 1));
+        }
+        if buf.starts_with(b"\r\n") {
+            return Some((0, 2));
+        }
+    }
+    let mut i = from;
+    while let Some(off) = buf[i..].iter().position(|&b| b == b'\n') {
+        let lf = i + off;
+        match &buf[lf + 1..] {
+            [b'\n', ..] => return Some((lf + 1, lf + 2)),
+            [b'\r', b'\n', ..] => return Some((lf + 1, lf + 3)),
+            _ => {}
+        }
+        i = lf + 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(out: &[u8], mode: Mode) -> Result<(Reply, Bytes), HeadError> {
+        let mut r = HeadReader::new(mode, MAX_HEAD_BYTES);
+        match r.push(out)? {
+            Some(x) => Ok(x),
+            None => Err(r.truncated()),
+        }
+    }
+
+    fn doc(out: &[u8]) -> Head {
+        match read(out, Mode::Cgi).unwrap().0 {
+            Reply::Document(h) => h,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_document_with_lf_or_crlf() {
+        for out in [
+            &b"Content-Type: text/plain\n\nHello!\n"[..],
+            b"Content-Type: text/plain\r\n\r\nHello!\n",
+            b"Content-type:text/plain  \n\nHello!\n",
+        ] {
+            let (reply, body) = read(out, Mode::Cgi).unwrap();
+            let Reply::Document(h) = reply else {
+                panic!("{reply:?}")
+            };
+            assert_eq!(h.status, StatusCode::OK);
+            assert_eq!(h.headers["content-type"], "text/plain");
+            assert_eq!(&body[..], b"Hello!\n");
+        }
+    }
+
+    #[test]
+    fn status_with_and_without_reason() {
+        let h = doc(b"Status: 404 Nope\nContent-Type: text/html\n\n");
+        assert_eq!(h.status, StatusCode::NOT_FOUND);
+        assert_eq!(h.reason.as_deref(), Some(&b"Nope"[..]));
+        let h = doc(b"Status: 404 Not Found\nContent-Type: text/html\n\n");
+        assert_eq!(h.reason, None, "the standard phrase needs no override");
+        let h = doc(b"Status: 204\n\n");
+        assert_eq!(h.status, StatusCode::NO_CONTENT);
+        for bad in [
+            &b"Status: 20\n\n"[..],
+            b"Status: 2000\n\n",
+            b"Status: 100 Continue\n\n",
+            b"Status: 600\n\n",
+            b"Status: abc\n\n",
+            b"Status: 200 OK\nStatus: 201\nContent-Type: a/b\n\n",
+        ] {
+            assert!(
+                read(bad, Mode::Cgi).is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    #[test]
+    fn framing_and_hop_by_hop_fields_are_dropped() {
+        let h = doc(
+            b"Content-Type: a/b\nContent-Length: 99\nTransfer-Encoding: chunked\n\
+              Connection: close\nX-CGI-Debug: 1\nSet-Cookie: a=1\nSet-Cookie: b=2\n\n",
+        );
+        let names: Vec<_> = h.headers.keys().map(|k| k.as_str()).collect();
+        assert_eq!(names, ["content-type", "set-cookie"]);
+        let cookies: Vec<_> = h.headers.get_all("set-cookie").iter().collect();
+        assert_eq!(cookies, ["a=1", "b=2"], "order kept");
+    }
+
+    #[test]
+    fn redirects_local_and_client() {
+        let (r, _) = read(b"Location: /other?a=1\n\nignored", Mode::Cgi).unwrap();
+        assert_eq!(r, Reply::LocalRedirect("/other?a=1".into()));
+        let (r, _) = read(b"Location: https://example.com/x\n\n", Mode::Cgi).unwrap();
+        let Reply::ClientRedirect(h) = r else {
+            panic!("{r:?}")
+        };
+        assert_eq!(h.status, StatusCode::FOUND);
+        assert_eq!(h.headers["location"], "https://example.com/x");
+        // A Status with a local path is the script's own client redirect.
+        let (r, _) = read(b"Status: 301\nLocation: /moved\n\n", Mode::Cgi).unwrap();
+        let Reply::ClientRedirect(h) = r else {
+            panic!("{r:?}")
+        };
+        assert_eq!(h.status, StatusCode::MOVED_PERMANENTLY);
+        assert_eq!(h.headers["location"], "/moved");
+        let (r, _) = read(b"Location: //cdn.example/x\n\n", Mode::Cgi).unwrap();
+        assert!(matches!(r, Reply::ClientRedirect(_)), "{r:?}");
+        assert_eq!(
+            read(b"Location: relative/x\n\n", Mode::Cgi).unwrap_err(),
+            HeadError::BadLocation("relative/x".into())
+        );
+        assert_eq!(
+            read(b"Location: /a\nLocation: /b\n\n", Mode::Cgi).unwrap_err(),
+            HeadError::Repeated("Location")
+        );
+    }
+
+    #[test]
+    fn header_injection_is_refused() {
+        for (out, want) in [
+            (
+                &b"Content-Type: a/b\nX-Evil: a\rSet-Cookie: x=1\n\n"[..],
+                HeadError::BadValue(2, "x-evil".into()),
+            ),
+            (
+                b"Content-Type: a/b\nX-Evil: a\0b\n\n",
+                HeadError::BadValue(2, "x-evil".into()),
+            ),
+            (
+                b"Content-Type: a/b\nX-Evil: a\x1bb\n\n",
+                HeadError::BadValue(2, "x-evil".into()),
+            ),
+            (b"Content-Type: a/b\n folded\n\n", HeadError::Folded(2)),
+            (b"Content-Type: a/b\nno colon\n\n", HeadError::NotAField(2)),
+            (b"Content Type: a/b\n\n", HeadError::BadName(1)),
+            (b": a/b\n\n", HeadError::BadName(1)),
+        ] {
+            assert_eq!(read(out, Mode::Cgi).unwrap_err(), want);
+        }
+    }
+
+    #[test]
+    fn empty_truncated_garbage_and_oversized_heads() {
+        assert_eq!(read(b"\nHello", Mode::Cgi).unwrap_err(), HeadError::Empty);
+        assert_eq!(read(b"\r\nHello", Mode::Cgi).unwrap_err(), HeadError::Empty);
+        assert_eq!(
+            read(b"Content-Type: a/b\n", Mode::Cgi).unwrap_err(),
+            HeadError::Truncated(18)
+        );
+        assert_eq!(
+            read(b"Hello world!\n\n", Mode::Cgi).unwrap_err(),
+            HeadError::NotAField(1)
+        );
+        assert_eq!(
+            read(b"X-A: 1\n\n", Mode::Cgi).unwrap_err(),
+            HeadError::NoContentType
+        );
+        let mut r = HeadReader::new(Mode::Cgi, 64);
+        assert_eq!(r.push(&[b'a'; 60]).unwrap(), None);
+        assert_eq!(r.push(&[b'a'; 10]).unwrap_err(), HeadError::TooLarge(64));
+    }
+
+    #[test]
+    fn a_head_split_across_reads_at_every_byte() {
+        let out = b"Status: 201 Made\r\nContent-Type: a/b\r\n\r\nbody";
+        for cut in 0..out.len() {
+            let mut r = HeadReader::new(Mode::Cgi, MAX_HEAD_BYTES);
+            let first = r.push(&out[..cut]).unwrap();
+            let (reply, body) = match first {
+                Some((reply, body)) => (reply, [&body[..], &out[cut..]].concat().into()),
+                None => r.push(&out[cut..]).unwrap().expect("complete"),
+            };
+            let body: Bytes = body;
+            let Reply::Document(h) = reply else {
+                panic!("{reply:?}")
+            };
+            assert_eq!(h.status, StatusCode::CREATED, "cut at {cut}");
+            assert_eq!(&body[..], b"body", "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn nph_status_line_then_fields() {
+        let (r, body) = read(
+            b"HTTP/1.1 299 Custom\r\nContent-Type: a/b\r\nLocation: /kept\r\nContent-Length: 3\r\n\r\nabc",
+            Mode::Nph,
+        )
+        .unwrap();
+        let Reply::Document(h) = r else {
+            panic!("{r:?}")
+        };
+        assert_eq!(h.status.as_u16(), 299);
+        assert_eq!(h.reason.as_deref(), Some(&b"Custom"[..]));
+        assert_eq!(h.headers["location"], "/kept");
+        assert!(h.headers.get("content-length").is_none());
+        assert_eq!(&body[..], b"abc");
+        for bad in [
+            &b"Content-Type: a/b\r\n\r\n"[..],
+            b"HTTP/1.1 99\r\n\r\n",
+            b"HTTP/1 200 OK\r\n\r\n",
+        ] {
+            assert!(matches!(
+                read(bad, Mode::Nph).unwrap_err(),
+                HeadError::BadStatus(_)
+            ));
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn parse_never_panics(data: Vec<u8>, nph: bool) {
+            let mode = if nph { Mode::Nph } else { Mode::Cgi };
+            let _ = parse(&data, mode);
+            let mut r = HeadReader::new(mode, 256);
+            let _ = r.push(&data);
+        }
+
+        #[test]
+        fn accepted_values_never_hold_cr_lf_or_nul(value: Vec<u8>) {
+            let mut out = b"Content-Type: a/b\nX-V: ".to_vec();
+            out.extend_from_slice(&value);
+            out.extend_from_slice(b"\n\n");
+            if let Ok((Reply::Document(h), _)) = read(&out, Mode::Cgi) {
+                for v in h.headers.values() {
+                    proptest::prop_assert!(!v.as_bytes().iter().any(|b| matches!(b, b'\r' | b'\n' | 0)));
+                }
+            }
+        }
+    }
+}
