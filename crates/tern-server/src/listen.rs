@@ -13,6 +13,9 @@ use tern_config::ListenAddr;
 use tern_handler::{ConnInfo, PeerAddr};
 use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
 
+type StdTcpListener = std::net::TcpListener;
+type StdUnixListener = std::os::unix::net::UnixListener;
+
 /// Backlog for listen(2): large, because bursts of new connections (ab
 /// without keep-alive) must wait in the kernel, not be refused.
 const BACKLOG: i32 = 4096;
@@ -26,7 +29,9 @@ pub struct BindError {
     source: io::Error,
 }
 
-/// A bound listening socket.
+/// A bound listening socket. It belongs to no runtime: every worker thread
+/// registers its own handle on the same socket ([`BoundListener::register`]),
+/// so whichever worker is free accepts the next connection.
 #[derive(Debug)]
 pub struct BoundListener {
     kind: Kind,
@@ -35,8 +40,21 @@ pub struct BoundListener {
 
 #[derive(Debug)]
 enum Kind {
+    Tcp(StdTcpListener),
+    Unix(StdUnixListener, PathBuf),
+}
+
+/// One worker runtime's handle on a [`BoundListener`].
+#[derive(Debug)]
+pub(crate) struct WorkerListener {
+    kind: WorkerKind,
+    local: PeerAddr,
+}
+
+#[derive(Debug)]
+enum WorkerKind {
     Tcp(TcpListener),
-    Unix(UnixListener, PathBuf),
+    Unix(UnixListener),
 }
 
 /// An accepted connection.
@@ -47,7 +65,7 @@ pub(crate) enum Stream {
 }
 
 impl BoundListener {
-    /// Binds `addr`. Must run inside a tokio runtime.
+    /// Binds `addr`.
     pub fn bind(addr: &ListenAddr) -> Result<BoundListener, BindError> {
         let err = |source| BindError {
             addr: addr.to_string(),
@@ -64,7 +82,8 @@ impl BoundListener {
             }
             ListenAddr::Unix(path) => {
                 remove_stale_socket(path).map_err(err)?;
-                let l = UnixListener::bind(path).map_err(err)?;
+                let l = StdUnixListener::bind(path).map_err(err)?;
+                l.set_nonblocking(true).map_err(err)?;
                 Ok(BoundListener {
                     kind: Kind::Unix(l, path.clone()),
                     local: PeerAddr::Unix(Arc::from(path.to_string_lossy().as_ref())),
@@ -78,13 +97,31 @@ impl BoundListener {
         &self.local
     }
 
+    /// A handle on this socket for the current tokio runtime.
+    pub(crate) fn register(&self) -> io::Result<WorkerListener> {
+        let kind = match &self.kind {
+            Kind::Tcp(l) => WorkerKind::Tcp(TcpListener::from_std(l.try_clone()?)?),
+            Kind::Unix(l, _) => WorkerKind::Unix(UnixListener::from_std(l.try_clone()?)?),
+        };
+        Ok(WorkerListener {
+            kind,
+            local: self.local.clone(),
+        })
+    }
+}
+
+impl WorkerListener {
+    pub(crate) fn local_addr(&self) -> &PeerAddr {
+        &self.local
+    }
+
     /// Accepts one connection.
     ///
     /// # Cancel safety
     /// Cancel safe: a connection is either returned or left in the backlog.
     pub(crate) async fn accept(&self) -> io::Result<(Stream, ConnInfo)> {
         match &self.kind {
-            Kind::Tcp(l) => {
+            WorkerKind::Tcp(l) => {
                 let (s, peer) = l.accept().await?;
                 // Every TCP socket gets TCP_NODELAY: headers and small bodies go
                 // out in one write, so Nagle would only add the 40 ms stall.
@@ -102,7 +139,7 @@ impl BoundListener {
                     },
                 ))
             }
-            Kind::Unix(l, _) => {
+            WorkerKind::Unix(l) => {
                 let (s, _) = l.accept().await?;
                 Ok((
                     Stream::Unix(s),
@@ -125,7 +162,7 @@ impl Drop for BoundListener {
     }
 }
 
-fn bind_tcp(addr: SocketAddr) -> io::Result<TcpListener> {
+fn bind_tcp(addr: SocketAddr) -> io::Result<StdTcpListener> {
     let domain = Domain::for_address(addr);
     let socket = Socket::new(domain, Type::STREAM, Some(Protocol::TCP))?;
     socket.set_reuse_address(true)?;
@@ -136,7 +173,7 @@ fn bind_tcp(addr: SocketAddr) -> io::Result<TcpListener> {
     socket.set_nonblocking(true)?;
     socket.bind(&addr.into())?;
     socket.listen(BACKLOG)?;
-    TcpListener::from_std(socket.into())
+    Ok(socket.into())
 }
 
 /// A Unix socket file left by a previous run would make bind fail; remove it,

@@ -118,8 +118,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
     };
     let cfg = load(&source, &ov)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(cfg.server.workers)
+    // This runtime only handles signals, reloads and shutdown; connections
+    // run on the server's worker threads.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("starting the runtime")?;
@@ -141,6 +142,9 @@ fn parse_listen(s: &str) -> anyhow::Result<ListenAddr> {
 }
 
 async fn run_server(cfg: Config, source: Source, ov: Overrides, demo: bool) -> anyhow::Result<()> {
+    // Handlers first, so that a signal arriving once we print our address is
+    // ours to handle (not the default action, which would kill us).
+    let signals = Signals::install().context("installing signal handlers")?;
     let site = assemble::build(&cfg, None)?;
     let mut listeners = Vec::new();
     for l in &cfg.listeners {
@@ -161,9 +165,11 @@ async fn run_server(cfg: Config, source: Source, ov: Overrides, demo: bool) -> a
     }
     let server = Server::new(site);
     let handle = server.handle();
-    let signals = tokio::spawn(watch_signals(handle.clone(), cfg, source, ov));
-    server.run(listeners).await;
+    let workers = cfg.server.workers;
+    let signals = tokio::spawn(watch_signals(signals, handle.clone(), cfg, source, ov));
+    let result = server.run(listeners, workers).await;
     signals.abort();
+    result.context("starting the worker threads")?;
     // Flush the access log before exiting (blocking; off the runtime threads).
     let site = handle.site();
     if let Some(log) = site.access_log.clone() {
@@ -173,16 +179,37 @@ async fn run_server(cfg: Config, source: Source, ov: Overrides, demo: bool) -> a
     Ok(())
 }
 
+struct Signals {
+    hup: tokio::signal::unix::Signal,
+    usr1: tokio::signal::unix::Signal,
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install() -> std::io::Result<Signals> {
+        Ok(Signals {
+            hup: signal(SignalKind::hangup())?,
+            usr1: signal(SignalKind::user_defined1())?,
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+        })
+    }
+}
+
 async fn watch_signals(
+    signals: Signals,
     handle: ServerHandle,
     mut cfg: Config,
     source: Source,
     ov: Overrides,
 ) -> anyhow::Result<()> {
-    let mut hup = signal(SignalKind::hangup())?;
-    let mut usr1 = signal(SignalKind::user_defined1())?;
-    let mut term = signal(SignalKind::terminate())?;
-    let mut int = signal(SignalKind::interrupt())?;
+    let Signals {
+        mut hup,
+        mut usr1,
+        mut term,
+        mut int,
+    } = signals;
     loop {
         tokio::select! {
             _ = hup.recv() => {
