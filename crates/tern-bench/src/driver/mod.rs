@@ -116,17 +116,18 @@ pub fn run(plan: &Plan, control: &RunControl) -> Result<RunResult, Error> {
     let mut threads = Vec::with_capacity(shares.len());
     let mut spawn_error = None;
     for share in shares {
-        let shared = Arc::clone(&shared);
+        let thread_shared = Arc::clone(&shared);
         let gate = Arc::clone(&gate);
         let events_tx = events_tx.clone();
         let spawned = std::thread::Builder::new()
             .name(format!("tern-bench-{}", share.index))
-            .spawn(move || thread_main(share, &shared, &gate, &events_tx));
+            .spawn(move || thread_main(share, &thread_shared, &gate, &events_tx));
         match spawned {
             Ok(handle) => threads.push(handle),
             Err(e) => {
                 spawn_error = Some(Error::system("starting a load thread", e));
-                control.stop.stop();
+                // Stops only this run's threads, not the caller's handle.
+                shared.abandon.stop();
                 break;
             }
         }
@@ -335,6 +336,8 @@ struct Shared {
     h1_requests: Vec<H1Request>,
     h2_requests: Vec<H2Request>,
     stop: StopHandle,
+    /// Stops this run only (when it cannot be completed).
+    abandon: StopHandle,
     progress: Option<Arc<ProgressCounters>>,
     /// The run stops after a count of measured requests (`measured_left`
     /// counts them down; unused for a duration).
@@ -382,6 +385,7 @@ impl Shared {
             h1_requests,
             h2_requests,
             stop: control.stop.clone(),
+            abandon: StopHandle::new(),
             progress: control.progress.clone(),
             count_stop: matches!(s.stop, Stop::Count(_)),
             measured_left: AtomicU64::new(measured_left),
@@ -493,11 +497,16 @@ async fn run_connections(share: ThreadShare, state: Rc<ThreadState>) {
             }
         }
     }
-    let stop = state.shared.stop.clone();
+    let (stop, abandon) = (state.shared.stop.clone(), state.shared.abandon.clone());
     loop {
         tokio::select! {
             joined = tasks.join_next() => if joined.is_none() { break },
             () = stop.stopped() => {
+                tasks.abort_all();
+                while tasks.join_next().await.is_some() {}
+                break;
+            }
+            () = abandon.stopped() => {
                 tasks.abort_all();
                 while tasks.join_next().await.is_some() {}
                 break;
