@@ -25,7 +25,8 @@
 //! - `Authorization` only with `pass_authorization` (any local user can
 //!   read a process's environment); `Proxy-Authorization` never;
 //! - Content-Type and Content-Length are carried only as CONTENT_TYPE and
-//!   CONTENT_LENGTH (RFC §4.1.18); a `Content_Type` look-alike is dropped;
+//!   CONTENT_LENGTH (RFC §4.1.18), and Transfer-Encoding not at all (stdin
+//!   has no transfer coding); a `Content_Type` look-alike is dropped;
 //! - names with characters other than letters, digits, `-` and `_` are
 //!   dropped (Apache); two names that map to one variable (`X-A` and `X_A`)
 //!   refuse the request, since either could be the one a script trusts
@@ -273,8 +274,9 @@ fn headers(env: &mut Builder, req: &Parts, policy: &EnvPolicy<'_>) -> Result<(),
             // httpoxy: never, whatever the route says.
             b"PROXY" | b"PROXY_AUTHORIZATION" => true,
             b"AUTHORIZATION" => !policy.pass_authorization,
-            // Carried as CONTENT_TYPE / CONTENT_LENGTH.
-            b"CONTENT_TYPE" | b"CONTENT_LENGTH" => true,
+            // Carried as CONTENT_TYPE / CONTENT_LENGTH; the body on stdin
+            // has no transfer coding left (RFC 3875 §4.2).
+            b"CONTENT_TYPE" | b"CONTENT_LENGTH" | b"TRANSFER_ENCODING" => true,
             _ => false,
         };
         if withheld {

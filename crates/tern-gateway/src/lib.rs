@@ -5,13 +5,28 @@
 //! builds the CGI/1.1 meta-variables (RFC 3875 §4) with the security
 //! defaults (httpoxy, Authorization, header-name collisions, Shellshock),
 //! and [`response`] parses a script's response head strictly and decides
-//! between a document, a client redirect and a local redirect. The
-//! transport here is CGI, a process per request.
-#![forbid(unsafe_code)]
+//! between a document, a client redirect and a local redirect. FastCGI and
+//! CGIplus will reuse both.
+//!
+//! The transport here is [`Cgi`], a process per request: `resolve` finds
+//! the script beneath its directory, `input` readies the body, `limit`
+//! admits the request, `spawn` starts the script in a process group of its
+//! own, and `session` drives it (stdin and stdout pumped together, stderr
+//! logged, silence timed) until it is reaped.
+//!
+//! The only `unsafe` is in `spawn`: two calls that set close-on-exec on
+//! descriptors tern inherited, for which no safe API exists.
 
+mod cgi;
 pub mod env;
 mod error;
+mod input;
+mod limit;
+mod output;
 mod resolve;
 pub mod response;
+mod session;
+mod spawn;
 
+pub use cgi::{Cgi, MAX_LOCAL_REDIRECTS};
 pub use error::{Error, HeadError};

@@ -1,1 +1,221 @@
-//! Integration tests.
+//! The CGI handler driven directly (no server) with real child processes:
+//! shell and Perl scripts written into temporary directories, and a C
+//! program compiled with `cc` when there is one.
+
+mod process;
+mod protocol;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::BodyExt as _;
+use tern_config::CgiConfig;
+use tern_gateway::Cgi;
+use tern_handler::path::DecodedPath;
+use tern_handler::{ConnInfo, Exchange, Handler, PeerAddr, RequestBody, RequestId, RouteMatch};
+
+/// A script directory with its handler settings.
+pub(crate) struct Site {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) cfg: CgiConfig,
+}
+
+impl Site {
+    pub(crate) fn new() -> Site {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("cgi-bin")).unwrap();
+        std::fs::create_dir_all(dir.path().join("www")).unwrap();
+        let cfg = CgiConfig {
+            dir: dir.path().join("cgi-bin"),
+            document_root: dir.path().join("www"),
+            interpreter: None,
+            timeout: Duration::from_secs(10),
+            max_concurrent: 32,
+            queue: 100,
+            queue_timeout: Duration::from_secs(10),
+            pass_authorization: false,
+            refuse_shellshock: true,
+            env_allow: Vec::new(),
+            max_stderr_bytes: 64 * 1024,
+        };
+        Site { dir, cfg }
+    }
+
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    /// Writes an executable script `cgi-bin/{name}`.
+    pub(crate) fn script(&self, name: &str, body: &str) {
+        install(
+            &self.path(&format!("cgi-bin/{name}")),
+            body.as_bytes(),
+            0o755,
+        );
+    }
+
+    pub(crate) fn handler(&self) -> Cgi {
+        Cgi::new(&self.cfg).unwrap()
+    }
+}
+
+/// Writes `body` to `dest` through `install(1)`, so that this (threaded)
+/// test process never holds the file open for writing: a fork by another
+/// test in that moment would inherit the descriptor and make exec fail
+/// with ETXTBSY.
+pub(crate) fn install(dest: &Path, body: &[u8], mode: u32) {
+    let tmp = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(tmp.path(), body).unwrap();
+    std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+    let ok = Command::new("install")
+        .arg("-m")
+        .arg(format!("{mode:o}"))
+        .arg(tmp.path())
+        .arg(dest)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "install {}", dest.display());
+}
+
+/// A request for the handler.
+pub(crate) struct Req {
+    pub(crate) method: &'static str,
+    pub(crate) target: String,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: Option<Bytes>,
+    pub(crate) pattern: &'static str,
+}
+
+impl Req {
+    pub(crate) fn get(target: &str) -> Req {
+        Req {
+            method: "GET",
+            target: target.to_owned(),
+            headers: vec![("host".into(), "test.example".into())],
+            body: None,
+            pattern: "/cgi-bin",
+        }
+    }
+
+    pub(crate) fn header(mut self, name: &str, value: &str) -> Req {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    pub(crate) fn post(target: &str, body: impl Into<Bytes>) -> Req {
+        let body = body.into();
+        let mut r = Req::get(target);
+        r.method = "POST";
+        r.headers
+            .push(("content-length".into(), body.len().to_string()));
+        r.body = Some(body);
+        r
+    }
+
+    pub(crate) fn exchange(self) -> Exchange {
+        let mut b = http::Request::builder()
+            .method(self.method)
+            .uri(&self.target);
+        for (n, v) in &self.headers {
+            b = b.header(n.as_str(), v.as_str());
+        }
+        let body = match self.body {
+            Some(b) => RequestBody::full(b),
+            None => RequestBody::empty(),
+        };
+        let request = b.body(body).unwrap();
+        let path = DecodedPath::parse(request.uri().path()).unwrap();
+        Exchange {
+            request,
+            path,
+            conn: Arc::new(ConnInfo {
+                peer: PeerAddr::Tcp("127.0.0.1:40000".parse().unwrap()),
+                local: PeerAddr::Tcp("127.0.0.1:8080".parse().unwrap()),
+                secure: false,
+            }),
+            route: RouteMatch {
+                site: Arc::from("test"),
+                pattern: Arc::from(self.pattern),
+            },
+            id: RequestId(7),
+        }
+    }
+}
+
+/// A response as the tests see it.
+#[derive(Debug)]
+pub(crate) struct Resp {
+    pub(crate) status: u16,
+    pub(crate) headers: http::HeaderMap,
+    pub(crate) body: Vec<u8>,
+}
+
+impl Resp {
+    pub(crate) fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+/// Sends `req` and reads the whole response (within 30 s).
+pub(crate) async fn call(h: &Cgi, req: Req) -> Resp {
+    let fut = async {
+        let resp = h.call(req.exchange()).await;
+        let (parts, body) = resp.into_parts();
+        let body = body.collect().await.expect("body").to_bytes().to_vec();
+        Resp {
+            status: parts.status.as_u16(),
+            headers: parts.headers,
+            body,
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), fut)
+        .await
+        .expect("the response took longer than 30 s")
+}
+
+/// Waits (up to 10 s) for `f` to hold.
+pub(crate) async fn eventually(what: &str, mut f: impl FnMut() -> bool) {
+    let end = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < end {
+        if f() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("timed out waiting for: {what}");
+}
+
+/// Whether process `pid` no longer runs (gone, or a zombie waiting for a
+/// parent that is not us).
+pub(crate) fn is_dead(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => {
+            stat.rsplit(')')
+                .next()
+                .and_then(|rest| rest.split_whitespace().next())
+                == Some("Z")
+        }
+    }
+}
+
+/// Reads a pid a script wrote to `file`, waiting for it to appear.
+pub(crate) async fn read_pid(file: &Path) -> u32 {
+    let mut pid = None;
+    eventually("the script to write its pid", || {
+        pid = std::fs::read_to_string(file)
+            .ok()
+            .and_then(|s| s.trim().parse().ok());
+        pid.is_some()
+    })
+    .await;
+    pid.unwrap()
+}

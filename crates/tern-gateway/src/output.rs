@@ -1,0 +1,44 @@
+//! The response body of a streaming script: chunks of its stdout, as they
+//! were read, handed over by the task that drives the script. Dropping the
+//! body (the client left) closes the channel, and that task then stops the
+//! script.
+
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body::{Body, Frame};
+use tokio::sync::mpsc;
+
+/// One read of the script's stdout, or the reason the stream was cut off.
+pub(crate) type Chunk = Result<Bytes, io::Error>;
+
+/// Chunks in flight between the script and the client: enough to cover a
+/// write to the client while the next read is made, few enough that a slow
+/// client holds back a fast script (its pipe fills and it blocks).
+pub(crate) const IN_FLIGHT: usize = 4;
+
+/// The body hyper polls.
+#[derive(Debug)]
+pub(crate) struct OutputBody {
+    rx: mpsc::Receiver<Chunk>,
+}
+
+impl OutputBody {
+    pub(crate) fn new(rx: mpsc::Receiver<Chunk>) -> Self {
+        OutputBody { rx }
+    }
+}
+
+impl Body for OutputBody {
+    type Data = Bytes;
+    type Error = io::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+        self.rx.poll_recv(cx).map(|c| c.map(|c| c.map(Frame::data)))
+    }
+}

@@ -1,0 +1,451 @@
+//! One running script, driven by a task of its own: the request body fed
+//! to its stdin, its stdout read (the head, then the body, handed to the
+//! client as it comes), its stderr logged, its silence timed, and its end
+//! awaited: it exits by itself, or its process group is stopped (timeout,
+//! client gone, bad output, failed upload).
+//!
+//! All of it is one `select!` loop, so stdin and stdout are pumped at the
+//! same time: a script that writes more than a pipe buffer before it reads
+//! its body does not deadlock (Apache's mod_cgi writes the whole body
+//! first and stalls on such a script until its timeout). The task outlives
+//! the handler's future: it owns the child until it is reaped, and the
+//! concurrency slot until then.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use tern_handler::RequestId;
+use tokio::io::{AsyncRead, AsyncReadExt as _, ReadBuf};
+use tokio::process::{ChildStderr, ChildStdout};
+use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit};
+use tokio::time::Instant;
+
+use crate::input::{self, Feed};
+use crate::output::{Chunk, OutputBody, IN_FLIGHT};
+use crate::response::{HeadReader, Mode, Reply, MAX_HEAD_BYTES};
+use crate::spawn::Running;
+use crate::{Error, HeadError};
+
+/// Bytes asked for per read of stdout: a whole pipe buffer.
+const READ_SIZE: usize = 64 * 1024;
+
+/// The most of a script's output taken in one go right after its head to
+/// answer with a Content-Length instead of a stream.
+const WHOLE_MAX: usize = 256 * 1024;
+
+/// How long a script whose stdout ended has to exit before it is stopped,
+/// when its head was incomplete (the 502 waits for the exit status, which
+/// says whether it crashed).
+const EXIT_WAIT: Duration = Duration::from_secs(1);
+
+/// Longest stderr line logged as one record; longer ones are split.
+const MAX_LINE: usize = 4096;
+
+/// What the task needs to know about the request.
+#[derive(Debug)]
+pub(crate) struct Settings {
+    pub(crate) id: RequestId,
+    /// The script's file, for log lines.
+    pub(crate) script: Arc<str>,
+    pub(crate) mode: Mode,
+    /// HEAD: the body is read and dropped.
+    pub(crate) discard_body: bool,
+    /// Longest silence on stdout (and stdin) before the script is stopped.
+    pub(crate) timeout: Duration,
+    /// Bytes of stderr logged.
+    pub(crate) max_stderr: u64,
+}
+
+/// How the body reaches the client.
+#[derive(Debug)]
+pub(crate) enum Output {
+    /// The script had finished writing: all of it.
+    Whole(Bytes),
+    /// It streams as the script writes.
+    Stream(OutputBody),
+    /// HEAD, or a local redirect: nothing.
+    Discarded,
+}
+
+/// The head, or why there is none.
+pub(crate) type Started = Result<(Reply, Output), Error>;
+
+/// Why the main loop ended.
+#[derive(Debug)]
+enum End {
+    /// stdout reached EOF.
+    Eof,
+    Timeout,
+    ClientGone,
+    BadHead(HeadError),
+    Input(tern_handler::BodyError),
+    Read(io::Error),
+}
+
+/// Drives the script to its end. `started` gets the head (or the error
+/// the client should see); `slot` is released when the script is reaped.
+pub(crate) async fn drive(
+    running: Running,
+    feed: Feed,
+    s: Settings,
+    started: oneshot::Sender<Started>,
+    slot: OwnedSemaphorePermit,
+) {
+    let Running {
+        mut child,
+        group,
+        stdin,
+        mut stdout,
+        stderr,
+    } = running;
+    let progress = AtomicU64::new(0);
+    let feeding = input::feed(stdin, feed, &progress);
+    let logging = log_stderr(stderr, &s);
+    tokio::pin!(feeding, logging);
+    let (mut fed, mut logged) = (false, false);
+    let mut start = Some(started);
+    let mut head = Some(HeadReader::new(s.mode, MAX_HEAD_BYTES));
+    let mut tx: Option<mpsc::Sender<Chunk>> = None;
+    let mut buf = BytesMut::new();
+    let silence = tokio::time::sleep(s.timeout);
+    tokio::pin!(silence);
+    let mut seen = 0;
+    // Set inside the select (where `tx` is borrowed by the read), moved
+    // into `tx` before the next one.
+    let mut opened: Option<mpsc::Sender<Chunk>> = None;
+
+    let end = loop {
+        if let Some(t) = opened.take() {
+            tx = Some(t);
+        }
+        tokio::select! {
+            r = &mut feeding, if !fed => {
+                fed = true;
+                if let Err(e) = r {
+                    break End::Input(e);
+                }
+            }
+            () = &mut logging, if !logged => logged = true,
+            () = client_gone(&mut start, tx.as_ref()), if start.is_some() || tx.is_some() => {
+                break End::ClientGone;
+            }
+            (read, permit) = read_output(&mut stdout, &mut buf, tx.as_ref()) => {
+                let n = match read {
+                    Read::Data(n) => n,
+                    Read::Eof => break End::Eof,
+                    Read::Gone => break End::ClientGone,
+                    Read::Failed(e) => break End::Read(e),
+                };
+                progress.fetch_add(n as u64, Ordering::Relaxed);
+                if let Some(reader) = head.as_mut() {
+                    drop(permit);
+                    let parsed = reader.push(&buf);
+                    buf.clear();
+                    let (reply, body) = match parsed {
+                        Ok(None) => continue,
+                        Ok(Some(done)) => done,
+                        Err(e) => break End::BadHead(e),
+                    };
+                    head = None;
+                    let to = start.take().expect("the head is complete only once");
+                    if s.discard_body || matches!(reply, Reply::LocalRedirect(_)) {
+                        let _ = to.send(Ok((reply, Output::Discarded)));
+                        continue;
+                    }
+                    match read_now(&mut stdout, body) {
+                        Ok(Now::Eof(all)) => {
+                            let _ = to.send(Ok((reply, Output::Whole(all))));
+                            break End::Eof;
+                        }
+                        Ok(Now::More(first)) => {
+                            let (t, rx) = mpsc::channel(IN_FLIGHT);
+                            if !first.is_empty() {
+                                let _ = t.try_send(Ok(first));
+                            }
+                            opened = Some(t);
+                            let _ = to.send(Ok((reply, Output::Stream(OutputBody::new(rx)))));
+                        }
+                        Err(e) => {
+                            start = Some(to);
+                            break End::Read(e);
+                        }
+                    }
+                } else if let Some(p) = permit {
+                    p.send(Ok(buf.split().freeze()));
+                } else {
+                    buf.clear();
+                }
+            }
+            () = &mut silence => {
+                // The timer is not reset on each read (cheaper); when it
+                // fires, any progress since it was set means "not silent".
+                let now = progress.load(Ordering::Relaxed);
+                if now == seen {
+                    break End::Timeout;
+                }
+                seen = now;
+                silence.as_mut().reset(Instant::now() + s.timeout);
+            }
+        }
+    };
+
+    let fail = |e: Error| Err::<(Reply, Output), Error>(e);
+    match end {
+        End::Eof if head.is_none() => {
+            // A complete response: end the stream, then wait for the exit
+            // (still feeding stdin and logging stderr meanwhile).
+            drop(tx);
+            silence.as_mut().reset(Instant::now() + s.timeout);
+            let status = loop {
+                tokio::select! {
+                    st = child.wait() => break st.ok(),
+                    _ = &mut feeding, if !fed => fed = true,
+                    () = &mut logging, if !logged => logged = true,
+                    () = &mut silence => break None,
+                }
+            };
+            match status {
+                Some(st) => {
+                    group.release();
+                    if !logged {
+                        finish_stderr(logging.as_mut()).await;
+                    }
+                    if !st.success() {
+                        tracing::warn!(id = %s.id, script = %s.script, "cgi: the script ended with {st}");
+                    }
+                }
+                None => {
+                    tracing::warn!(id = %s.id, script = %s.script, "cgi: the script closed its output but did not exit within {:?}; stopping it", s.timeout);
+                    group.stop(&mut child).await;
+                }
+            }
+        }
+        End::Eof => {
+            let reader = head.take().expect("checked above");
+            let status = tokio::time::timeout(EXIT_WAIT, child.wait()).await;
+            if !logged {
+                finish_stderr(logging.as_mut()).await;
+            }
+            match status {
+                Ok(Ok(st)) => {
+                    group.release();
+                    tracing::warn!(id = %s.id, script = %s.script, "cgi: the script ended ({st}) before its header was complete");
+                }
+                _ => group.stop(&mut child).await,
+            }
+            send(start, fail(Error::Head(reader.truncated())));
+        }
+        End::Timeout => {
+            send(start, fail(Error::Timeout(s.timeout)));
+            cut_off(tx, &s, "no output within the timeout").await;
+            group.stop(&mut child).await;
+        }
+        End::ClientGone => {
+            tracing::info!(id = %s.id, script = %s.script, "cgi: the client left; stopping the script");
+            group.stop(&mut child).await;
+        }
+        End::BadHead(e) => {
+            send(start, fail(Error::Head(e)));
+            group.stop(&mut child).await;
+        }
+        End::Input(e) => {
+            cut_off(tx, &s, "the request body failed").await;
+            send(start, fail(Error::Body(e)));
+            group.stop(&mut child).await;
+        }
+        End::Read(e) => {
+            cut_off(tx, &s, "reading the script's output failed").await;
+            send(start, fail(Error::Io(e)));
+            group.stop(&mut child).await;
+        }
+    }
+    drop(slot);
+}
+
+fn send(to: Option<oneshot::Sender<Started>>, what: Started) {
+    if let Some(to) = to {
+        let _ = to.send(what);
+    }
+}
+
+/// Ends a stream that had started with an error, so that the client sees
+/// a broken response (no final chunk, or a reset stream) rather than a
+/// short one that looks complete.
+async fn cut_off(tx: Option<mpsc::Sender<Chunk>>, s: &Settings, why: &str) {
+    if let Some(tx) = tx {
+        tracing::warn!(id = %s.id, script = %s.script, "cgi: response cut off: {why}");
+        let err = io::Error::new(io::ErrorKind::TimedOut, why.to_owned());
+        let _ = tokio::time::timeout(Duration::from_secs(1), tx.send(Err(err))).await;
+    }
+}
+
+/// Resolves when whoever waits for the script is gone: the handler's
+/// future (before the head) or the response body (after it).
+///
+/// # Cancel safety
+/// Cancel safe: it only watches.
+async fn client_gone(
+    start: &mut Option<oneshot::Sender<Started>>,
+    tx: Option<&mpsc::Sender<Chunk>>,
+) {
+    match (start, tx) {
+        (Some(s), _) => s.closed().await,
+        (None, Some(t)) => t.closed().await,
+        (None, None) => std::future::pending().await,
+    }
+}
+
+enum Read {
+    Data(usize),
+    Eof,
+    Gone,
+    Failed(io::Error),
+}
+
+/// One read of stdout into `buf`. While streaming it first takes room in
+/// the channel, so a slow client slows the script down (its pipe fills)
+/// instead of tern buffering without bound.
+///
+/// # Cancel safety
+/// Cancel safe: a cancelled reserve or read loses nothing.
+async fn read_output<'a>(
+    stdout: &mut ChildStdout,
+    buf: &mut BytesMut,
+    tx: Option<&'a mpsc::Sender<Chunk>>,
+) -> (Read, Option<mpsc::Permit<'a, Chunk>>) {
+    let permit = match tx {
+        Some(tx) => match tx.reserve().await {
+            Ok(p) => Some(p),
+            Err(_) => return (Read::Gone, None),
+        },
+        None => None,
+    };
+    buf.reserve(READ_SIZE);
+    let read = match stdout.read_buf(buf).await {
+        Ok(0) => Read::Eof,
+        Ok(n) => Read::Data(n),
+        Err(e) => Read::Failed(e),
+    };
+    (read, permit)
+}
+
+enum Now {
+    /// stdout ended: this is the whole body.
+    Eof(Bytes),
+    /// More may come: this is what there is so far.
+    More(Bytes),
+}
+
+/// Reads what stdout holds right now, without waiting. A small script has
+/// usually written everything and closed its stdout by the time its head
+/// is parsed; then the client gets a Content-Length and the response in
+/// one write instead of chunks.
+fn read_now(stdout: &mut ChildStdout, first: Bytes) -> io::Result<Now> {
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut body = BytesMut::from(first);
+    let mut chunk = [0u8; 16 * 1024];
+    while body.len() < WHOLE_MAX {
+        let mut rb = ReadBuf::new(&mut chunk);
+        // A poll with a waker that does nothing: Pending only means "not
+        // now"; the next real poll registers the task's own waker.
+        match Pin::new(&mut *stdout).poll_read(&mut cx, &mut rb) {
+            Poll::Ready(Ok(())) if rb.filled().is_empty() => return Ok(Now::Eof(body.freeze())),
+            Poll::Ready(Ok(())) => body.extend_from_slice(rb.filled()),
+            Poll::Ready(Err(e)) => return Err(e),
+            Poll::Pending => break,
+        }
+    }
+    Ok(Now::More(body.freeze()))
+}
+
+/// Logs the script's stderr line by line, tagged with the request id and
+/// the script, up to `max_stderr` bytes; the rest is read and dropped (one
+/// line says so), so a flood costs a bounded amount of log and never
+/// blocks the script.
+///
+/// # Cancel safety
+/// Not cancel safe (a partial line is lost); polled to completion.
+async fn log_stderr(mut stderr: ChildStderr, s: &Settings) {
+    let mut line: Vec<u8> = Vec::new();
+    let mut chunk = vec![0u8; 16 * 1024];
+    let mut logged = 0u64;
+    let mut full = false;
+    let emit = |line: &[u8], logged: &mut u64, full: &mut bool| {
+        if *full {
+            return;
+        }
+        if *logged + line.len() as u64 > s.max_stderr {
+            *full = true;
+            tracing::warn!(id = %s.id, script = %s.script, "cgi stderr: more than {} bytes; the rest is dropped", s.max_stderr);
+            return;
+        }
+        *logged += line.len() as u64;
+        let text = printable(line);
+        tracing::warn!(id = %s.id, script = %s.script, "cgi stderr: {text}");
+    };
+    loop {
+        let n = match stderr.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        if full {
+            continue;
+        }
+        let mut rest = &chunk[..n];
+        while let Some(i) = rest.iter().position(|&b| b == b'\n') {
+            line.extend_from_slice(&rest[..i]);
+            let l = line.strip_suffix(b"\r").unwrap_or(&line);
+            emit(l, &mut logged, &mut full);
+            line.clear();
+            rest = &rest[i + 1..];
+        }
+        line.extend_from_slice(rest);
+        while line.len() >= MAX_LINE {
+            emit(&line[..MAX_LINE], &mut logged, &mut full);
+            line.drain(..MAX_LINE);
+        }
+    }
+    if !line.is_empty() {
+        emit(&line, &mut logged, &mut full);
+    }
+}
+
+/// What remains in stderr once the script exited: usually its EOF at once;
+/// a descendant still holding the pipe is not waited for long.
+async fn finish_stderr(logging: Pin<&mut impl std::future::Future<Output = ()>>) {
+    let _ = tokio::time::timeout(Duration::from_millis(100), logging).await;
+}
+
+/// A log-safe rendering of a stderr line: control characters (an escape
+/// sequence, a CR that would overwrite the line) are shown escaped.
+fn printable(line: &[u8]) -> String {
+    let text = String::from_utf8_lossy(line);
+    if !text.chars().any(|c| c.is_control() && c != '\t') {
+        return text.into_owned();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() && c != '\t' {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_in_stderr_are_escaped() {
+        assert_eq!(printable(b"plain\ttext"), "plain\ttext");
+        assert_eq!(printable(b"a\x1b[31mred\rb"), "a\\u{1b}[31mred\\rb");
+    }
+}

@@ -1,0 +1,265 @@
+//! The script as a process: its group stopped on timeout and when the
+//! client leaves, slots and the queue, descriptors, working directory,
+//! stderr, and reaping.
+
+use super::*;
+
+/// A script that records its pid and the pid of a child it starts, then
+/// waits forever without a word of output.
+fn hang(site: &Site, name: &str) -> (PathBuf, PathBuf) {
+    let pid = site.path(&format!("{name}.pid"));
+    let kid = site.path(&format!("{name}.kid"));
+    site.script(
+        name,
+        &format!(
+            "#!/bin/sh\nsleep 300 &\necho $! > {kid}.tmp && mv {kid}.tmp {kid}\necho $$ > {pid}.tmp && mv {pid}.tmp {pid}\nwait\n",
+            pid = pid.display(),
+            kid = kid.display()
+        ),
+    );
+    (pid, kid)
+}
+
+#[tokio::test]
+async fn a_silent_script_times_out_with_504_and_its_group_is_stopped() {
+    let mut site = Site::new();
+    site.cfg.timeout = Duration::from_millis(500);
+    let (pid_file, kid_file) = hang(&site, "hang.cgi");
+    let h = site.handler();
+    let started = Instant::now();
+    let r = call(&h, Req::get("/cgi-bin/hang.cgi")).await;
+    assert_eq!(r.status, 504);
+    assert!(started.elapsed() >= Duration::from_millis(500));
+    let (pid, kid) = (read_pid(&pid_file).await, read_pid(&kid_file).await);
+    eventually("the script and its child to be stopped", || {
+        is_dead(pid) && is_dead(kid)
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_script_that_ignores_sigterm_gets_sigkill() {
+    let mut site = Site::new();
+    site.cfg.timeout = Duration::from_millis(300);
+    let pid_file = site.path("stubborn.pid");
+    site.script(
+        "stubborn.cgi",
+        &format!(
+            "#!/bin/sh\ntrap '' TERM\necho $$ > {p}.tmp && mv {p}.tmp {p}\nwhile :; do sleep 0.05; done\n",
+            p = pid_file.display()
+        ),
+    );
+    let r = call(&site.handler(), Req::get("/cgi-bin/stubborn.cgi")).await;
+    assert_eq!(r.status, 504);
+    let pid = read_pid(&pid_file).await;
+    eventually("SIGKILL after the grace period", || is_dead(pid)).await;
+}
+
+#[tokio::test]
+async fn a_client_that_leaves_stops_the_script() {
+    let site = Site::new();
+    let (pid_file, kid_file) = hang(&site, "wait.cgi");
+    let h = site.handler();
+    let pending = tokio::spawn({
+        let h = h.clone();
+        async move { h.call(Req::get("/cgi-bin/wait.cgi").exchange()).await }
+    });
+    let (pid, kid) = (read_pid(&pid_file).await, read_pid(&kid_file).await);
+    assert!(!is_dead(pid));
+    // The server drops the handler's future when the connection closes.
+    pending.abort();
+    eventually("the script and its child to be stopped", || {
+        is_dead(pid) && is_dead(kid)
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_client_that_leaves_mid_stream_stops_the_script() {
+    let site = Site::new();
+    let pid_file = site.path("stream.pid");
+    site.script(
+        "stream.cgi",
+        &format!(
+            "#!/bin/sh\necho $$ > {p}.tmp && mv {p}.tmp {p}\nprintf 'Content-Type: text/plain\\n\\n'\nwhile :; do echo tick; sleep 0.05; done\n",
+            p = pid_file.display()
+        ),
+    );
+    let resp = site
+        .handler()
+        .call(Req::get("/cgi-bin/stream.cgi").exchange())
+        .await;
+    let mut body = resp.into_body();
+    let first = body.frame().await.unwrap().unwrap();
+    assert!(first.is_data());
+    let pid = read_pid(&pid_file).await;
+    drop(body);
+    eventually("the streaming script to be stopped", || is_dead(pid)).await;
+}
+
+#[tokio::test]
+async fn slots_queue_and_503() {
+    let mut site = Site::new();
+    site.cfg.max_concurrent = 1;
+    site.cfg.queue = 1;
+    let gate = site.path("gate");
+    site.script(
+        "gated.cgi",
+        &format!(
+            "#!/bin/sh\nwhile [ ! -e {g} ]; do sleep 0.02; done\nprintf 'Content-Type: text/plain\\n\\n%s' \"$QUERY_STRING\"\n",
+            g = gate.display()
+        ),
+    );
+    let h = site.handler();
+    let running = tokio::spawn({
+        let h = h.clone();
+        async move { call(&h, Req::get("/cgi-bin/gated.cgi?first")).await }
+    });
+    // Wait until the first has its slot (its script is running).
+    eventually("the first script to start", || {
+        std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+            std::fs::read_to_string(e.path().join("cmdline"))
+                .is_ok_and(|c| c.contains(&*site.path("cgi-bin/gated.cgi").to_string_lossy()))
+        })
+    })
+    .await;
+    let queued = tokio::spawn({
+        let h = h.clone();
+        async move { call(&h, Req::get("/cgi-bin/gated.cgi?second")).await }
+    });
+    // The queue holds one: a third is refused at once, with Retry-After.
+    let mut third = None;
+    eventually("the queue to fill", || {
+        let r = futures_now(call(&h, Req::get("/cgi-bin/gated.cgi?third")));
+        let full = r.as_ref().is_some_and(|r| r.status == 503);
+        third = r;
+        full
+    })
+    .await;
+    assert_eq!(third.unwrap().header("retry-after"), Some("1"));
+    std::fs::write(&gate, "").unwrap();
+    assert_eq!(running.await.unwrap().text(), "first");
+    assert_eq!(queued.await.unwrap().text(), "second");
+}
+
+/// Polls `f` once: its output if it is ready at once.
+fn futures_now<F: std::future::Future>(f: F) -> Option<F::Output> {
+    let mut f = std::pin::pin!(f);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match f.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(v) => Some(v),
+        std::task::Poll::Pending => None,
+    }
+}
+
+#[tokio::test]
+async fn a_queued_request_times_out_with_503() {
+    let mut site = Site::new();
+    site.cfg.max_concurrent = 1;
+    site.cfg.queue_timeout = Duration::from_millis(200);
+    site.cfg.timeout = Duration::from_millis(1500);
+    hang(&site, "slow.cgi");
+    let h = site.handler();
+    let first = tokio::spawn({
+        let h = h.clone();
+        async move { call(&h, Req::get("/cgi-bin/slow.cgi")).await }
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(call(&h, Req::get("/cgi-bin/slow.cgi")).await.status, 503);
+    assert_eq!(first.await.unwrap().status, 504);
+}
+
+#[tokio::test]
+async fn the_script_inherits_only_stdio_and_runs_in_its_directory() {
+    let site = Site::new();
+    site.script(
+        "fds.cgi",
+        "#!/bin/sh\nprintf 'Content-Type: text/plain\\n\\n'\npwd\nexec ls -l /proc/self/fd\n",
+    );
+    let r = call(&site.handler(), Req::get("/cgi-bin/fds.cgi")).await;
+    let text = r.text();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some(&*site.path("cgi-bin").to_string_lossy()),
+        "cwd is the script's directory"
+    );
+    // `ls` itself holds one descriptor on the directory it lists.
+    let fds: Vec<&str> = lines
+        .filter(|l| l.contains(" -> "))
+        .filter(|l| !l.contains("/proc/"))
+        .map(|l| l.split(" -> ").next().unwrap().rsplit(' ').next().unwrap())
+        .collect();
+    assert_eq!(fds, ["0", "1", "2"], "{text}");
+}
+
+#[tokio::test]
+async fn a_stderr_flood_is_bounded_and_the_reply_still_served() {
+    let mut site = Site::new();
+    site.cfg.max_stderr_bytes = 1000;
+    site.script(
+        "noisy.cgi",
+        "#!/bin/sh\nhead -c 5000000 /dev/zero | tr '\\0' 'e' >&2\nprintf 'Content-Type: text/plain\\n\\nstill here'\n",
+    );
+    let r = call(&site.handler(), Req::get("/cgi-bin/noisy.cgi")).await;
+    assert_eq!((r.status, r.text().as_str()), (200, "still here"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_leaves_no_zombie_and_no_descriptor_behind() {
+    let mut site = Site::new();
+    site.cfg.queue = 1000;
+    site.script(
+        "ok.cgi",
+        "#!/bin/sh\nprintf 'Content-Type: text/plain\\n\\nok'\n",
+    );
+    site.script("bad.cgi", "#!/bin/sh\necho nope\n");
+    let h = site.handler();
+    let fds_before = open_fds();
+    let mut tasks = Vec::new();
+    for i in 0..200 {
+        let h = h.clone();
+        let path = if i % 5 == 0 {
+            "/cgi-bin/bad.cgi"
+        } else {
+            "/cgi-bin/ok.cgi"
+        };
+        tasks.push(tokio::spawn(async move {
+            call(&h, Req::get(path)).await.status
+        }));
+    }
+    for (i, t) in tasks.into_iter().enumerate() {
+        let want = if i % 5 == 0 { 502 } else { 200 };
+        assert_eq!(t.await.unwrap(), want, "request {i}");
+    }
+    let me = std::process::id();
+    eventually("every script to be reaped", || zombies_of(me).is_empty()).await;
+    eventually("descriptors back to where they were", || {
+        open_fds() <= fds_before
+    })
+    .await;
+}
+
+fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd").unwrap().count()
+}
+
+/// Children of `parent` in state Z.
+pub(crate) fn zombies_of(parent: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        let mut rest = stat.rsplit(')').next().unwrap_or("").split_whitespace();
+        let state = rest.next();
+        let ppid = rest.next().and_then(|p| p.parse::<u32>().ok());
+        if state == Some("Z") && ppid == Some(parent) {
+            out.push(pid);
+        }
+    }
+    out
+}
