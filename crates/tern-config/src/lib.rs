@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 mod error;
+mod gateway;
 mod load;
 mod model;
 mod site;

@@ -198,13 +198,63 @@ pub enum RouteMatcher {
     Extension(String),
 }
 
-/// The handler a route sends requests to. Later kinds (CGI, FastCGI, CGIplus,
+/// The handler a route sends requests to. Later kinds (FastCGI, CGIplus,
 /// WebAssembly) add variants.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HandlerConfig {
     /// Static files with the given settings (a route may use another root).
     Static(StaticConfig),
+    /// CGI/1.1 scripts (RFC 3875), a process per request.
+    Cgi(CgiConfig),
+}
+
+/// A CGI route (`handler = "cgi"`): which scripts run, with what
+/// environment, and within which limits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CgiConfig {
+    /// Where the scripts are, absolute after loading. For a prefix route the
+    /// path after the prefix is looked up here (`/cgi-bin/a/b` runs `a`
+    /// from `dir` when `a` is a file); required. For an extension route
+    /// the whole request path is looked up here; default: the site's root.
+    pub dir: PathBuf,
+    /// The site's document root: DOCUMENT_ROOT, and the base of
+    /// PATH_TRANSLATED. Always the site's `root`.
+    pub document_root: PathBuf,
+    /// A program that runs each script, given the script's path as its
+    /// only argument (`"/usr/bin/perl"`); scripts then need not be
+    /// executable. Default: none (each script is executed itself and must
+    /// have an execute bit).
+    pub interpreter: Option<PathBuf>,
+    /// How long a script may go without writing to its stdout: before its
+    /// headers the client gets 504; later the response is cut off. The
+    /// script's process group is stopped either way. Default: 30 s.
+    pub timeout: Duration,
+    /// Most scripts of this route running at once. Default: 32 (a CGI
+    /// request is mostly fork and exec, CPU-bound: more processes than a
+    /// few per core add memory and context switches, not throughput).
+    pub max_concurrent: usize,
+    /// Requests that may wait for a free slot when `max_concurrent`
+    /// scripts run; one more is answered 503. Default: 100 (at least 1).
+    pub queue: usize,
+    /// How long a request waits in the queue before it is answered 503.
+    /// Default: 10 s.
+    pub queue_timeout: Duration,
+    /// Whether the `Authorization` header reaches scripts as
+    /// HTTP_AUTHORIZATION. Default: false (Apache's `CGIPassAuth Off`: any
+    /// local user can read a process's environment).
+    pub pass_authorization: bool,
+    /// Whether requests with a header value starting with `() {` are
+    /// refused (400), a defence in depth against Shellshock
+    /// (CVE-2014-6271) in scripts run by an old bash. Default: true.
+    pub refuse_shellshock: bool,
+    /// Names of tern's own environment variables passed on to scripts, on
+    /// top of PATH (always passed; `/usr/local/bin:/usr/bin:/bin` when tern
+    /// has none). Default: none; everything else is withheld.
+    pub env_allow: Vec<String>,
+    /// Bytes of a request's stderr written to the error log; the rest is
+    /// read and dropped (one line says so). Default: 64 KiB.
+    pub max_stderr_bytes: u64,
 }
 
 /// A response-header rule (`[[site.headers]]`).

@@ -266,6 +266,15 @@ fn walk_routes(
                     }
                     None => None,
                 },
+                "cgi" => crate::gateway::walk_cgi(
+                    w,
+                    &mut t,
+                    site_static.map(|s| s.root.as_path()),
+                    matcher.as_ref(),
+                    base,
+                    opts,
+                )
+                .map(HandlerConfig::Cgi),
                 other => {
                     w.error(
                         span,

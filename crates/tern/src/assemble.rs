@@ -29,6 +29,10 @@ pub(crate) fn build(cfg: &Config, previous: Option<(&Config, &Site)>) -> anyhow:
                     StaticFiles::new(s, cache.clone())
                         .with_context(|| format!("site {}: route {:?}", site.name, r.matcher))?,
                 ),
+                HandlerConfig::Cgi(c) => Arc::new(
+                    tern_gateway::Cgi::new(c)
+                        .with_context(|| format!("site {}: route {:?}", site.name, r.matcher))?,
+                ),
                 other => anyhow::bail!("site {}: handler {other:?} is not available", site.name),
             };
             let m = match &r.matcher {

@@ -232,3 +232,107 @@ fn unreadable_file_is_an_error_naming_it() {
         .to_string()
         .starts_with("/nonexistent/tern.toml: cannot read the file"));
 }
+
+#[test]
+fn cgi_routes_load_with_defaults_settings_and_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("www")).unwrap();
+    std::fs::create_dir(dir.path().join("cgi-bin")).unwrap();
+    let p = write(
+        dir.path(),
+        r#"
+[[site]]
+root = "www"
+[[site.route]]
+prefix = "/cgi-bin/"
+handler = "cgi"
+dir = "cgi-bin"
+timeout = "5s"
+max_concurrent = 4
+queue = 8
+queue_timeout = "250ms"
+pass_authorization = true
+refuse_shellshock = false
+env_allow = ["LANG", "PATH", "LANG"]
+max_stderr_bytes = "1k"
+[[site.route]]
+extension = "pl"
+handler = "cgi"
+interpreter = "/usr/bin/perl"
+"#,
+    );
+    let cfg = load(&p).unwrap();
+    let routes = &cfg.sites[0].routes;
+    let www = dir.path().join("www");
+    assert_eq!(
+        routes[0],
+        Route {
+            matcher: RouteMatcher::Prefix("/cgi-bin".into()),
+            handler: HandlerConfig::Cgi(CgiConfig {
+                dir: dir.path().join("cgi-bin"),
+                document_root: www.clone(),
+                interpreter: None,
+                timeout: Duration::from_secs(5),
+                max_concurrent: 4,
+                queue: 8,
+                queue_timeout: Duration::from_millis(250),
+                pass_authorization: true,
+                refuse_shellshock: false,
+                env_allow: vec!["LANG".into()],
+                max_stderr_bytes: 1024,
+            }),
+        }
+    );
+    // An extension route runs scripts found under the site's root, with
+    // every default.
+    assert_eq!(
+        routes[1].handler,
+        HandlerConfig::Cgi(CgiConfig {
+            dir: www.clone(),
+            document_root: www,
+            interpreter: Some("/usr/bin/perl".into()),
+            timeout: Duration::from_secs(30),
+            max_concurrent: 32,
+            queue: 100,
+            queue_timeout: Duration::from_secs(10),
+            pass_authorization: false,
+            refuse_shellshock: true,
+            env_allow: Vec::new(),
+            max_stderr_bytes: 64 * 1024,
+        })
+    );
+
+    let errs = errors(
+        dir.path(),
+        r#"
+[[site]]
+root = "www"
+[[site.route]]
+prefix = "/cgi-bin"
+handler = "cgi"
+[[site.route]]
+prefix = "/scripts"
+handler = "cgi"
+dir = "missing"
+interpreter = "perl"
+timeout = 0
+env_allow = ["SCRIPT_NAME", "HTTP_PROXY", "1BAD"]
+wat = 1
+"#,
+    );
+    let keys: Vec<(usize, &str)> = errs.iter().map(|e| (e.line, e.key.as_str())).collect();
+    assert_eq!(
+        keys,
+        [
+            (4, "site[0].route[0].dir"),
+            (10, "site[0].route[1].dir"),
+            (11, "site[0].route[1].interpreter"),
+            (12, "site[0].route[1].timeout"),
+            (13, "site[0].route[1].env_allow"),
+            (13, "site[0].route[1].env_allow"),
+            (13, "site[0].route[1].env_allow"),
+            (14, "site[0].route[1].wat"),
+        ],
+        "{errs:#?}"
+    );
+}
