@@ -109,7 +109,9 @@ impl Site {
         if let Some(resp) = self.serve_cached(&exchange.path, &parts.headers, head, accept) {
             return resp;
         }
+        let id = exchange.id;
         let req = Request {
+            id,
             path: exchange.path,
             query: parts.uri.query().map(str::to_owned),
             headers: parts.headers,
@@ -120,7 +122,7 @@ impl Site {
         match tokio::task::spawn_blocking(move || site.serve_blocking(&req)).await {
             Ok(resp) => resp,
             Err(e) => {
-                tracing::warn!(root = %self.root_path.display(), error = %e, "static: file task failed");
+                tracing::warn!(%id, root = %self.root_path.display(), error = %e, "static: file task failed");
                 HandlerError::Internal(e.to_string()).into_response()
             }
         }

@@ -13,7 +13,7 @@ use http::header::{HeaderMap, CONTENT_LENGTH, CONTENT_TYPE, LOCATION};
 use http::{HeaderValue, Response, StatusCode};
 use percent_encoding::utf8_percent_encode;
 use tern_handler::path::DecodedPath;
-use tern_handler::{error_response, HandlerError, ResponseBody};
+use tern_handler::{error_response, HandlerError, RequestId, ResponseBody};
 
 use crate::body::{read_exact_at, CHUNK};
 use crate::cache::{Entry, Variant};
@@ -28,6 +28,8 @@ use crate::response::{self, Ask, Reply, Source};
 /// the blocking pool.
 #[derive(Debug)]
 pub(crate) struct Request {
+    /// Tags log lines.
+    pub(crate) id: RequestId,
     pub(crate) path: DecodedPath,
     pub(crate) query: Option<String>,
     pub(crate) headers: HeaderMap,
@@ -242,6 +244,7 @@ impl Site {
             Failure::Forbidden => HandlerError::Forbidden(e.to_string()).into_response(),
             Failure::Internal => {
                 tracing::warn!(
+                    id = %req.id,
                     root = %self.root_path.display(),
                     path = %req.path,
                     error = %e,

@@ -95,7 +95,25 @@ fn init_tracing() {
         .init();
 }
 
+/// Raises the open-file limit to its hard maximum: each connection is a
+/// descriptor, and the usual soft limit (1024) would cap connections far below
+/// `max_connections` (nginx's `worker_rlimit_nofile`).
+fn raise_nofile_limit() {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let lim = getrlimit(Resource::Nofile);
+    if lim.current < lim.maximum {
+        let raised = Rlimit {
+            current: lim.maximum,
+            maximum: lim.maximum,
+        };
+        if let Err(e) = setrlimit(Resource::Nofile, raised) {
+            tracing::warn!("cannot raise the open-file limit: {e}");
+        }
+    }
+}
+
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    raise_nofile_limit();
     let mut listen = Vec::new();
     for l in &args.listen {
         listen.push(parse_listen(l)?);
@@ -112,9 +130,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         (None, Some(r)) => Source::Root(r),
         (None, None) => {
             let dir = demo::write().context("writing the demo site")?;
-            let root = dir.path().to_owned();
+            let config = dir.path().join(demo::CONFIG);
             demo_dir = Some(dir);
-            Source::Root(root)
+            Source::File(config)
         }
     };
     let cfg = load(&source, &ov)?;
