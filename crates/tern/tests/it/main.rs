@@ -2,6 +2,7 @@
 //! sockets with raw bytes.
 
 mod bad_input;
+mod cgi;
 mod lifecycle;
 mod logs;
 mod static_matrix;
