@@ -1,17 +1,46 @@
 //! The built-in demo site: files compiled into the binary and written to a
 //! temporary directory at start, removed at exit. It shows each handler kind.
+//!
+//! The directory holds the site (`site/`), its CGI scripts (`cgi-bin/`,
+//! outside the document root so their source is never served) and the
+//! configuration that routes them (`tern.toml`).
 
 use std::io;
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 
-/// (path inside the docroot, contents)
-const FILES: &[(&str, &[u8])] = &[
-    ("index.html", include_bytes!("../demo/index.html")),
-    ("style.css", include_bytes!("../demo/style.css")),
-    ("hello.txt", include_bytes!("../demo/hello.txt")),
+/// The demo's configuration file, inside the directory [`write`] makes.
+pub(crate) const CONFIG: &str = "tern.toml";
+
+/// (path inside the demo directory, contents, mode)
+const FILES: &[(&str, &[u8], u32)] = &[
+    (CONFIG, include_bytes!("../demo/tern.toml"), 0o644),
     (
-        "files/readme.txt",
+        "site/index.html",
+        include_bytes!("../demo/index.html"),
+        0o644,
+    ),
+    ("site/style.css", include_bytes!("../demo/style.css"), 0o644),
+    ("site/hello.txt", include_bytes!("../demo/hello.txt"), 0o644),
+    (
+        "site/files/readme.txt",
         include_bytes!("../demo/files/readme.txt"),
+        0o644,
+    ),
+    (
+        "cgi-bin/hello.sh",
+        include_bytes!("../demo/cgi-bin/hello.sh"),
+        0o755,
+    ),
+    (
+        "cgi-bin/form.pl",
+        include_bytes!("../demo/cgi-bin/form.pl"),
+        0o755,
+    ),
+    (
+        "cgi-bin/events.sh",
+        include_bytes!("../demo/cgi-bin/events.sh"),
+        0o755,
     ),
 ];
 
@@ -23,12 +52,16 @@ pub(crate) fn write() -> io::Result<tempfile::TempDir> {
 }
 
 fn write_into(root: &Path) -> io::Result<()> {
-    for (name, body) in FILES {
+    for (name, body, mode) in FILES {
         let path = root.join(name);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)?;
         }
+        // Written before any thread of tern's starts a process, so no
+        // child can inherit the descriptor and make the exec of a script
+        // fail with ETXTBSY.
         std::fs::write(&path, body)?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(*mode))?;
     }
     Ok(())
 }
