@@ -15,12 +15,11 @@ use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use tern_handler::RequestId;
-use tokio::io::{AsyncRead, AsyncReadExt as _, ReadBuf};
+use tokio::io::AsyncReadExt as _;
 use tokio::process::{ChildStderr, ChildStdout};
 use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit};
 use tokio::time::Instant;
@@ -34,8 +33,16 @@ use crate::{Error, HeadError};
 /// Bytes asked for per read of stdout: a whole pipe buffer.
 const READ_SIZE: usize = 64 * 1024;
 
-/// The most of a script's output taken in one go right after its head to
-/// answer with a Content-Length instead of a stream.
+/// How long after its head a script's output is collected before the
+/// response starts. Most scripts are done by then (a small one exits
+/// microseconds after its last write): the client then gets a
+/// Content-Length and the whole response in one write, instead of a
+/// chunked stream and a second write for its end. A streaming script's
+/// first bytes wait this long; later ones go out as they come.
+const SETTLE: Duration = Duration::from_millis(2);
+
+/// The most of a script's output collected while settling; more, and it
+/// streams.
 const WHOLE_MAX: usize = 256 * 1024;
 
 /// How long a script whose stdout ended has to exit before it is stopped,
@@ -109,11 +116,15 @@ pub(crate) async fn drive(
     tokio::pin!(feeding, logging);
     let (mut fed, mut logged) = (false, false);
     let mut start = Some(started);
+    // The phases of stdout: the head, then (briefly) settling, then the
+    // body streamed or discarded.
     let mut head = Some(HeadReader::new(s.mode, MAX_HEAD_BYTES));
+    let mut settling: Option<(Reply, BytesMut)> = None;
     let mut tx: Option<mpsc::Sender<Chunk>> = None;
     let mut buf = BytesMut::new();
     let silence = tokio::time::sleep(s.timeout);
-    tokio::pin!(silence);
+    let settle = tokio::time::sleep(SETTLE);
+    tokio::pin!(silence, settle);
     let mut seen = 0;
     // Set inside the select (where `tx` is borrowed by the read), moved
     // into `tx` before the next one.
@@ -137,12 +148,25 @@ pub(crate) async fn drive(
             (read, permit) = read_output(&mut stdout, &mut buf, tx.as_ref()) => {
                 let n = match read {
                     Read::Data(n) => n,
-                    Read::Eof => break End::Eof,
+                    Read::Eof => {
+                        if let Some((reply, body)) = settling.take() {
+                            let to = start.take().expect("kept while settling");
+                            let _ = to.send(Ok((reply, Output::Whole(body.freeze()))));
+                        }
+                        break End::Eof;
+                    }
                     Read::Gone => break End::ClientGone,
                     Read::Failed(e) => break End::Read(e),
                 };
                 progress.fetch_add(n as u64, Ordering::Relaxed);
-                if let Some(reader) = head.as_mut() {
+                if let Some((_, body)) = settling.as_mut() {
+                    drop(permit);
+                    body.extend_from_slice(&buf);
+                    buf.clear();
+                    if body.len() >= WHOLE_MAX {
+                        opened = Some(stream(&mut settling, &mut start));
+                    }
+                } else if let Some(reader) = head.as_mut() {
                     drop(permit);
                     let parsed = reader.push(&buf);
                     buf.clear();
@@ -152,34 +176,21 @@ pub(crate) async fn drive(
                         Err(e) => break End::BadHead(e),
                     };
                     head = None;
-                    let to = start.take().expect("the head is complete only once");
                     if s.discard_body || matches!(reply, Reply::LocalRedirect(_)) {
+                        let to = start.take().expect("the head is complete only once");
                         let _ = to.send(Ok((reply, Output::Discarded)));
                         continue;
                     }
-                    match read_now(&mut stdout, body) {
-                        Ok(Now::Eof(all)) => {
-                            let _ = to.send(Ok((reply, Output::Whole(all))));
-                            break End::Eof;
-                        }
-                        Ok(Now::More(first)) => {
-                            let (t, rx) = mpsc::channel(IN_FLIGHT);
-                            if !first.is_empty() {
-                                let _ = t.try_send(Ok(first));
-                            }
-                            opened = Some(t);
-                            let _ = to.send(Ok((reply, Output::Stream(OutputBody::new(rx)))));
-                        }
-                        Err(e) => {
-                            start = Some(to);
-                            break End::Read(e);
-                        }
-                    }
+                    settling = Some((reply, BytesMut::from(body)));
+                    settle.as_mut().reset(Instant::now() + SETTLE);
                 } else if let Some(p) = permit {
                     p.send(Ok(buf.split().freeze()));
                 } else {
                     buf.clear();
                 }
+            }
+            () = &mut settle, if settling.is_some() => {
+                opened = Some(stream(&mut settling, &mut start));
             }
             () = &mut silence => {
                 // The timer is not reset on each read (cheaper); when it
@@ -334,33 +345,21 @@ async fn read_output<'a>(
     (read, permit)
 }
 
-enum Now {
-    /// stdout ended: this is the whole body.
-    Eof(Bytes),
-    /// More may come: this is what there is so far.
-    More(Bytes),
-}
-
-/// Reads what stdout holds right now, without waiting. A small script has
-/// usually written everything and closed its stdout by the time its head
-/// is parsed; then the client gets a Content-Length and the response in
-/// one write instead of chunks.
-fn read_now(stdout: &mut ChildStdout, first: Bytes) -> io::Result<Now> {
-    let mut cx = Context::from_waker(Waker::noop());
-    let mut body = BytesMut::from(first);
-    let mut chunk = [0u8; 16 * 1024];
-    while body.len() < WHOLE_MAX {
-        let mut rb = ReadBuf::new(&mut chunk);
-        // A poll with a waker that does nothing: Pending only means "not
-        // now"; the next real poll registers the task's own waker.
-        match Pin::new(&mut *stdout).poll_read(&mut cx, &mut rb) {
-            Poll::Ready(Ok(())) if rb.filled().is_empty() => return Ok(Now::Eof(body.freeze())),
-            Poll::Ready(Ok(())) => body.extend_from_slice(rb.filled()),
-            Poll::Ready(Err(e)) => return Err(e),
-            Poll::Pending => break,
-        }
+/// Ends the settling: the client gets the head now, and the body as a
+/// stream, starting with what was read so far.
+fn stream(
+    settling: &mut Option<(Reply, BytesMut)>,
+    start: &mut Option<oneshot::Sender<Started>>,
+) -> mpsc::Sender<Chunk> {
+    let (reply, body) = settling.take().expect("settling");
+    let (tx, rx) = mpsc::channel(IN_FLIGHT);
+    if !body.is_empty() {
+        let _ = tx.try_send(Ok(body.freeze()));
     }
-    Ok(Now::More(body.freeze()))
+    if let Some(to) = start.take() {
+        let _ = to.send(Ok((reply, Output::Stream(OutputBody::new(rx)))));
+    }
+    tx
 }
 
 /// Logs the script's stderr line by line, tagged with the request id and
