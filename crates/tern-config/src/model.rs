@@ -226,9 +226,10 @@ pub struct CgiConfig {
     /// executable. Default: none (each script is executed itself and must
     /// have an execute bit).
     pub interpreter: Option<PathBuf>,
-    /// How long a script may go without writing to its stdout: before its
-    /// headers the client gets 504; later the response is cut off. The
-    /// script's process group is stopped either way. Default: 30 s.
+    /// How long a script may go without writing to its stdout (or taking
+    /// request body from its stdin): before its headers the client gets
+    /// 504; later the response is cut off. The script's process group is
+    /// stopped either way. Default: 30 s.
     pub timeout: Duration,
     /// Most scripts of this route running at once. Default: 32 (a CGI
     /// request is mostly fork and exec, CPU-bound: more processes than a

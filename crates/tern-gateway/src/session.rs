@@ -62,7 +62,8 @@ pub(crate) struct Settings {
     pub(crate) mode: Mode,
     /// HEAD: the body is read and dropped.
     pub(crate) discard_body: bool,
-    /// Longest silence on stdout (and stdin) before the script is stopped.
+    /// Longest silence before the script is stopped: nothing written to
+    /// its stdout, nothing fed to its stdin, no client holding it back.
     pub(crate) timeout: Duration,
     /// Bytes of stderr logged.
     pub(crate) max_stderr: u64,
@@ -195,8 +196,11 @@ pub(crate) async fn drive(
             () = &mut silence => {
                 // The timer is not reset on each read (cheaper); when it
                 // fires, any progress since it was set means "not silent".
+                // Nor is a script silent while its output waits for a slow
+                // client (the channel is full).
                 let now = progress.load(Ordering::Relaxed);
-                if now == seen {
+                let held_back = tx.as_ref().is_some_and(|t| t.capacity() == 0);
+                if now == seen && !held_back {
                     break End::Timeout;
                 }
                 seen = now;

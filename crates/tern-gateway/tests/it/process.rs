@@ -263,3 +263,28 @@ pub(crate) fn zombies_of(parent: u32) -> Vec<u32> {
     }
     out
 }
+
+#[tokio::test]
+async fn a_slow_client_does_not_make_a_busy_script_look_silent() {
+    let mut site = Site::new();
+    site.cfg.timeout = Duration::from_millis(300);
+    site.script(
+        "big.cgi",
+        "#!/bin/sh\nprintf 'Content-Type: application/octet-stream\\n\\n'\nhead -c 4000000 /dev/zero\n",
+    );
+    let resp = site
+        .handler()
+        .call(Req::get("/cgi-bin/big.cgi").exchange())
+        .await;
+    assert_eq!(resp.status(), 200);
+    // The client reads nothing for several timeouts: the script blocks on
+    // its full pipe, held back by the client, not silent by itself.
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let body = resp
+        .into_body()
+        .collect()
+        .await
+        .expect("the whole body")
+        .to_bytes();
+    assert_eq!(body.len(), 4_000_000);
+}
