@@ -4,11 +4,12 @@
 
 use std::sync::Arc;
 
+use bytes::BytesMut;
+use hyper::server::conn::{http1, http2};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
 use tern_config::Limits;
 use tern_handler::ConnInfo;
-use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
 use crate::service::{Shared, Svc};
@@ -17,32 +18,48 @@ use crate::timeout::{Activity, Expired, TimedIo, Timeouts};
 /// hyper's smallest allowed read buffer.
 const MIN_BUF: usize = 8192;
 
-/// The hyper connection builder for a set of limits.
-pub(crate) fn builder(limits: &Limits) -> auto::Builder<TokioExecutor> {
-    let mut b = auto::Builder::new(TokioExecutor::new());
-    b.http1()
-        .timer(TokioTimer::new())
-        // Timeouts live in `TimedIo` (see timeout.rs).
-        .header_read_timeout(None)
-        .max_buf_size(limits.max_header_bytes.max(MIN_BUF))
-        .max_headers(limits.max_headers)
-        .keep_alive(true);
-    b.http2()
-        .timer(TokioTimer::new())
-        .max_header_list_size(limits.max_header_bytes.min(u32::MAX as usize) as u32)
-        .max_concurrent_streams(128);
-    b
+/// The HTTP/2 client preface (RFC 9113 §3.4).
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// hyper's HTTP/1 and HTTP/2 connection builders for a set of limits.
+#[derive(Clone, Debug)]
+pub(crate) struct Builders {
+    h1: http1::Builder,
+    h2: http2::Builder<TokioExecutor>,
+}
+
+impl Builders {
+    pub(crate) fn new(limits: &Limits) -> Self {
+        let mut h1 = http1::Builder::new();
+        h1.timer(TokioTimer::new())
+            // Timeouts live in `TimedIo` (see timeout.rs).
+            .header_read_timeout(None)
+            .max_buf_size(limits.max_header_bytes.max(MIN_BUF))
+            .max_headers(limits.max_headers)
+            .keep_alive(true);
+        let mut h2 = http2::Builder::new(TokioExecutor::new());
+        h2.timer(TokioTimer::new())
+            .max_header_list_size(limits.max_header_bytes.min(u32::MAX as usize) as u32)
+            .max_concurrent_streams(128);
+        Builders { h1, h2 }
+    }
 }
 
 /// Serves `io` until the client is done, a timeout expires, or `cancel`
 /// asks for a graceful stop (requests in flight finish; idle connections
 /// close at once).
+///
+/// The protocol is told from the first bytes: the HTTP/2 preface means
+/// HTTP/2 with prior knowledge, anything else HTTP/1. We read them ourselves
+/// (one read that usually holds the whole first request) and put them back,
+/// rather than use hyper-util's `auto` builder, which reads exactly 24 bytes
+/// first and so costs a second read on every new connection.
 pub(crate) async fn serve<I>(io: I, conn: ConnInfo, shared: Arc<Shared>, cancel: CancellationToken)
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let site = shared.site.load_full();
-    let builder = builder(&site.limits);
+    let builders = Builders::new(&site.limits);
     let timeouts = Timeouts {
         header_read: site.limits.header_read_timeout,
         keepalive: site.limits.keepalive_timeout,
@@ -55,18 +72,54 @@ where
         conn: conn.clone(),
         activity: activity.clone(),
     };
-    let io = TokioIo::new(TimedIo::new(io, activity.clone(), timeouts));
-    let served = builder.serve_connection(io, svc);
-    tokio::pin!(served);
-    let result = tokio::select! {
-        r = served.as_mut() => r,
-        _ = cancel.cancelled() => {
-            served.as_mut().graceful_shutdown();
-            served.await
+    let mut io = TimedIo::new(io, activity.clone(), timeouts);
+    let mut first = BytesMut::with_capacity(4096);
+    let h2 = loop {
+        let read = tokio::select! {
+            r = io.read_buf(&mut first) => r,
+            _ = cancel.cancelled() => return,
+        };
+        match read {
+            Ok(0) => return,
+            Ok(_) => {}
+            Err(e) => {
+                report(&e, &conn, activity.expired());
+                return;
+            }
+        }
+        let n = first.len().min(H2_PREFACE.len());
+        if first[..n] != H2_PREFACE[..n] {
+            break false;
+        }
+        if n == H2_PREFACE.len() {
+            break true;
+        }
+    };
+    io.unread(first.freeze());
+    let io = TokioIo::new(io);
+    let result = if h2 {
+        let served = builders.h2.serve_connection(io, svc);
+        tokio::pin!(served);
+        tokio::select! {
+            r = served.as_mut() => r,
+            _ = cancel.cancelled() => {
+                served.as_mut().graceful_shutdown();
+                served.await
+            }
+        }
+    } else {
+        let served = builders.h1.serve_connection(io, svc);
+        tokio::pin!(served);
+        tokio::select! {
+            r = served.as_mut() => r,
+            _ = cancel.cancelled() => {
+                served.as_mut().graceful_shutdown();
+                served.await
+            }
         }
     };
     if let Err(e) = result {
-        report(&*e, &conn, activity.expired());
+        report(&e, &conn, activity.expired());
     }
 }
 

@@ -112,9 +112,16 @@ pub(crate) struct TimedIo<T> {
     /// `Activity::started` when the phase was last decided.
     seen: u32,
     sleep: Pin<Box<Sleep>>,
+    /// Bytes read ahead to tell HTTP/1 from HTTP/2, returned first.
+    prefix: bytes::Bytes,
 }
 
 impl<T> TimedIo<T> {
+    /// Puts bytes already read back in front of the stream.
+    pub(crate) fn unread(&mut self, prefix: bytes::Bytes) {
+        self.prefix = prefix;
+    }
+
     pub(crate) fn new(io: T, activity: std::sync::Arc<Activity>, timeouts: Timeouts) -> Self {
         let now = Instant::now();
         let deadline = now + timeouts.header_read;
@@ -124,6 +131,7 @@ impl<T> TimedIo<T> {
             timeouts,
             phase: Phase::Head(now),
             seen: 0,
+            prefix: bytes::Bytes::new(),
             sleep: Box::pin(tokio::time::sleep_until(deadline)),
         }
     }
@@ -199,6 +207,12 @@ impl<T: AsyncRead + Unpin> AsyncRead for TimedIo<T> {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
+        if !self.prefix.is_empty() {
+            let n = self.prefix.len().min(buf.remaining());
+            let head = self.prefix.split_to(n);
+            buf.put_slice(&head);
+            return Poll::Ready(Ok(()));
+        }
         let before = buf.filled().len();
         match Pin::new(&mut self.io).poll_read(cx, buf) {
             Poll::Ready(Ok(())) => {
