@@ -253,7 +253,7 @@ fn walk_cache(w: &mut Walker<'_>, top: &mut Table<'_>) -> CacheConfig {
     let mut c = CacheConfig {
         enabled: true,
         max_bytes: 256 << 20,
-        max_entry_bytes: 1 << 20,
+        max_entry_bytes: 4 << 20,
         revalidate: Duration::from_secs(1),
     };
     let Some(mut t) = w.table(top, "cache") else {

@@ -129,6 +129,7 @@ fn defaults_apply_to_a_minimal_site() {
     assert_eq!(cfg.limits.max_header_bytes, 16 << 10);
     assert_eq!(cfg.limits.header_read_timeout, Duration::from_secs(10));
     assert!(cfg.cache.enabled);
+    assert_eq!(cfg.cache.max_entry_bytes, 4 << 20);
     let st = &cfg.sites[0].static_files;
     assert_eq!(st.index, ["index.html"]);
     assert!(!st.directory_listing && !st.follow_symlinks && !st.dotfiles);
