@@ -16,6 +16,7 @@ use crate::Error;
 #[derive(Debug)]
 pub(crate) struct Limiter {
     slots: Arc<Semaphore>,
+    max: usize,
     waiting: AtomicUsize,
     queue: usize,
     queue_timeout: Duration,
@@ -34,10 +35,16 @@ impl Limiter {
     pub(crate) fn new(max_concurrent: usize, queue: usize, queue_timeout: Duration) -> Self {
         Limiter {
             slots: Arc::new(Semaphore::new(max_concurrent)),
+            max: max_concurrent,
             waiting: AtomicUsize::new(0),
             queue,
             queue_timeout,
         }
+    }
+
+    /// How many slots are taken (scripts starting or running).
+    pub(crate) fn running(&self) -> usize {
+        self.max - self.slots.available_permits()
     }
 
     /// A slot, held until the script has been reaped.
@@ -71,6 +78,7 @@ mod tests {
     async fn slots_then_queue_then_refusal() {
         let l = Arc::new(Limiter::new(1, 1, Duration::from_secs(5)));
         let first = l.admit().await.unwrap();
+        assert_eq!(l.running(), 1);
         let queued = {
             let l = l.clone();
             tokio::spawn(async move { l.admit().await.map(drop) })

@@ -18,9 +18,17 @@
 //!   cargo's jobserver pipe) are marked close-on-exec once, when the first
 //!   CGI handler is built ([`seal_inherited_descriptors`]). Closing them in
 //!   the child instead would need `pre_exec`, and so fork.
-//! - The spawn runs on the runtime thread: with vfork the parent waits
-//!   only until the child execs (tens of microseconds), less than a hop to
-//!   the blocking pool and back would cost.
+//! - Under load the spawn runs on the blocking pool, not on the runtime
+//!   thread: with vfork the calling thread is suspended until the child
+//!   execs (its glibc prologue resets every signal handler, ~130 syscalls,
+//!   then the kernel loads the program), and a runtime thread suspended
+//!   there serves none of its other connections. Measured on this machine
+//!   (2 vCPUs, a C hello, `wrk -c10`): spawning on the worker thread
+//!   serialised the spawns of every connection it held and left a third of
+//!   the CPU idle; on the blocking pool spawns overlap, as the raw rate with
+//!   two spawning threads does (`examples/spawn_rate`). A lone script is
+//!   spawned in place: two thread hops cost more than the wait (the caller
+//!   in `cgi` decides).
 //! - tokio reaps the child through a pidfd registered with the reactor: no
 //!   SIGCHLD handler, no blocking wait.
 //! - Each script leads its own process group, so a timeout or a client
@@ -30,7 +38,7 @@
 //!   while any process still has it as its process-group id.
 
 use std::ffi::OsStr;
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -45,16 +53,16 @@ use crate::Error;
 pub(crate) const KILL_GRACE: Duration = Duration::from_secs(2);
 
 /// What to run.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Program<'a> {
+#[derive(Debug)]
+pub(crate) struct Program {
     /// The executable: the script, or its interpreter.
-    pub(crate) path: &'a Path,
+    pub(crate) path: PathBuf,
     /// The script, when an interpreter runs it.
-    pub(crate) script: Option<&'a Path>,
+    pub(crate) script: Option<PathBuf>,
     /// The working directory (the script's).
-    pub(crate) cwd: &'a Path,
+    pub(crate) cwd: PathBuf,
     /// The whole environment.
-    pub(crate) env: &'a CgiEnv,
+    pub(crate) env: CgiEnv,
 }
 
 /// A started script.
@@ -72,20 +80,20 @@ pub(crate) struct Running {
 /// The RFC's "search-string" command-line arguments (§4.4, a query without
 /// `=`) are not passed: php-cgi took them as options (CVE-2012-1823), and
 /// no script needs what QUERY_STRING already holds.
-pub(crate) fn start(program: Program<'_>, stdin: Stdio) -> Result<Running, Error> {
-    let mut cmd = Command::new(program.path);
-    if let Some(script) = program.script {
+pub(crate) fn start(program: Program, stdin: Stdio) -> Result<Running, Error> {
+    let mut cmd = Command::new(&program.path);
+    if let Some(script) = &program.script {
         cmd.arg(script);
     }
     cmd.env_clear()
         .envs(program.env.iter())
-        .current_dir(program.cwd)
+        .current_dir(&program.cwd)
         .process_group(0)
         .stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().map_err(|source| Error::Spawn {
-        path: program.path.to_owned(),
+        path: program.path.clone(),
         source,
     })?;
     let pid = child.id().and_then(|id| Pid::from_raw(id as i32));
