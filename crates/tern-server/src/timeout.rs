@@ -211,6 +211,11 @@ impl<T: AsyncRead + Unpin> AsyncRead for TimedIo<T> {
             let n = self.prefix.len().min(buf.remaining());
             let head = self.prefix.split_to(n);
             buf.put_slice(&head);
+            if self.prefix.is_empty() {
+                // An empty `Bytes` split off a buffer still holds the whole
+                // buffer: let it go, idle connections should cost little.
+                self.prefix = bytes::Bytes::new();
+            }
             return Poll::Ready(Ok(()));
         }
         let before = buf.filled().len();
