@@ -193,20 +193,12 @@ impl Route {
                 env,
             },
         };
-        // The spawning thread waits for the exec (see `spawn`). While other
-        // scripts of the route are starting or running, that wait goes to
-        // the blocking pool so this runtime thread keeps serving; alone,
-        // waiting here saves two cross-thread wake-ups (one client, C hello:
-        // 1.1k against 1.0k req/s in quiet runs, within this machine's
-        // run-to-run noise). Dropped meanwhile (the client left), a started
-        // script is killed by its group's guard.
-        let running = if self.limiter.running() <= 1 {
-            spawn::start(program, stdin)?
-        } else {
-            tokio::task::spawn_blocking(move || spawn::start(program, stdin))
-                .await
-                .map_err(io::Error::other)??
-        };
+        // On the blocking pool: the spawning thread waits for the exec (see
+        // `spawn`). Dropped meanwhile (the client left), the started script
+        // is killed by its group's guard.
+        let running = tokio::task::spawn_blocking(move || spawn::start(program, stdin))
+            .await
+            .map_err(io::Error::other)??;
         let settings = Settings {
             id,
             script: Arc::from(script.filename.to_string_lossy()),

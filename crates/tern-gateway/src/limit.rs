@@ -16,7 +16,6 @@ use crate::Error;
 #[derive(Debug)]
 pub(crate) struct Limiter {
     slots: Arc<Semaphore>,
-    max: usize,
     waiting: AtomicUsize,
     queue: usize,
     queue_timeout: Duration,
@@ -35,16 +34,10 @@ impl Limiter {
     pub(crate) fn new(max_concurrent: usize, queue: usize, queue_timeout: Duration) -> Self {
         Limiter {
             slots: Arc::new(Semaphore::new(max_concurrent)),
-            max: max_concurrent,
             waiting: AtomicUsize::new(0),
             queue,
             queue_timeout,
         }
-    }
-
-    /// How many slots are taken (scripts starting or running).
-    pub(crate) fn running(&self) -> usize {
-        self.max - self.slots.available_permits()
     }
 
     /// A slot, held until the script has been reaped.
@@ -78,7 +71,6 @@ mod tests {
     async fn slots_then_queue_then_refusal() {
         let l = Arc::new(Limiter::new(1, 1, Duration::from_secs(5)));
         let first = l.admit().await.unwrap();
-        assert_eq!(l.running(), 1);
         let queued = {
             let l = l.clone();
             tokio::spawn(async move { l.admit().await.map(drop) })

@@ -18,17 +18,17 @@
 //!   cargo's jobserver pipe) are marked close-on-exec once, when the first
 //!   CGI handler is built ([`seal_inherited_descriptors`]). Closing them in
 //!   the child instead would need `pre_exec`, and so fork.
-//! - Under load the spawn runs on the blocking pool, not on the runtime
-//!   thread: with vfork the calling thread is suspended until the child
-//!   execs (its glibc prologue resets every signal handler, ~130 syscalls,
-//!   then the kernel loads the program), and a runtime thread suspended
-//!   there serves none of its other connections. Measured on this machine
-//!   (2 vCPUs, a C hello, `wrk -c10`): spawning on the worker thread
-//!   serialised the spawns of every connection it held and left a third of
-//!   the CPU idle; on the blocking pool spawns overlap, as the raw rate with
-//!   two spawning threads does (`examples/spawn_rate`). A lone script is
-//!   spawned in place: two thread hops cost more than the wait (the caller
-//!   in `cgi` decides).
+//! - The spawn runs on the blocking pool, not on the runtime thread: with
+//!   vfork the calling thread is suspended until the child execs (its
+//!   glibc prologue resets every signal handler, ~130 syscalls, then the
+//!   kernel loads the program), and a runtime thread suspended there serves
+//!   none of its other connections. Measured on this machine (2 vCPUs, a C
+//!   hello, `wrk -t1`, quiet): spawning on the worker thread serialised the
+//!   spawns of every connection it held and left a third of the CPU idle
+//!   (1.9k req/s at 10 connections); on the blocking pool spawns overlap
+//!   (2.0k), as the raw rate with two spawning threads does
+//!   (`examples/spawn_rate`). Spawning in place only when no other script
+//!   runs gained nothing at one connection and lost 7% at ten.
 //! - tokio reaps the child through a pidfd registered with the reactor: no
 //!   SIGCHLD handler, no blocking wait.
 //! - Each script leads its own process group, so a timeout or a client
