@@ -158,13 +158,13 @@ async fn a_queued_request_times_out_with_503() {
     site.cfg.max_concurrent = 1;
     site.cfg.queue_timeout = Duration::from_millis(200);
     site.cfg.timeout = Duration::from_millis(1500);
-    hang(&site, "slow.cgi");
+    let (pid_file, _) = hang(&site, "slow.cgi");
     let h = site.handler();
     let first = tokio::spawn({
         let h = h.clone();
         async move { call(&h, Req::get("/cgi-bin/slow.cgi")).await }
     });
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    read_pid(&pid_file).await;
     assert_eq!(call(&h, Req::get("/cgi-bin/slow.cgi")).await.status, 503);
     assert_eq!(first.await.unwrap().status, 504);
 }
