@@ -279,7 +279,7 @@ fn walk_routes(
                     w.error(
                         span,
                         t.key_path("handler"),
-                        format!("`{other}` is not a handler kind (static)"),
+                        format!("`{other}` is not a handler kind (static, cgi)"),
                     );
                     None
                 }

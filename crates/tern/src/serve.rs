@@ -263,6 +263,18 @@ async fn reload(
     }
     let current = handle.site();
     let site = assemble::build(&cfg, Some((old, &current)))?;
+    let grace = cfg.server.grace_period;
     handle.reload(site);
+    // Dropping the last handle of a replaced access log joins its writer
+    // thread. Keep one handle here past the grace period, so that the last
+    // drop happens on the blocking pool rather than on a worker thread that
+    // finished the old site's last request.
+    if let Some(old_log) = current.access_log.clone() {
+        drop(current);
+        tokio::spawn(async move {
+            tokio::time::sleep(grace).await;
+            let _ = tokio::task::spawn_blocking(move || drop(old_log)).await;
+        });
+    }
     Ok(cfg)
 }

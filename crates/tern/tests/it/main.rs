@@ -4,6 +4,7 @@
 mod bad_input;
 mod cgi;
 mod lifecycle;
+mod listeners;
 mod logs;
 mod static_matrix;
 mod traversal;
