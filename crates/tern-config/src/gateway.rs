@@ -5,39 +5,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::load::LoadOptions;
-use crate::model::{CgiConfig, RouteMatcher};
+use crate::model::{CgiConfig, RouteMatcher, CGI_RESERVED_NAMES};
 use crate::walk::{Span, Table, Walker};
-
-/// Meta-variables the CGI environment sets itself (RFC 3875 and the de-facto
-/// extras): tern's own environment may never supply them, whatever
-/// `env_allow` says (fcgiwrap's `blacklisted_env_vars`).
-const RESERVED: &[&str] = &[
-    "AUTH_TYPE",
-    "CONTENT_LENGTH",
-    "CONTENT_TYPE",
-    "GATEWAY_INTERFACE",
-    "PATH_INFO",
-    "PATH_TRANSLATED",
-    "QUERY_STRING",
-    "REMOTE_ADDR",
-    "REMOTE_HOST",
-    "REMOTE_IDENT",
-    "REMOTE_USER",
-    "REQUEST_METHOD",
-    "SCRIPT_NAME",
-    "SERVER_NAME",
-    "SERVER_PORT",
-    "SERVER_PROTOCOL",
-    "SERVER_SOFTWARE",
-    "REQUEST_URI",
-    "SCRIPT_FILENAME",
-    "DOCUMENT_ROOT",
-    "REMOTE_PORT",
-    "SERVER_ADDR",
-    "REQUEST_SCHEME",
-    "HTTPS",
-    "REDIRECT_STATUS",
-];
 
 /// The settings of a CGI route. `site_root` is the site's document root
 /// (`None` when the site has none, which was reported already); `matcher`
@@ -181,7 +150,7 @@ fn env_names(w: &mut Walker<'_>, t: &mut Table<'_>) -> Vec<String> {
                 t.key_path("env_allow"),
                 format!("`{name}` is not an environment variable name"),
             );
-        } else if RESERVED.contains(&name.as_str()) || name.starts_with("HTTP_") {
+        } else if CGI_RESERVED_NAMES.contains(&name.as_str()) || name.starts_with("HTTP_") {
             w.error(
                 span,
                 t.key_path("env_allow"),

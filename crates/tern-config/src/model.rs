@@ -271,3 +271,35 @@ pub struct HeaderRule {
     /// Headers set (replacing any the handler produced), name lower case.
     pub set: Vec<(String, String)>,
 }
+
+/// Meta-variables the CGI environment sets itself (RFC 3875 and the de-facto
+/// extras): tern's own environment may never supply them, whatever
+/// `env_allow` says (fcgiwrap's `blacklisted_env_vars`). The gateway's
+/// environment builder sets exactly these.
+pub const CGI_RESERVED_NAMES: &[&str] = &[
+    "AUTH_TYPE",
+    "CONTENT_LENGTH",
+    "CONTENT_TYPE",
+    "GATEWAY_INTERFACE",
+    "PATH_INFO",
+    "PATH_TRANSLATED",
+    "QUERY_STRING",
+    "REMOTE_ADDR",
+    "REMOTE_HOST",
+    "REMOTE_IDENT",
+    "REMOTE_USER",
+    "REQUEST_METHOD",
+    "SCRIPT_NAME",
+    "SERVER_NAME",
+    "SERVER_PORT",
+    "SERVER_PROTOCOL",
+    "SERVER_SOFTWARE",
+    "REQUEST_URI",
+    "SCRIPT_FILENAME",
+    "DOCUMENT_ROOT",
+    "REMOTE_PORT",
+    "SERVER_ADDR",
+    "REQUEST_SCHEME",
+    "HTTPS",
+    "REDIRECT_STATUS",
+];

@@ -125,33 +125,7 @@ pub struct EnvInput<'a> {
 pub const SERVER_SOFTWARE: &str = concat!("tern/", env!("CARGO_PKG_VERSION"));
 
 /// Names set by [`build`] itself, never taken from tern's environment.
-const OWN: &[&str] = &[
-    "AUTH_TYPE",
-    "CONTENT_LENGTH",
-    "CONTENT_TYPE",
-    "GATEWAY_INTERFACE",
-    "PATH_INFO",
-    "PATH_TRANSLATED",
-    "QUERY_STRING",
-    "REMOTE_ADDR",
-    "REMOTE_HOST",
-    "REMOTE_IDENT",
-    "REMOTE_USER",
-    "REQUEST_METHOD",
-    "SCRIPT_NAME",
-    "SERVER_NAME",
-    "SERVER_PORT",
-    "SERVER_PROTOCOL",
-    "SERVER_SOFTWARE",
-    "REQUEST_URI",
-    "SCRIPT_FILENAME",
-    "DOCUMENT_ROOT",
-    "REMOTE_PORT",
-    "SERVER_ADDR",
-    "REQUEST_SCHEME",
-    "HTTPS",
-    "REDIRECT_STATUS",
-];
+const OWN: &[&str] = tern_config::CGI_RESERVED_NAMES;
 
 /// Builds the environment, or refuses the request (a header collision, a
 /// Shellshock-looking value, a NUL).
