@@ -21,6 +21,8 @@ use crate::Error;
 pub enum CpuSource {
     /// A process and every process descended from it.
     Tree(u32),
+    /// Several process trees, summed (a server and its FastCGI helper).
+    Trees(Vec<u32>),
     /// One process, without descendants (used for tern-bench itself).
     Process(u32),
     /// A cgroup v2 directory (absolute, or relative to `/sys/fs/cgroup`).
@@ -42,6 +44,10 @@ impl CpuSource {
     pub fn describe(&self) -> String {
         match self {
             CpuSource::Tree(pid) => format!("pid {pid} and descendants"),
+            CpuSource::Trees(pids) => {
+                let list: Vec<String> = pids.iter().map(u32::to_string).collect();
+                format!("pids {} and descendants", list.join(", "))
+            }
             CpuSource::Process(pid) => format!("pid {pid}"),
             CpuSource::Cgroup(p) => format!("cgroup {}", p.display()),
         }
@@ -58,7 +64,8 @@ impl CpuSource {
                 })?;
                 Ok(ticks(stat.utime + stat.stime))
             }
-            CpuSource::Tree(root) => read_tree(*root),
+            CpuSource::Tree(root) => read_tree(&[*root]),
+            CpuSource::Trees(roots) => read_tree(roots),
             CpuSource::Cgroup(dir) => read_cgroup(dir),
         }
     }
@@ -103,7 +110,7 @@ fn ticks(n: u64) -> Duration {
     Duration::from_nanos(n.saturating_mul(1_000_000_000) / hz)
 }
 
-fn read_tree(root: u32) -> Result<Duration, Error> {
+fn read_tree(roots: &[u32]) -> Result<Duration, Error> {
     let entries = fs::read_dir("/proc").map_err(|e| Error::Cpu(format!("/proc: {e}")))?;
     let mut stats: HashMap<u32, Stat> = HashMap::new();
     for entry in entries.flatten() {
@@ -119,10 +126,41 @@ fn read_tree(root: u32) -> Result<Duration, Error> {
             stats.insert(stat.pid, stat);
         }
     }
-    if !stats.contains_key(&root) {
-        return Err(Error::Cpu(format!("no process {root}")));
+    trees_ticks(roots, &stats)
+        .map(ticks)
+        .map_err(|missing| Error::Cpu(format!("no process {missing}")))
+}
+
+/// Sum over several trees, each process once; `Err(pid)` for a root that
+/// does not exist.
+fn trees_ticks(roots: &[u32], stats: &HashMap<u32, Stat>) -> Result<u64, u32> {
+    let mut total = 0;
+    for (i, &root) in roots.iter().enumerate() {
+        if !stats.contains_key(&root) {
+            return Err(root);
+        }
+        // A root inside an earlier root's tree is already counted.
+        if roots[..i].iter().any(|&r| in_tree(root, r, stats)) {
+            continue;
+        }
+        total += tree_ticks(root, stats);
     }
-    Ok(ticks(tree_ticks(root, &stats)))
+    Ok(total)
+}
+
+/// `pid` is `root` or descends from it.
+fn in_tree(pid: u32, root: u32, stats: &HashMap<u32, Stat>) -> bool {
+    let mut p = pid;
+    for _ in 0..=stats.len() {
+        if p == root {
+            return true;
+        }
+        match stats.get(&p) {
+            Some(s) if s.ppid != p => p = s.ppid,
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// Sum of all four times over `root` and its descendants.
@@ -199,6 +237,14 @@ mod tests {
                 .collect();
         assert_eq!(tree_ticks(10, &stats), (2 + 1) + (4 + 1) + (6 + 1));
         assert_eq!(tree_ticks(12, &stats), 7);
+        assert!(in_tree(12, 10, &stats) && !in_tree(20, 10, &stats));
+        assert_eq!(trees_ticks(&[10, 20], &stats), Ok(15 + 201));
+        assert_eq!(
+            trees_ticks(&[10, 11, 10], &stats),
+            Ok(15),
+            "each process once"
+        );
+        assert_eq!(trees_ticks(&[10, 99], &stats), Err(99));
     }
 
     #[test]
@@ -227,6 +273,9 @@ mod tests {
                 >= me.read().unwrap().saturating_sub(Duration::from_millis(20))
         );
         assert!(CpuSource::Tree(u32::MAX - 1).read().is_err());
+        assert!(CpuSource::Trees(vec![std::process::id(), u32::MAX - 1])
+            .read()
+            .is_err());
         assert!(CpuSource::cgroup("/nonexistent-cgroup").read().is_err());
     }
 }

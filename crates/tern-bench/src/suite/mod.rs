@@ -1,13 +1,17 @@
 //! `tern suite`: the founding reports' tables in one command. It writes a
-//! temporary docroot ([`workdir`]), starts tern and the requested peers on
-//! loopback ([`server`], [`peer`]), checks that each serves every row's URL
+//! temporary docroot ([`workdir`], compiling the CGI programs with `cc`),
+//! starts fcgiwrap when nginx is to run CGI ([`fcgiwrap`]), starts tern and
+//! the requested peers on loopback ([`server`], [`peer`]), checks that each
+//! serves every row's URL
 //! with the expected length, then measures each row ([`row`]) on each server
 //! in turn (A B C, A B C, ... so that drift falls on all alike), with the
-//! server's CPU time, and prints one table per section ([`table`]).
+//! server's CPU time (its process tree, plus fcgiwrap's for nginx), and
+//! prints one table per section ([`table`]).
 //!
 //! Every cell is a bounded run; every started server is stopped by process
 //! group at the end, on error, on panic (drop guards) and on Ctrl-C.
 
+pub mod fcgiwrap;
 pub mod peer;
 pub mod row;
 pub mod server;
@@ -28,8 +32,9 @@ use crate::plan::{Load, Plan, PlanSettings, Reuse, Stop, Target, Windows};
 use crate::report::human::MB;
 use crate::Error;
 
-use peer::PeerKind;
-use row::{Registry, RowSpec};
+use fcgiwrap::{Fcgiwrap, FcgiwrapPrograms};
+use peer::{PeerKind, RunAs};
+use row::{Feature, Registry, RowSpec};
 use server::{RunningServer, ServerKind, ServerSpec};
 use workdir::Workdir;
 
@@ -57,8 +62,8 @@ pub struct SuiteConfig {
 }
 
 impl SuiteConfig {
-    /// Defaults: tern from `tern`, no peers, the seed rows, one round of
-    /// 5 s after a 1 s warm-up.
+    /// Defaults: tern from `tern`, no peers, the seed rows (static and CGI),
+    /// one round of 5 s after a 1 s warm-up.
     pub fn new(tern: Option<PathBuf>) -> SuiteConfig {
         SuiteConfig {
             tern,
@@ -126,6 +131,23 @@ impl SuiteConfig {
         if let Some(w) = a.warmup {
             c.warmup = w;
         }
+        if !a.sections.is_empty() {
+            let known: Vec<String> = c
+                .registry
+                .sections()
+                .into_iter()
+                .map(str::to_owned)
+                .collect();
+            for name in &a.sections {
+                if !known.contains(name) {
+                    return Err(Error::usage(format!(
+                        "unknown section {name:?} ({})",
+                        known.join(", ")
+                    )));
+                }
+            }
+            c.registry.retain_sections(&a.sections);
+        }
         if let Some(text) = &a.only {
             c.registry.retain_matching(text);
             if c.registry.rows().is_empty() {
@@ -162,6 +184,18 @@ pub struct SuiteReport {
     pub rows: Vec<RowReport>,
     /// Skipped servers and other remarks.
     pub notes: Vec<String>,
+    /// Remarks printed under one section's table.
+    #[serde(default)]
+    pub footnotes: Vec<Footnote>,
+}
+
+/// A remark on one section's figures.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Footnote {
+    /// The section ("cgi").
+    pub section: String,
+    /// The remark.
+    pub text: String,
 }
 
 /// A server variant that took part.
@@ -196,6 +230,10 @@ pub struct Cell {
     pub server: String,
     /// Its cache variant label.
     pub cache: String,
+    /// How it ran a gateway row ("fcgiwrap", "mod_cgi", "mod_cgid"), shown
+    /// beside the server's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway: Option<String>,
     /// Requests per second, median with min and max over rounds.
     pub rps: Option<SpreadFigures>,
     /// MB/s (2^20 bytes).
@@ -243,24 +281,44 @@ struct CellRun {
 /// Runs the suite. Servers that are not installed or do not start are
 /// skipped with a note; an `Err` means the suite itself could not run.
 pub fn run(config: &SuiteConfig, stop: &StopHandle) -> Result<SuiteReport, Error> {
-    let work = Workdir::create(config.registry.fixtures())?;
     let mut notes = Vec::new();
+    let mut registry = config.registry.clone();
+    let cc = find_program(&config.search_path, "cc");
+    let work = Workdir::create(&registry.fixtures_in_use(), cc.as_deref())?;
+    for u in work.unbuilt() {
+        let skipped = registry.remove_rows_fetching(&format!("/{}", u.path));
+        notes.push(format!("{}: {}; its {skipped} rows skipped", u.path, u.why));
+    }
+    let cgi = registry.needs(Feature::Cgi);
+
     let mut candidates: Vec<(ServerSpec, PathBuf)> = Vec::new();
     if let Some(bin) = &config.tern {
         for spec in ServerSpec::variants(ServerKind::Tern {
             binary: bin.clone(),
         }) {
-            candidates.push((spec, bin.clone()));
+            candidates.push((spec.with_cgi(cgi), bin.clone()));
         }
     }
+    let mut fcgiwrap: Option<Fcgiwrap> = None;
     for &p in &config.peers {
-        match p.find(&config.search_path) {
-            Some(program) => {
-                for spec in ServerSpec::variants(ServerKind::Peer(p)) {
-                    candidates.push((spec, program.clone()));
+        let Some(program) = p.find(&config.search_path) else {
+            notes.push(format!("{}: not installed, skipped", p.name()));
+            continue;
+        };
+        let mut peer_cgi = cgi;
+        if cgi && p == PeerKind::Nginx {
+            match start_fcgiwrap(config, &work) {
+                Ok(f) => fcgiwrap = Some(f),
+                Err(note) => {
+                    notes.push(format!("nginx: {note}; CGI rows skipped on nginx"));
+                    peer_cgi = false;
                 }
             }
-            None => notes.push(format!("{}: not installed, skipped", p.name())),
+        } else if cgi && p.cgi_gateway().is_none() {
+            notes.push(format!("{}: no CGI, CGI rows skipped", p.name()));
+        }
+        for spec in ServerSpec::variants(ServerKind::Peer(p)) {
+            candidates.push((spec.with_cgi(peer_cgi), program.clone()));
         }
     }
 
@@ -271,7 +329,7 @@ pub fn run(config: &SuiteConfig, stop: &StopHandle) -> Result<SuiteReport, Error
         if stop.is_stopped() {
             break;
         }
-        match RunningServer::start(spec, program, &work) {
+        match RunningServer::start(spec, program, &work, fcgiwrap.as_ref()) {
             Ok(s) => {
                 infos.push(ServerInfo {
                     name: spec.name().to_owned(),
@@ -289,8 +347,9 @@ pub fn run(config: &SuiteConfig, stop: &StopHandle) -> Result<SuiteReport, Error
             )),
         }
     }
+    let footnotes = footnotes(&registry, &servers);
 
-    let rows = config.registry.rows();
+    let rows = registry.rows();
     // A server that answers a row's URL wrongly gets a note instead of figures.
     let mut broken: Vec<Vec<Option<String>>> = vec![vec![None; servers.len()]; rows.len()];
     for (ri, row) in rows.iter().enumerate() {
@@ -352,7 +411,11 @@ pub fn run(config: &SuiteConfig, stop: &StopHandle) -> Result<SuiteReport, Error
         let mut cells = Vec::new();
         for (si, s) in servers.iter().enumerate() {
             if s.spec().serves(row) {
-                cells.push(summarise(s.spec(), &runs[ri][si], broken[ri][si].clone()));
+                let mut cell = summarise(s.spec(), &runs[ri][si], broken[ri][si].clone());
+                if row.needs == Feature::Cgi {
+                    cell.gateway = s.spec().cgi_gateway().map(|g| g.label().to_owned());
+                }
+                cells.push(cell);
             }
         }
         report_rows.push(RowReport {
@@ -361,12 +424,56 @@ pub fn run(config: &SuiteConfig, stop: &StopHandle) -> Result<SuiteReport, Error
         });
     }
     drop(servers); // stops every server
+    drop(fcgiwrap); // and then nginx's CGI helper
     Ok(SuiteReport {
-        about: about(config),
+        about: about(config, cgi),
         servers: infos,
         rows: report_rows,
         notes,
+        footnotes,
     })
+}
+
+fn find_program(search: &[PathBuf], name: &str) -> Option<PathBuf> {
+    search.iter().map(|d| d.join(name)).find(|p| p.is_file())
+}
+
+/// fcgiwrap for nginx, as the peers' user when the suite runs as root.
+fn start_fcgiwrap(config: &SuiteConfig, work: &Workdir) -> Result<Fcgiwrap, String> {
+    let programs = FcgiwrapPrograms::find(&config.search_path)
+        .ok_or("fcgiwrap not installed (nginx runs CGI through it)")?;
+    Fcgiwrap::start(&programs, work.path(), RunAs::for_this_process().as_ref())
+}
+
+/// The CPU caveat of gateways whose children nobody reaps.
+fn footnotes(registry: &Registry, servers: &[RunningServer]) -> Vec<Footnote> {
+    let mut out = Vec::new();
+    for section in registry.sections() {
+        let escaping: Vec<String> = servers
+            .iter()
+            .filter(|s| {
+                registry
+                    .rows()
+                    .iter()
+                    .any(|r| r.section == section && s.spec().serves(r))
+            })
+            .filter_map(|s| {
+                let g = s.spec().cgi_gateway()?;
+                g.children_cpu_escapes()
+                    .then(|| format!("{}+{}", s.spec().name(), g.label()))
+            })
+            .collect();
+        if !escaping.is_empty() {
+            out.push(Footnote {
+                section: section.to_owned(),
+                text: format!(
+                    "server CPU of {} leaves out the CGI programs themselves: fcgiwrap's workers and Apache's cgid ignore SIGCHLD and never wait() for their children, so the children's CPU reaches no parent's cutime and escapes the process-tree count (peer-baseline.md §2.6); tern and lighttpd reap theirs, so their figures include the programs",
+                    escaping.join(" and ")
+                ),
+            });
+        }
+    }
+    out
 }
 
 fn target(row: &RowSpec, s: &RunningServer) -> Result<Target, Error> {
@@ -424,7 +531,7 @@ fn measure(
     let control = RunControl {
         stop: stop.clone(),
         progress: None,
-        server_cpu: Some(CpuSource::Tree(s.pid())),
+        server_cpu: Some(CpuSource::Trees(s.cpu_roots())),
     };
     let r = run_plan(&plan, &control)?;
     let lat = Stats::of(&r.histograms.latency);
@@ -449,6 +556,7 @@ fn summarise(spec: &ServerSpec, runs: &[CellRun], note: Option<String>) -> Cell 
     Cell {
         server: spec.name().to_owned(),
         cache: spec.cache_label().to_owned(),
+        gateway: None,
         rps: (!rps.is_empty()).then(|| {
             let s = Spread::of(&rps);
             SpreadFigures {
@@ -468,10 +576,10 @@ fn summarise(spec: &ServerSpec, runs: &[CellRun], note: Option<String>) -> Cell 
     }
 }
 
-fn about(config: &SuiteConfig) -> Vec<String> {
+fn about(config: &SuiteConfig, cgi: bool) -> Vec<String> {
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    vec![
+    let mut lines = vec![
         format!("machine: {cores} cores, Linux {}", kernel.trim()),
         format!(
             "method: tern bench, closed loop, HTTP/1.1; per cell {} round{} of {:.1} s measured after a {:.1} s warm-up; servers run in turn for each row",
@@ -481,5 +589,12 @@ fn about(config: &SuiteConfig) -> Vec<String> {
             config.warmup.as_secs_f64()
         ),
         "figures: req/s (median, with min–max over rounds); MB/s with MB = 2^20 bytes (ab's Kbytes/sec / 1024); p50/p99 latency in ms from when each request was due; server CPU = user+system seconds of the server's process tree in the measured window, and µs per request".to_owned(),
-    ]
+    ];
+    if cgi {
+        lines.push(format!(
+            "cgi: a process per request, C programs built with cc -O2 (\"Hello!\" and 65536 bytes); tern's CGI route, nginx via fcgiwrap ({} workers on a Unix socket, its CPU counted with nginx's), lighttpd mod_cgi, Apache mod_cgid",
+            fcgiwrap::WORKERS
+        ));
+    }
+    lines
 }

@@ -7,6 +7,12 @@
 //! knob (nginx `open_file_cache`, lighttpd `stat-cache-engine`). Each runs
 //! in the foreground, so that the suite can measure and stop its process
 //! tree. Modelled on the configs of `bench/peers.sh` (the peer baseline).
+//!
+//! CGI, for the rows that need it: `/cgi-bin/` maps to the docroot's
+//! `cgi-bin/` on every server. nginx passes it to fcgiwrap over a Unix
+//! socket (the suite starts fcgiwrap, see [`super::fcgiwrap`]), lighttpd
+//! runs it with mod_cgi and Apache with mod_cgid; h2o and Caddy have no CGI
+//! and sit those rows out.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -55,6 +61,44 @@ pub struct PeerSetup<'a> {
     pub cache: Option<CacheMode>,
     /// The user to drop to when started as root.
     pub user: Option<RunAs>,
+    /// Serve `/cgi-bin/` as CGI (`None`: static files only).
+    pub cgi: Option<CgiSetup<'a>>,
+}
+
+/// How a peer reaches its CGI programs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CgiSetup<'a> {
+    /// fcgiwrap's Unix socket: nginx needs it, the others run CGI themselves.
+    pub fcgiwrap: Option<&'a Path>,
+}
+
+/// The CGI machinery a peer uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CgiGateway {
+    /// nginx passes requests over FastCGI to fcgiwrap, which forks the program.
+    Fcgiwrap,
+    /// lighttpd's mod_cgi forks the program and waits for it.
+    ModCgi,
+    /// Apache's mod_cgid asks its cgid daemon to fork the program.
+    ModCgid,
+}
+
+impl CgiGateway {
+    /// "nginx+fcgiwrap"-style label part.
+    pub fn label(self) -> &'static str {
+        match self {
+            CgiGateway::Fcgiwrap => "fcgiwrap",
+            CgiGateway::ModCgi => "mod_cgi",
+            CgiGateway::ModCgid => "mod_cgid",
+        }
+    }
+
+    /// The program processes are reaped by nobody (fcgiwrap's workers and
+    /// cgid ignore SIGCHLD), so their CPU reaches no parent's cutime and
+    /// escapes a process-tree count (peer-baseline.md §2.6).
+    pub fn children_cpu_escapes(self) -> bool {
+        matches!(self, CgiGateway::Fcgiwrap | CgiGateway::ModCgid)
+    }
 }
 
 /// An unprivileged user and group.
@@ -122,6 +166,16 @@ impl PeerKind {
         matches!(self, PeerKind::Nginx | PeerKind::Lighttpd)
     }
 
+    /// How it runs CGI programs, if it can.
+    pub fn cgi_gateway(self) -> Option<CgiGateway> {
+        match self {
+            PeerKind::Nginx => Some(CgiGateway::Fcgiwrap),
+            PeerKind::Lighttpd => Some(CgiGateway::ModCgi),
+            PeerKind::Apache2 => Some(CgiGateway::ModCgid),
+            PeerKind::H2o | PeerKind::Caddy => None,
+        }
+    }
+
     /// The executable, looked for in `search`.
     pub fn find(self, search: &[PathBuf]) -> Option<PathBuf> {
         search
@@ -135,7 +189,7 @@ impl PeerKind {
         let run = s.dir.join("run");
         let logs = s.dir.join("logs");
         let (conf_name, text) = match self {
-            PeerKind::Nginx => ("nginx.conf", nginx(s, &run, &logs)),
+            PeerKind::Nginx => ("nginx.conf", nginx(s, &run, &logs)?),
             PeerKind::Lighttpd => ("lighttpd.conf", lighttpd(s, &logs)),
             PeerKind::Apache2 => ("apache2.conf", apache2(s, &run, &logs)?),
             PeerKind::H2o => ("h2o.yaml", h2o(s, &logs)),
@@ -188,7 +242,7 @@ impl PeerKind {
     }
 }
 
-fn nginx(s: &PeerSetup<'_>, run: &Path, logs: &Path) -> String {
+fn nginx(s: &PeerSetup<'_>, run: &Path, logs: &Path) -> Result<String, String> {
     let mut t = String::new();
     let r = run.display();
     let _ = writeln!(t, "worker_processes 2;");
@@ -219,13 +273,45 @@ fn nginx(s: &PeerSetup<'_>, run: &Path, logs: &Path) -> String {
     }
     let _ = writeln!(
         t,
-        "  server {{ listen 127.0.0.1:{}; root {}; }}",
+        "  server {{\n    listen 127.0.0.1:{};\n    root {};",
         s.port,
         s.docroot.display()
     );
-    let _ = writeln!(t, "}}");
-    t
+    if let Some(cgi) = &s.cgi {
+        let socket = cgi.fcgiwrap.ok_or("CGI needs fcgiwrap's socket")?;
+        let _ = writeln!(t, "    location /cgi-bin/ {{");
+        for (name, value) in NGINX_FASTCGI_PARAMS {
+            let _ = writeln!(t, "      fastcgi_param {name} {value};");
+        }
+        let _ = writeln!(t, "      fastcgi_pass unix:{};", socket.display());
+        let _ = writeln!(t, "    }}");
+    }
+    let _ = writeln!(t, "  }}\n}}");
+    Ok(t)
 }
+
+/// The CGI meta-variables nginx hands fcgiwrap (`bench/peers.sh`'s
+/// fastcgi_params; fcgiwrap runs `SCRIPT_FILENAME`).
+const NGINX_FASTCGI_PARAMS: [(&str, &str); 18] = [
+    ("QUERY_STRING", "$query_string"),
+    ("REQUEST_METHOD", "$request_method"),
+    ("CONTENT_TYPE", "$content_type"),
+    ("CONTENT_LENGTH", "$content_length"),
+    ("SCRIPT_NAME", "$fastcgi_script_name"),
+    ("SCRIPT_FILENAME", "$document_root$fastcgi_script_name"),
+    ("REQUEST_URI", "$request_uri"),
+    ("DOCUMENT_URI", "$document_uri"),
+    ("DOCUMENT_ROOT", "$document_root"),
+    ("SERVER_PROTOCOL", "$server_protocol"),
+    ("GATEWAY_INTERFACE", "CGI/1.1"),
+    ("SERVER_SOFTWARE", "nginx"),
+    ("REMOTE_ADDR", "$remote_addr"),
+    ("REMOTE_PORT", "$remote_port"),
+    ("SERVER_ADDR", "$server_addr"),
+    ("SERVER_PORT", "$server_port"),
+    ("SERVER_NAME", "$server_name"),
+    ("REDIRECT_STATUS", "200"),
+];
 
 fn lighttpd(s: &PeerSetup<'_>, logs: &Path) -> String {
     let mut t = String::new();
@@ -250,6 +336,13 @@ fn lighttpd(s: &PeerSetup<'_>, logs: &Path) -> String {
         t,
         "mimetype.assign = ( \".html\" => \"text/html\", \"\" => \"application/octet-stream\" )"
     );
+    if s.cgi.is_some() {
+        let _ = writeln!(t, "server.modules = ( \"mod_cgi\" )");
+        let _ = writeln!(
+            t,
+            "$HTTP[\"url\"] =~ \"^/cgi-bin/\" {{ cgi.assign = ( \".cgi\" => \"\" ) }}"
+        );
+    }
     t
 }
 
@@ -273,11 +366,19 @@ fn apache2(s: &PeerSetup<'_>, run: &Path, logs: &Path) -> Result<String, String>
     if let Some(u) = &s.user {
         let _ = writeln!(t, "User {}\nGroup {}", u.user, u.group);
     }
-    for (name, file) in [
+    let mut wanted = vec![
         ("mpm_event_module", "mod_mpm_event.so"),
         ("authz_core_module", "mod_authz_core.so"),
         ("mime_module", "mod_mime.so"),
-    ] {
+    ];
+    if s.cgi.is_some() {
+        wanted.push(("alias_module", "mod_alias.so"));
+        wanted.push(("cgid_module", "mod_cgid.so"));
+    }
+    for (name, file) in wanted {
+        if !modules.join(file).is_file() {
+            return Err(format!("no {file} in {}", modules.display()));
+        }
         let _ = writeln!(t, "LoadModule {name} {m}/{file}");
     }
     if Path::new("/etc/mime.types").is_file() {
@@ -309,6 +410,14 @@ fn apache2(s: &PeerSetup<'_>, run: &Path, logs: &Path) -> Result<String, String>
         t,
         "<Directory \"{d}\">\n  Options None\n  AllowOverride None\n  Require all granted\n</Directory>"
     );
+    if s.cgi.is_some() {
+        let _ = writeln!(t, "ScriptSock {r}/cgid.sock");
+        let _ = writeln!(t, "ScriptAlias /cgi-bin/ \"{d}/cgi-bin/\"");
+        let _ = writeln!(
+            t,
+            "<Directory \"{d}/cgi-bin\">\n  Options +ExecCGI\n</Directory>"
+        );
+    }
     Ok(t)
 }
 
@@ -360,13 +469,15 @@ mod tests {
                 user: "www-data".into(),
                 group: "www-data".into(),
             }),
+            cgi: None,
         };
         let launch = PeerKind::Nginx
             .configure(Path::new("/usr/sbin/nginx"), &setup)
             .unwrap();
         assert!(launch.args.contains(&"daemon off;".to_owned()));
         let conf = std::fs::read_to_string(dir.path().join("nginx.conf")).unwrap();
-        assert!(conf.contains("listen 127.0.0.1:18999; root /srv/www;"));
+        assert!(conf.contains("listen 127.0.0.1:18999;\n    root /srv/www;"));
+        assert!(!conf.contains("cgi-bin"));
         assert!(conf.contains("access_log off;"));
         assert!(!conf.contains("open_file_cache max"), "cache off");
         assert!(conf.contains("user www-data www-data;"));
@@ -384,5 +495,64 @@ mod tests {
         assert!(std::fs::read_to_string(dir.path().join("Caddyfile"))
             .unwrap()
             .contains("http://:18999 {"));
+    }
+
+    #[test]
+    fn cgi_configs_map_cgi_bin_the_same_way() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("run")).unwrap();
+        std::fs::create_dir_all(dir.path().join("logs")).unwrap();
+        let socket = Path::new("/tmp/suite/fcgiwrap.sock");
+        let mut setup = PeerSetup {
+            dir: dir.path(),
+            docroot: Path::new("/srv/www"),
+            port: 18998,
+            cache: Some(CacheMode::On),
+            user: None,
+            cgi: Some(CgiSetup { fcgiwrap: None }),
+        };
+        let err = PeerKind::Nginx
+            .configure(Path::new("/usr/sbin/nginx"), &setup)
+            .unwrap_err();
+        assert!(err.contains("fcgiwrap"), "{err}");
+        setup.cgi = Some(CgiSetup {
+            fcgiwrap: Some(socket),
+        });
+        PeerKind::Nginx
+            .configure(Path::new("/usr/sbin/nginx"), &setup)
+            .unwrap();
+        let conf = std::fs::read_to_string(dir.path().join("nginx.conf")).unwrap();
+        assert!(conf.contains("location /cgi-bin/ {"), "{conf}");
+        assert!(conf.contains("fastcgi_pass unix:/tmp/suite/fcgiwrap.sock;"));
+        assert!(conf.contains("fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;"));
+        assert_eq!(conf.matches('{').count(), conf.matches('}').count());
+
+        PeerKind::Lighttpd
+            .configure(Path::new("/usr/sbin/lighttpd"), &setup)
+            .unwrap();
+        let conf = std::fs::read_to_string(dir.path().join("lighttpd.conf")).unwrap();
+        assert!(conf.contains("server.modules = ( \"mod_cgi\" )"));
+        assert!(
+            conf.contains("$HTTP[\"url\"] =~ \"^/cgi-bin/\" { cgi.assign = ( \".cgi\" => \"\" ) }")
+        );
+
+        if Path::new("/usr/lib/apache2/modules/mod_cgid.so").is_file() {
+            PeerKind::Apache2
+                .configure(Path::new("/usr/sbin/apache2"), &setup)
+                .unwrap();
+            let conf = std::fs::read_to_string(dir.path().join("apache2.conf")).unwrap();
+            assert!(conf.contains("/mod_cgid.so\n"));
+            assert!(conf.contains("ScriptAlias /cgi-bin/ \"/srv/www/cgi-bin/\""));
+            assert!(conf.contains("Options +ExecCGI"));
+        }
+        assert_eq!(PeerKind::H2o.cgi_gateway(), None);
+        assert!(PeerKind::Nginx
+            .cgi_gateway()
+            .unwrap()
+            .children_cpu_escapes());
+        assert!(!PeerKind::Lighttpd
+            .cgi_gateway()
+            .unwrap()
+            .children_cpu_escapes());
     }
 }

@@ -4,6 +4,11 @@
 //! measures its process tree, and stops it by process group (TERM, then KILL
 //! after 5 s). [`RunningServer`] stops its server when dropped, so an error
 //! or a panic in the suite never leaves a server behind.
+//!
+//! tern runs from a config file the suite writes ([`tern_config`]): the
+//! docroot as its one site and, when CGI rows run, `/cgi-bin` as a CGI route
+//! onto the docroot's `cgi-bin/`. The suite depends on no server crate, so
+//! the file is plain TOML in tern's documented format.
 
 use std::fs::File;
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -14,14 +19,16 @@ use std::time::{Duration, Instant};
 
 use rustix::process::{kill_process_group, test_kill_process_group, Pid, Signal};
 
-use super::peer::{Launch, PeerKind, PeerSetup, RunAs};
+use super::fcgiwrap::Fcgiwrap;
+use super::peer::{CgiGateway, CgiSetup, Launch, PeerKind, PeerSetup, RunAs};
 use super::row::{CacheMode, Feature, RowSpec};
 use super::workdir::Workdir;
 
 /// Which server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ServerKind {
-    /// tern, started as `BINARY serve --listen 127.0.0.1:PORT --root DOCROOT [--no-cache]`.
+    /// tern, started as `BINARY serve --config FILE [--no-cache]` with a
+    /// config from [`tern_config`].
     Tern {
         /// The tern executable.
         binary: PathBuf,
@@ -38,6 +45,8 @@ pub struct ServerSpec {
     /// Cache variant; `None` for servers without a knob (they take the
     /// cache-on rows as they are).
     pub cache: Option<CacheMode>,
+    /// Configured with `/cgi-bin/` as CGI (so it takes the CGI rows).
+    pub cgi: bool,
 }
 
 impl ServerSpec {
@@ -67,6 +76,7 @@ impl ServerSpec {
     pub fn offers(&self, feature: Feature) -> bool {
         match feature {
             Feature::StaticFiles => true,
+            Feature::Cgi => self.cgi,
         }
     }
 
@@ -79,7 +89,25 @@ impl ServerSpec {
             }
     }
 
-    /// The variants to run for a server kind: two with a cache knob, else one.
+    /// Whether the server can run CGI at all (`tern`, and peers with a
+    /// [`CgiGateway`]).
+    pub fn can_run_cgi(kind: &ServerKind) -> bool {
+        match kind {
+            ServerKind::Tern { .. } => true,
+            ServerKind::Peer(p) => p.cgi_gateway().is_some(),
+        }
+    }
+
+    /// How it runs CGI, for notes (`None` for tern and servers without CGI).
+    pub fn cgi_gateway(&self) -> Option<CgiGateway> {
+        match &self.kind {
+            ServerKind::Peer(p) if self.cgi => p.cgi_gateway(),
+            _ => None,
+        }
+    }
+
+    /// The variants to run for a server kind: two with a cache knob, else
+    /// one; all without CGI (see [`ServerSpec::with_cgi`]).
     pub fn variants(kind: ServerKind) -> Vec<ServerSpec> {
         let knob = match &kind {
             ServerKind::Tern { .. } => true,
@@ -90,15 +118,29 @@ impl ServerSpec {
                 ServerSpec {
                     kind: kind.clone(),
                     cache: Some(CacheMode::On),
+                    cgi: false,
                 },
                 ServerSpec {
                     kind,
                     cache: Some(CacheMode::Off),
+                    cgi: false,
                 },
             ]
         } else {
-            vec![ServerSpec { kind, cache: None }]
+            vec![ServerSpec {
+                kind,
+                cache: None,
+                cgi: false,
+            }]
         }
+    }
+
+    /// The same variant with `/cgi-bin/` as CGI when `cgi` and it takes the
+    /// cache-on rows (the CGI rows are all cache-on; the cache-off variants
+    /// stay as plain as the static rows want them).
+    pub fn with_cgi(mut self, cgi: bool) -> ServerSpec {
+        self.cgi = cgi && self.cache != Some(CacheMode::Off) && ServerSpec::can_run_cgi(&self.kind);
+        self
     }
 
     fn launch(
@@ -107,15 +149,17 @@ impl ServerSpec {
         dir: &Path,
         docroot: &Path,
         port: u16,
+        fcgiwrap: Option<&Fcgiwrap>,
     ) -> Result<Launch, String> {
         match &self.kind {
             ServerKind::Tern { binary } => {
+                let conf = dir.join("tern.toml");
+                std::fs::write(&conf, tern_config(docroot, port, self.cgi))
+                    .map_err(|e| format!("writing {}: {e}", conf.display()))?;
                 let mut args = vec![
                     "serve".to_owned(),
-                    "--listen".to_owned(),
-                    format!("127.0.0.1:{port}"),
-                    "--root".to_owned(),
-                    docroot.display().to_string(),
+                    "--config".to_owned(),
+                    conf.display().to_string(),
                 ];
                 if self.cache == Some(CacheMode::Off) {
                     args.push("--no-cache".to_owned());
@@ -134,10 +178,46 @@ impl ServerSpec {
                     port,
                     cache: self.cache,
                     user: RunAs::for_this_process(),
+                    cgi: self.cgi.then(|| CgiSetup {
+                        fcgiwrap: fcgiwrap.map(Fcgiwrap::socket),
+                    }),
                 },
             ),
         }
     }
+}
+
+/// tern's config for the suite: one listener on 127.0.0.1:`port`, the
+/// docroot as the one site, and with `cgi` a CGI route from `/cgi-bin` to
+/// the docroot's `cgi-bin/`.
+pub fn tern_config(docroot: &Path, port: u16, cgi: bool) -> String {
+    let mut t = format!(
+        "[[listen]]\naddress = \"127.0.0.1:{port}\"\n\n[[site]]\nroot = {}\n",
+        toml_string(&docroot.display().to_string())
+    );
+    if cgi {
+        t.push_str(&format!(
+            "\n[[site.route]]\nprefix = \"/cgi-bin\"\nhandler = \"cgi\"\ndir = {}\n",
+            toml_string(&docroot.join("cgi-bin").display().to_string())
+        ));
+    }
+    t
+}
+
+/// A TOML basic string.
+fn toml_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// A started server. Dropping it stops it.
@@ -147,6 +227,8 @@ pub struct RunningServer {
     port: u16,
     child: Option<Child>,
     log: PathBuf,
+    /// Helper processes whose CPU counts as the server's (fcgiwrap).
+    helpers: Vec<u32>,
 }
 
 /// How long a server may take to accept its first connection.
@@ -156,15 +238,21 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl RunningServer {
     /// Starts `spec` (executable `program`) on a free loopback port and waits
-    /// until it accepts connections. The error is a note for the report.
+    /// until it accepts connections; `fcgiwrap` is nginx's way to CGI. The
+    /// error is a note for the report.
     pub fn start(
         spec: &ServerSpec,
         program: &Path,
         work: &Workdir,
+        fcgiwrap: Option<&Fcgiwrap>,
     ) -> Result<RunningServer, String> {
         let dir = work.server_dir(&spec.id()).map_err(|e| e.to_string())?;
         let port = free_port().map_err(|e| format!("no free port: {e}"))?;
-        let launch = spec.launch(program, &dir, work.docroot(), port)?;
+        let launch = spec.launch(program, &dir, work.docroot(), port, fcgiwrap)?;
+        let helpers = match (spec.cgi_gateway(), fcgiwrap) {
+            (Some(CgiGateway::Fcgiwrap), Some(f)) => vec![f.pid()],
+            _ => Vec::new(),
+        };
         let log = dir.join("logs").join("output.log");
         let out = File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
         let err = out
@@ -187,6 +275,7 @@ impl RunningServer {
             port,
             child: Some(child),
             log,
+            helpers,
         };
         server.wait_ready()?;
         Ok(server)
@@ -205,6 +294,13 @@ impl RunningServer {
     /// Process id of the server's main process (also its process group).
     pub fn pid(&self) -> u32 {
         self.child.as_ref().map_or(0, Child::id)
+    }
+
+    /// Whose CPU is the server's: its process tree, and its helpers' trees.
+    pub fn cpu_roots(&self) -> Vec<u32> {
+        let mut roots = vec![self.pid()];
+        roots.extend(&self.helpers);
+        roots
     }
 
     /// The server is still running.
@@ -250,28 +346,33 @@ impl RunningServer {
 
     /// Stops the server's process group: TERM, then KILL after 5 s; reaps it.
     pub fn stop(&mut self) {
-        let Some(mut child) = self.child.take() else {
-            return;
-        };
-        let Some(pgid) = Pid::from_raw(child.id() as i32) else {
-            return;
-        };
-        let _ = kill_process_group(pgid, Signal::TERM);
-        let began = Instant::now();
-        loop {
-            // Reap the leader, so that a zombie does not keep the group alive.
-            let _ = child.try_wait();
-            if test_kill_process_group(pgid).is_err() {
-                break;
-            }
-            if began.elapsed() > STOP_TIMEOUT {
-                let _ = kill_process_group(pgid, Signal::KILL);
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        if let Some(child) = self.child.take() {
+            stop_group(child);
         }
-        let _ = child.wait();
     }
+}
+
+/// Stops the process group led by `child`: TERM, then KILL after 5 s; reaps
+/// the leader.
+pub(super) fn stop_group(mut child: Child) {
+    let Some(pgid) = Pid::from_raw(child.id() as i32) else {
+        return;
+    };
+    let _ = kill_process_group(pgid, Signal::TERM);
+    let began = Instant::now();
+    loop {
+        // Reap the leader, so that a zombie does not keep the group alive.
+        let _ = child.try_wait();
+        if test_kill_process_group(pgid).is_err() {
+            break;
+        }
+        if began.elapsed() > STOP_TIMEOUT {
+            let _ = kill_process_group(pgid, Signal::KILL);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.wait();
 }
 
 impl Drop for RunningServer {
@@ -299,6 +400,7 @@ mod tests {
             ["tern-cache-on", "tern-cache-off"]
         );
         let caddy = ServerSpec::variants(ServerKind::Peer(PeerKind::Caddy));
+        assert!(tern.iter().chain(&caddy).all(|s| !s.cgi));
         assert_eq!(caddy.len(), 1);
         let mut row = super::super::row::Registry::seed().rows()[0].clone();
         row.cache = CacheMode::Off;
@@ -309,22 +411,66 @@ mod tests {
 
     #[test]
     fn a_server_that_exits_at_once_is_a_note_and_leaves_nothing() {
-        let work = Workdir::create(&[]).unwrap();
+        let work = Workdir::create(&[], None).unwrap();
         let spec = ServerSpec {
             kind: ServerKind::Tern {
                 binary: "/bin/false".into(),
             },
             cache: None,
+            cgi: false,
         };
-        let err = RunningServer::start(&spec, Path::new("/bin/false"), &work).unwrap_err();
+        let err = RunningServer::start(&spec, Path::new("/bin/false"), &work, None).unwrap_err();
         assert!(err.contains("exited at start"), "{err}");
         let spec = ServerSpec {
             kind: ServerKind::Tern {
                 binary: "/nonexistent/tern".into(),
             },
             cache: None,
+            cgi: false,
         };
-        let err = RunningServer::start(&spec, Path::new("/nonexistent/tern"), &work).unwrap_err();
+        let err =
+            RunningServer::start(&spec, Path::new("/nonexistent/tern"), &work, None).unwrap_err();
         assert!(err.contains("cannot start"), "{err}");
+    }
+
+    #[test]
+    fn cgi_goes_to_cache_on_variants_of_servers_that_run_it() {
+        let seed = super::super::row::Registry::seed();
+        let cgi_row = seed
+            .rows()
+            .iter()
+            .find(|r| r.needs == Feature::Cgi)
+            .unwrap();
+        let tern: Vec<ServerSpec> = ServerSpec::variants(ServerKind::Tern {
+            binary: "/x/tern".into(),
+        })
+        .into_iter()
+        .map(|s| s.with_cgi(true))
+        .collect();
+        assert!(tern[0].cgi && !tern[1].cgi, "cache off stays static");
+        assert!(tern[0].serves(cgi_row) && !tern[1].serves(cgi_row));
+        assert_eq!(tern[0].cgi_gateway(), None);
+        let h2o = ServerSpec::variants(ServerKind::Peer(PeerKind::H2o))
+            .remove(0)
+            .with_cgi(true);
+        assert!(!h2o.serves(cgi_row), "h2o has no CGI");
+        let apache = ServerSpec::variants(ServerKind::Peer(PeerKind::Apache2))
+            .remove(0)
+            .with_cgi(true);
+        assert!(apache.serves(cgi_row));
+        assert_eq!(apache.cgi_gateway(), Some(CgiGateway::ModCgid));
+        let plain = apache.clone().with_cgi(false);
+        assert!(!plain.serves(cgi_row));
+    }
+
+    #[test]
+    fn tern_config_has_the_site_and_the_cgi_route() {
+        let t = tern_config(Path::new("/tmp/s \"q\"/www"), 18081, true);
+        assert_eq!(
+            t,
+            "[[listen]]\naddress = \"127.0.0.1:18081\"\n\n[[site]]\nroot = \"/tmp/s \\\"q\\\"/www\"\n\n\
+             [[site.route]]\nprefix = \"/cgi-bin\"\nhandler = \"cgi\"\ndir = \"/tmp/s \\\"q\\\"/www/cgi-bin\"\n"
+        );
+        assert!(!tern_config(Path::new("/w"), 1, false).contains("site.route"));
     }
 }

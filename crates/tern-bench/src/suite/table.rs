@@ -57,13 +57,16 @@ pub fn markdown(r: &SuiteReport) -> String {
                     ));
                     errors = format!("{errors} [{}]", cell_notes.len());
                 }
+                let server = match &c.gateway {
+                    Some(g) => format!("{}+{g}", c.server),
+                    None => c.server.clone(),
+                };
                 let _ = writeln!(
                     o,
-                    "| {} | {} | {} | {cache} | {} | {} | {} | {} | {} | {} | {} | {errors} |",
+                    "| {} | {} | {} | {cache} | {server} | {} | {} | {} | {} | {} | {} | {errors} |",
                     spec.case,
                     spec.connections,
                     if spec.keepalive { "yes" } else { "no" },
-                    c.server,
                     rps(c),
                     num(c.mb_per_s, 1),
                     num(c.p50_ms, 3),
@@ -72,6 +75,9 @@ pub fn markdown(r: &SuiteReport) -> String {
                     num(c.cpu_us_per_request, 1),
                 );
             }
+        }
+        for f in r.footnotes.iter().filter(|f| f.section == section) {
+            let _ = writeln!(o, "\nNote: {}.", f.text);
         }
     }
     if !cell_notes.is_empty() {

@@ -1,6 +1,7 @@
 //! The suite's temporary directory: the docroot with the registry's
-//! fixtures, and one directory per server for its config, pid files and logs.
-//! Everything is removed when the suite ends.
+//! fixtures (programs compiled with `cc -O2`), and one directory per server
+//! for its config, pid files and logs. Everything is removed when the suite
+//! ends.
 //!
 //! Servers started as root drop to an unprivileged user, so the docroot is
 //! world-readable and the log directories world-writable (sticky).
@@ -9,6 +10,8 @@ use std::fs;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use super::row::{Fixture, FixtureContents};
 use crate::Error;
@@ -18,14 +21,29 @@ use crate::Error;
 pub struct Workdir {
     dir: tempfile::TempDir,
     docroot: PathBuf,
+    unbuilt: Vec<Unbuilt>,
 }
+
+/// A program fixture that could not be made (no compiler, or it failed):
+/// the rows that fetch it are skipped with a note.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unbuilt {
+    /// The fixture's path under the docroot.
+    pub path: String,
+    /// Why, for the note.
+    pub why: String,
+}
+
+/// How long one `cc` may take.
+const COMPILE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The bytes the pattern fixtures repeat: printable, one line of 65.
 const PATTERN: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ+/\n";
 
 impl Workdir {
-    /// Creates the directory and writes the fixtures.
-    pub fn create(fixtures: &[Fixture]) -> Result<Workdir, Error> {
+    /// Creates the directory and writes the fixtures, compiling programs
+    /// with `cc` (`None`: none found, so programs are [`Workdir::unbuilt`]).
+    pub fn create(fixtures: &[Fixture], cc: Option<&Path>) -> Result<Workdir, Error> {
         let dir = tempfile::Builder::new()
             .prefix("tern-suite-")
             .tempdir()
@@ -33,10 +51,36 @@ impl Workdir {
         set_mode(dir.path(), 0o755)?;
         let docroot = dir.path().join("www");
         make_dir(&docroot, 0o755)?;
+        let src = dir.path().join("src");
+        let mut unbuilt = Vec::new();
         for f in fixtures {
-            write_fixture(&docroot, f)?;
+            match &f.contents {
+                FixtureContents::C(source) => {
+                    if let Err(why) = compile(cc, &src, &docroot, f, source) {
+                        unbuilt.push(Unbuilt {
+                            path: f.path.clone(),
+                            why,
+                        });
+                    }
+                }
+                _ => write_fixture(&docroot, f)?,
+            }
         }
-        Ok(Workdir { dir, docroot })
+        Ok(Workdir {
+            dir,
+            docroot,
+            unbuilt,
+        })
+    }
+
+    /// The programs that could not be built.
+    pub fn unbuilt(&self) -> &[Unbuilt] {
+        &self.unbuilt
+    }
+
+    /// The suite's own directory (helpers put their sockets here).
+    pub fn path(&self) -> &Path {
+        self.dir.path()
     }
 
     /// The docroot every server serves.
@@ -70,6 +114,55 @@ fn set_mode(path: &Path, mode: u32) -> Result<(), Error> {
     })
 }
 
+/// Compiles `source` into the fixture's place with `cc -O2`; the error is
+/// a note.
+fn compile(
+    cc: Option<&Path>,
+    src: &Path,
+    docroot: &Path,
+    f: &Fixture,
+    source: &str,
+) -> Result<(), String> {
+    let cc = cc.ok_or("no C compiler (cc) found")?;
+    let out = docroot.join(&f.path);
+    let parent = out.parent().unwrap_or(docroot);
+    make_dir(parent, 0o755).map_err(|e| e.to_string())?;
+    make_dir(src, 0o755).map_err(|e| e.to_string())?;
+    let c_file = src.join(f.path.replace('/', "_")).with_extension("c");
+    fs::write(&c_file, source).map_err(|e| format!("{}: {e}", c_file.display()))?;
+    let log = src.join("cc.log");
+    let log_file = fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let mut child = Command::new(cc)
+        .arg("-O2")
+        .arg("-o")
+        .arg(&out)
+        .arg(&c_file)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log_file)
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", cc.display()))?;
+    let began = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            break status;
+        }
+        if began.elapsed() > COMPILE_TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("{} took over {COMPILE_TIMEOUT:?}", cc.display()));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    if !status.success() {
+        let text = fs::read_to_string(&log).unwrap_or_default();
+        let first = text.lines().next().unwrap_or("no output");
+        return Err(format!("{} failed ({status}): {first}", cc.display()));
+    }
+    // cc made it executable for us; make it runnable by an unprivileged user.
+    set_mode(&out, 0o755).map_err(|e| e.to_string())
+}
+
 fn write_fixture(docroot: &Path, f: &Fixture) -> Result<(), Error> {
     let path = docroot.join(&f.path);
     if let Some(parent) = path.parent() {
@@ -82,6 +175,7 @@ fn write_fixture(docroot: &Path, f: &Fixture) -> Result<(), Error> {
     let mut file = fs::File::create(&path).map_err(file_err)?;
     match &f.contents {
         FixtureContents::Bytes(b) => file.write_all(b).map_err(file_err)?,
+        FixtureContents::C(source) => file.write_all(source.as_bytes()).map_err(file_err)?,
         FixtureContents::Pattern(len) => {
             let block: Vec<u8> = PATTERN
                 .iter()
@@ -115,7 +209,7 @@ mod tests {
                 executable: true,
             },
         ];
-        let w = Workdir::create(&fixtures).unwrap();
+        let w = Workdir::create(&fixtures, None).unwrap();
         let data = fs::read(w.docroot().join("a/b.bin")).unwrap();
         assert_eq!(data.len(), 70_000);
         assert_eq!(&data[..65], PATTERN);
@@ -133,5 +227,35 @@ mod tests {
         let root = w.dir.path().to_owned();
         drop(w);
         assert!(!root.exists(), "removed at the end");
+    }
+
+    fn cc() -> Option<PathBuf> {
+        super::super::default_search_path()
+            .into_iter()
+            .map(|d| d.join("cc"))
+            .find(|p| p.is_file())
+    }
+
+    #[test]
+    fn compiles_programs_or_says_why_not() {
+        let hello = Fixture::c_program("cgi-bin/hello.cgi", super::super::row::HELLO_C);
+        let broken = Fixture::c_program("cgi-bin/broken.cgi", "int main(void) { return }\n");
+        let w = Workdir::create(&[hello.clone(), broken.clone()], None).unwrap();
+        assert_eq!(w.unbuilt().len(), 2);
+        assert!(w.unbuilt()[0].why.contains("no C compiler"));
+        assert!(!w.docroot().join("cgi-bin/hello.cgi").exists());
+
+        let Some(cc) = cc() else {
+            return; // the no-compiler path is covered above
+        };
+        let w = Workdir::create(&[hello, broken], Some(&cc)).unwrap();
+        assert_eq!(w.unbuilt().len(), 1, "{:?}", w.unbuilt());
+        assert_eq!(w.unbuilt()[0].path, "cgi-bin/broken.cgi");
+        assert!(w.unbuilt()[0].why.contains("failed"), "{:?}", w.unbuilt());
+        let program = w.docroot().join("cgi-bin/hello.cgi");
+        let out = Command::new(&program).output().unwrap();
+        assert_eq!(out.stdout, b"Content-Type: text/plain\n\nHello!\n");
+        let mode = fs::metadata(&program).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o755);
     }
 }
