@@ -33,7 +33,7 @@
 //! tern bench --http2 --streams 8 -c 4 URL                   # h2c with prior knowledge
 //! tern bench compare --rounds 5 -k -c 10 -d 10s nginx=http://127.0.0.1:8081/,pid=123 tern=http://127.0.0.1:8082/
 //! tern bench merge host1.json host2.json                    # exact merge of histograms
-//! tern suite --peers nginx,lighttpd,apache2,h2o,caddy [--quick] [-o DIR]
+//! tern suite --peers nginx,lighttpd,apache2,h2o,caddy [--quick] [--sections static,cgi] [-o DIR]
 //! ```
 //!
 //! # What the numbers mean

@@ -351,7 +351,8 @@ pub fn run(config: &SuiteConfig, stop: &StopHandle) -> Result<SuiteReport, Error
             )),
         }
     }
-    let footnotes = footnotes(&registry, &servers);
+    let specs: Vec<&ServerSpec> = servers.iter().map(RunningServer::spec).collect();
+    let footnotes = footnotes(&registry, &specs);
 
     let rows = registry.rows();
     // A server that answers a row's URL wrongly gets a note instead of figures.
@@ -450,7 +451,7 @@ fn start_fcgiwrap(config: &SuiteConfig, work: &Workdir) -> Result<Fcgiwrap, Stri
 }
 
 /// The CPU caveat of gateways whose children nobody reaps.
-fn footnotes(registry: &Registry, servers: &[RunningServer]) -> Vec<Footnote> {
+fn footnotes(registry: &Registry, servers: &[&ServerSpec]) -> Vec<Footnote> {
     let mut out = Vec::new();
     for section in registry.sections() {
         let escaping: Vec<String> = servers
@@ -459,12 +460,12 @@ fn footnotes(registry: &Registry, servers: &[RunningServer]) -> Vec<Footnote> {
                 registry
                     .rows()
                     .iter()
-                    .any(|r| r.section == section && s.spec().serves(r))
+                    .any(|r| r.section == section && r.needs == Feature::Cgi && s.serves(r))
             })
             .filter_map(|s| {
-                let g = s.spec().cgi_gateway()?;
+                let g = s.cgi_gateway()?;
                 g.children_cpu_escapes()
-                    .then(|| format!("{}+{}", s.spec().name(), g.label()))
+                    .then(|| format!("{}+{}", s.name(), g.label()))
             })
             .collect();
         if !escaping.is_empty() {
@@ -608,4 +609,33 @@ fn about(config: &SuiteConfig, cgi: bool) -> Vec<String> {
         ));
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cpu_footnote_goes_under_cgi_only_and_names_the_leaky_gateways() {
+        let registry = Registry::seed();
+        let spec = |p: PeerKind| {
+            ServerSpec::variants(ServerKind::Peer(p))
+                .remove(0)
+                .with_cgi(true)
+        };
+        let (apache, lighttpd) = (spec(PeerKind::Apache2), spec(PeerKind::Lighttpd));
+        let notes = footnotes(&registry, &[&apache, &lighttpd]);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert_eq!(notes[0].section, "cgi");
+        assert!(notes[0]
+            .text
+            .starts_with("server CPU of apache2+mod_cgid leaves out"));
+        assert!(
+            footnotes(&registry, &[&lighttpd]).is_empty(),
+            "lighttpd reaps"
+        );
+        let mut static_only = registry.clone();
+        static_only.retain_sections(&["static".to_owned()]);
+        assert!(footnotes(&static_only, &[&apache]).is_empty());
+    }
 }

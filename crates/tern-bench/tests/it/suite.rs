@@ -272,6 +272,7 @@ fn nginx_runs_cgi_through_fcgiwrap_with_its_cpu() {
         assert!(cell.responses > 0);
     }
     assert_eq!(report.footnotes.len(), 1);
+    assert_eq!(report.footnotes[0].section, "cgi");
     let md = table::markdown(&report);
     assert!(md.contains("| nginx+fcgiwrap |"), "{md}");
     assert!(md.contains("peer-baseline.md §2.6"), "{md}");
