@@ -15,7 +15,6 @@
 //! stop the workers, which drops what is left. The caller flushes logs after
 //! `run` returns.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use tokio::sync::Semaphore;
@@ -64,8 +63,6 @@ impl ServerHandle {
 struct Workers {
     shared: Arc<Shared>,
     permits: Arc<Semaphore>,
-    /// Open connections per worker, for balancing (see `accept_loop`).
-    load: Arc<Vec<AtomicUsize>>,
     /// Connection tasks.
     conns: TaskTracker,
     /// Accept loops.
@@ -104,7 +101,6 @@ impl Server {
         let w = Workers {
             shared: self.shared.clone(),
             permits: Arc::new(Semaphore::new(site.limits.max_connections)),
-            load: Arc::new((0..workers.max(1)).map(|_| AtomicUsize::new(0)).collect()),
             conns: TaskTracker::new(),
             accepts: TaskTracker::new(),
             stop_accepting: CancellationToken::new(),
@@ -122,7 +118,7 @@ impl Server {
             threads.push(
                 std::thread::Builder::new()
                     .name(format!("tern-worker-{i}"))
-                    .spawn(move || worker(i, w, listeners, ready))?,
+                    .spawn(move || worker(w, listeners, ready))?,
             );
         }
         drop(ready_tx);
@@ -178,7 +174,6 @@ impl Server {
 
 /// One worker thread: its own runtime, an accept loop per listener.
 fn worker(
-    index: usize,
     w: Workers,
     listeners: Arc<Vec<BoundListener>>,
     ready: tokio::sync::mpsc::Sender<std::io::Result<()>>,
@@ -206,7 +201,7 @@ fn worker(
         }
         drop(listeners);
         for l in mine {
-            w.accepts.spawn(accept_loop(l, index, w.clone()));
+            w.accepts.spawn(accept_loop(l, w.clone()));
         }
         drop(ready);
         w.finish.cancelled().await;
@@ -216,26 +211,8 @@ fn worker(
     drop(rt);
 }
 
-async fn accept_loop(listener: WorkerListener, index: usize, w: Workers) {
+async fn accept_loop(listener: WorkerListener, w: Workers) {
     loop {
-        // Every worker is woken for a new connection on the shared socket and
-        // the first to run takes it: without this, one worker ended up with
-        // every connection of a benchmark. A worker with more connections
-        // than the least loaded one steps back briefly, so the other takes
-        // the next connection; if the other cannot, this one still does.
-        let mine = w.load[index].load(Ordering::Relaxed);
-        let least = w
-            .load
-            .iter()
-            .map(|l| l.load(Ordering::Relaxed))
-            .min()
-            .unwrap_or(0);
-        if mine > least + 1 {
-            tokio::select! {
-                _ = tokio::time::sleep(std::time::Duration::from_micros(100)) => {}
-                _ = w.stop_accepting.cancelled() => return,
-            }
-        }
         // At the connection limit, wait here: new connections queue in the
         // kernel's backlog and existing ones are unharmed.
         let permit = tokio::select! {
@@ -260,14 +237,11 @@ async fn accept_loop(listener: WorkerListener, index: usize, w: Workers) {
         };
         let shared = w.shared.clone();
         let cancel = w.drain.clone();
-        let load = w.load.clone();
-        load[index].fetch_add(1, Ordering::Relaxed);
         w.conns.spawn(async move {
             match stream {
                 Stream::Tcp(s) => conn::serve(s, info, shared, cancel).await,
                 Stream::Unix(s) => conn::serve(s, info, shared, cancel).await,
             }
-            load[index].fetch_sub(1, Ordering::Relaxed);
             drop(permit);
         });
     }
