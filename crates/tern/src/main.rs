@@ -39,6 +39,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    if demo::run_compiled_cgi() {
+        return ExitCode::SUCCESS;
+    }
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => serve::run(args),

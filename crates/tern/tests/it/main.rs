@@ -95,6 +95,18 @@ fn demo_site_serves_without_arguments_but_a_listen_address() {
     assert_eq!(r.status, 200);
     assert!(r.text().contains("<h1>tern</h1>"));
     assert_eq!(get(&t, "/hello.txt").text(), "Hello!\n");
+    // The compiled CGI example: tern's own binary, run as a CGI program.
+    let r = get(&t, "/cgi-bin/hello-compiled.cgi/a/b?x=1");
+    assert_eq!(r.status, 200, "{}", r.text());
+    let text = r.text();
+    assert!(
+        text.starts_with("Hello from a compiled CGI program"),
+        "{text}"
+    );
+    assert!(
+        text.contains("PATH_INFO=/a/b\nQUERY_STRING=x=1\n"),
+        "{text}"
+    );
 }
 
 #[test]
