@@ -55,6 +55,22 @@ pub(crate) struct TestServer {
 
 impl TestServer {
     pub(crate) fn start() -> TestServer {
+        Self::start_with(serve)
+    }
+
+    /// An HTTP/2 (h2c, prior knowledge) server on hyper: 200 "hello" on every
+    /// path; counts connections and requests.
+    pub(crate) fn start_h2() -> TestServer {
+        Self::start_with(serve_h2)
+    }
+
+    /// Accepts on 127.0.0.1:0 in a thread of its own, counts connections, and
+    /// hands each to `conn`.
+    fn start_with<F, Fut>(conn: F) -> TestServer
+    where
+        F: Fn(TcpStream, Arc<Stats>) -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = ()> + Send + 'static,
+    {
         let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         std_listener.set_nonblocking(true).unwrap();
         let addr = std_listener.local_addr().unwrap();
@@ -75,64 +91,13 @@ impl TestServer {
                         accepted = listener.accept() => {
                             if let Ok((stream, _)) = accepted {
                                 st.connections.fetch_add(1, Ordering::SeqCst);
-                                tokio::spawn(serve(stream, Arc::clone(&st)));
+                                tokio::spawn(conn(stream, Arc::clone(&st)));
                             }
                         }
                     }
                 }
             });
             // Dropping the runtime cancels every connection task.
-        });
-        TestServer {
-            addr,
-            stats,
-            shutdown: Some(tx),
-            thread: Some(thread),
-        }
-    }
-
-    /// An HTTP/2 (h2c, prior knowledge) server on hyper: 200 "hello" on every
-    /// path; counts connections and requests.
-    pub(crate) fn start_h2() -> TestServer {
-        let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        std_listener.set_nonblocking(true).unwrap();
-        let addr = std_listener.local_addr().unwrap();
-        let stats = Arc::new(Stats::default());
-        let (tx, mut rx) = tokio::sync::oneshot::channel::<()>();
-        let st = Arc::clone(&stats);
-        let thread = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async move {
-                let listener = TcpListener::from_std(std_listener).unwrap();
-                loop {
-                    tokio::select! {
-                        _ = &mut rx => break,
-                        accepted = listener.accept() => {
-                            let Ok((stream, _)) = accepted else { continue };
-                            st.connections.fetch_add(1, Ordering::SeqCst);
-                            let st = Arc::clone(&st);
-                            let service = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                                st.requests.fetch_add(1, Ordering::SeqCst);
-                                *st.by_path.lock().unwrap().entry(req.uri().path().to_owned()).or_default() += 1;
-                                async move {
-                                    let body = http_body_util::Full::new(bytes::Bytes::from_static(b"hello"));
-                                    Ok::<_, std::convert::Infallible>(hyper::Response::new(body))
-                                }
-                            });
-                            tokio::spawn(async move {
-                                let io = hyper_util::rt::TokioIo::new(stream);
-                                let _ = hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
-                                    .serve_connection(io, service)
-                                    .await;
-                            });
-                        }
-                    }
-                }
-            });
         });
         TestServer {
             addr,
@@ -281,4 +246,24 @@ async fn serve(mut stream: TcpStream, stats: Arc<Stats>) {
 pub(crate) fn refused_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     l.local_addr().unwrap().port()
+}
+
+/// One HTTP/2 connection: 200 "hello" on every path, requests counted.
+async fn serve_h2(stream: TcpStream, st: Arc<Stats>) {
+    let service = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+        st.requests.fetch_add(1, Ordering::SeqCst);
+        *st.by_path
+            .lock()
+            .unwrap()
+            .entry(req.uri().path().to_owned())
+            .or_default() += 1;
+        async move {
+            let body = http_body_util::Full::new(bytes::Bytes::from_static(b"hello"));
+            Ok::<_, std::convert::Infallible>(hyper::Response::new(body))
+        }
+    });
+    let io = hyper_util::rt::TokioIo::new(stream);
+    let _ = hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+        .serve_connection(io, service)
+        .await;
 }
