@@ -20,6 +20,7 @@
 mod cgi;
 pub mod env;
 mod error;
+pub mod fastcgi;
 mod input;
 mod limit;
 mod output;
