@@ -95,3 +95,24 @@ pub enum Outcome {
         at: Instant,
     },
 }
+
+impl Outcome {
+    /// A request that failed after it was sent at `sent`, noticed now.
+    pub(crate) fn failed(class: ErrorClass, sent: Instant) -> Outcome {
+        Outcome::Failed {
+            class,
+            sent: Some(sent),
+            at: Instant::now(),
+        }
+    }
+
+    /// A request whose deadline had passed before it could be sent (at
+    /// `now`): a timeout that never reached the wire.
+    pub(crate) fn too_late(now: Instant) -> Outcome {
+        Outcome::Failed {
+            class: ErrorClass::Timeout,
+            sent: None,
+            at: now,
+        }
+    }
+}

@@ -95,11 +95,7 @@ impl H1Client {
     ) -> Outcome {
         let sent = Instant::now();
         if sent >= deadline.into_std() {
-            return Outcome::Failed {
-                class: ErrorClass::Timeout,
-                sent: None,
-                at: sent,
-            };
+            return Outcome::too_late(sent);
         }
         let mut retried = false;
         loop {
@@ -107,7 +103,7 @@ impl H1Client {
                 Some(s) => (s, None),
                 None => {
                     let Some(addr) = addr else {
-                        return failed(ErrorClass::Connect, sent);
+                        return Outcome::failed(ErrorClass::Connect, sent);
                     };
                     let began = Instant::now();
                     match tokio::time::timeout_at(deadline, TcpStream::connect(addr)).await {
@@ -116,7 +112,7 @@ impl H1Client {
                             let _ = s.set_nodelay(true);
                             (s, Some(Instant::now() - began))
                         }
-                        Ok(Err(_)) | Err(_) => return failed(ErrorClass::Connect, sent),
+                        Ok(Err(_)) | Err(_) => return Outcome::failed(ErrorClass::Connect, sent),
                     }
                 }
             };
@@ -125,12 +121,12 @@ impl H1Client {
                 round_trip(&mut stream, &mut self.buf, req, capture_server),
             );
             match trip.await {
-                Err(_) => return failed(ErrorClass::Timeout, sent),
+                Err(_) => return Outcome::failed(ErrorClass::Timeout, sent),
                 Ok(Err(TripError::BeforeResponse(_))) if connect.is_none() && !retried => {
                     retried = true;
                 }
                 Ok(Err(TripError::BeforeResponse(class) | TripError::Failed(class))) => {
-                    return failed(class, sent)
+                    return Outcome::failed(class, sent)
                 }
                 Ok(Ok(t)) => {
                     let kept_alive = t.reusable && self.reuse == Reuse::KeepAlive;
@@ -153,14 +149,6 @@ impl H1Client {
                 }
             }
         }
-    }
-}
-
-fn failed(class: ErrorClass, sent: Instant) -> Outcome {
-    Outcome::Failed {
-        class,
-        sent: Some(sent),
-        at: Instant::now(),
     }
 }
 

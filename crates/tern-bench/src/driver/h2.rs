@@ -102,16 +102,12 @@ impl H2Pool {
     ) -> Outcome {
         let sent = Instant::now();
         if sent >= deadline.into_std() {
-            return Outcome::Failed {
-                class: ErrorClass::Timeout,
-                sent: None,
-                at: sent,
-            };
+            return Outcome::too_late(sent);
         }
         let opened = tokio::time::timeout_at(deadline, self.sender(req.endpoint, addr)).await;
         let (mut sender, connect) = match opened {
-            Err(_) => return failed(ErrorClass::Timeout, sent),
-            Ok(Err(class)) => return failed(class, sent),
+            Err(_) => return Outcome::failed(ErrorClass::Timeout, sent),
+            Ok(Err(class)) => return Outcome::failed(class, sent),
             Ok(Ok(pair)) => pair,
         };
         let written = Instant::now();
@@ -146,13 +142,13 @@ impl H2Pool {
             Ok::<_, ErrorClass>((first_byte, status, head_bytes as u64, body_bytes, server))
         };
         match tokio::time::timeout_at(deadline, exchange).await {
-            Err(_) => failed(ErrorClass::Timeout, sent),
+            Err(_) => Outcome::failed(ErrorClass::Timeout, sent),
             Ok(Err(class)) => {
                 if class != ErrorClass::Protocol {
                     // The connection is likely gone; let the next request reopen it.
                     self.slots[req.endpoint].lock().await.take();
                 }
-                failed(class, sent)
+                Outcome::failed(class, sent)
             }
             Ok(Ok((first_byte, status, head_bytes, body_bytes, server))) => {
                 Outcome::Response(Sample {
@@ -202,14 +198,6 @@ impl H2Pool {
         });
         *slot = Some(sender.clone());
         Ok((sender, Some(connect)))
-    }
-}
-
-fn failed(class: ErrorClass, sent: Instant) -> Outcome {
-    Outcome::Failed {
-        class,
-        sent: Some(sent),
-        at: Instant::now(),
     }
 }
 

@@ -62,24 +62,7 @@ impl Site {
     }
 }
 
-/// Writes `body` to `dest` through `install(1)`, so that this (threaded)
-/// test process never holds the file open for writing: a fork by another
-/// test in that moment would inherit the descriptor and make exec fail
-/// with ETXTBSY.
-pub(crate) fn install(dest: &Path, body: &[u8], mode: u32) {
-    let tmp = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(tmp.path(), body).unwrap();
-    std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
-    let ok = Command::new("install")
-        .arg("-m")
-        .arg(format!("{mode:o}"))
-        .arg(tmp.path())
-        .arg(dest)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "install {}", dest.display());
-}
+pub(crate) use tern_testkit::install;
 
 /// A request for the handler.
 pub(crate) struct Req {

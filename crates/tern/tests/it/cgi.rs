@@ -4,7 +4,6 @@
 use std::io::Write;
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use super::*;
@@ -13,31 +12,12 @@ use super::*;
 /// variables of its own, unlike a shell).
 const ENV: &str = "#!/usr/bin/perl\nprint \"Content-Type: text/plain\\n\\n\";\nprint \"$_=$ENV{$_}\\n\" for sort keys %ENV;\n";
 
-/// Writes `body` to `dest` through `install(1)`, so this test process
-/// never holds the file open for writing: a tern being started by another
-/// test at that moment would inherit the descriptor, and exec of the
-/// script would fail with ETXTBSY.
-fn install(dest: &Path, body: &str, mode: u32) {
-    let tmp = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(tmp.path(), body).unwrap();
-    std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
-    let ok = Command::new("install")
-        .arg("-m")
-        .arg(format!("{mode:o}"))
-        .arg(tmp.path())
-        .arg(dest)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "install {}", dest.display());
-}
-
 /// tern with `/cgi-bin` -> `{dir}/cgi` holding `scripts`; `route` adds
 /// keys to the route, `top` adds top-level tables.
 fn cgi_site(scripts: &[(&str, &str)], route: &str, top: &str) -> Tern {
     let dir = docroot(&[("index.html", b"index")]);
     for (name, body) in scripts {
-        install(&dir.path().join("cgi").join(name), body, 0o755);
+        tern_testkit::install(&dir.path().join("cgi").join(name), body.as_bytes(), 0o755);
     }
     let site = format!(
         "[[site.route]]\nprefix = \"/cgi-bin\"\nhandler = \"cgi\"\ndir = \"{{dir}}/cgi\"\n{route}\n"
@@ -347,7 +327,7 @@ fn bad_scripts_are_404_403_or_502_with_a_log_line_and_harm_nobody() {
         "",
         "",
     );
-    install(&t.path().join("cgi/data.txt"), "not a script", 0o644);
+    tern_testkit::install(&t.path().join("cgi/data.txt"), b"not a script", 0o644);
     assert_eq!(get(&t, "/cgi-bin/missing.cgi").status, 404);
     assert_eq!(get(&t, "/cgi-bin/data.txt").status, 403);
     for (path, logged) in [
