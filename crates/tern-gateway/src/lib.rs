@@ -18,12 +18,14 @@
 //! descriptors tern inherited, for which no safe API exists.
 
 mod cgi;
+mod cgiplus;
 pub mod env;
 mod error;
 pub mod fastcgi;
 mod input;
 mod limit;
 mod output;
+mod persist;
 mod resolve;
 pub mod response;
 mod session;

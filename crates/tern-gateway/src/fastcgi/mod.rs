@@ -63,6 +63,8 @@
 //! # Ok::<(), tern_gateway::fastcgi::RecordError>(())
 //! ```
 
+pub mod app;
+mod conn;
 mod decode;
 pub mod encode;
 mod record;

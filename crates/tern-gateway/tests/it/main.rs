@@ -2,6 +2,8 @@
 //! shell and Perl scripts written into temporary directories, and a C
 //! program compiled with `cc` when there is one.
 
+mod cgiplus;
+mod fastcgi_conn;
 mod process;
 mod protocol;
 

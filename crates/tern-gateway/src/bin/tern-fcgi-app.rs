@@ -1,0 +1,3 @@
+//! Stub: the FastCGI test application.
+
+fn main() {}

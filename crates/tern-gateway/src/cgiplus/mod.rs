@@ -1,0 +1,1 @@
+//! Stub: the CGIplus transport (filled in by the CGIplus work).

@@ -1,0 +1,1 @@
+//! Stub: the FastCGI client connection (filled in by the FastCGI transport work).

@@ -1,0 +1,82 @@
+//! The contract between a persistent worker's transport (FastCGI records
+//! over a socket, CGIplus over pipes) and the driver that serves one
+//! request through it. A transport turns one request into an [`Upstream`]
+//! (the body going to the worker) and a [`Downstream`] (what the worker
+//! sends back, as [`Event`]s); the driver pumps both at once, parses the
+//! response head with [`crate::response::HeadReader`], streams the body
+//! to the client, and hands the worker back to its pool only after
+//! [`Event::End`] arrived cleanly.
+
+// Until the driver that uses it lands.
+#![allow(dead_code)]
+
+use std::future::Future;
+use std::io;
+
+use bytes::Bytes;
+
+/// One thing a worker sent back, in order.
+#[derive(Debug)]
+pub(crate) enum Event {
+    /// Response bytes (the CGI head first, then the body). Never empty.
+    Stdout(Bytes),
+    /// Diagnostic bytes for the error log, tagged with the request id by
+    /// the driver. Never empty.
+    Stderr(Bytes),
+    /// The response is complete. `app_status` is FastCGI's appStatus (0
+    /// for CGIplus). The connection or pipes are in step and may carry the
+    /// next request.
+    End {
+        /// The application's exit-like status.
+        app_status: u32,
+    },
+}
+
+/// Why a worker can carry no more requests. Every variant means: answer
+/// 502 if nothing was sent yet (else cut the stream), log the reason, and
+/// discard the worker (its pool kills and replaces it).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Broken {
+    /// The worker closed its side before ending the response (it crashed,
+    /// or exited).
+    #[error("the worker closed the connection before ending the response")]
+    Closed,
+    /// Reading or writing failed.
+    #[error("worker i/o: {0}")]
+    Io(#[from] io::Error),
+    /// The worker broke the protocol (a bad record, a record for another
+    /// request, an oversized record, a refusal such as CANT_MPX_CONN or
+    /// OVERLOADED, or anything else the transport cannot follow).
+    #[error("protocol: {0}")]
+    Protocol(String),
+}
+
+/// The request body on its way to the worker, after the request head went
+/// out (the transport's `start` sends the head, and a body already in
+/// memory, in one write).
+pub(crate) trait Upstream: Send {
+    /// Sends the next piece of the body.
+    ///
+    /// # Cancel safety
+    /// Not cancel safe: a cancelled send leaves the stream out of step and
+    /// the worker must be discarded.
+    fn send(&mut self, chunk: Bytes) -> impl Future<Output = io::Result<()>> + Send;
+
+    /// The body is complete (FastCGI: the empty STDIN record, in the same
+    /// write as the last piece when the transport buffers it; CGIplus:
+    /// nothing, the worker counts CONTENT_LENGTH bytes).
+    ///
+    /// # Cancel safety
+    /// As [`Upstream::send`].
+    fn finish(&mut self) -> impl Future<Output = io::Result<()>> + Send;
+}
+
+/// What the worker sends back.
+pub(crate) trait Downstream: Send {
+    /// The next event. After [`Event::End`] it must not be called again.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: bytes read but not yet returned stay buffered, so it
+    /// can sit in a `select!` beside [`Upstream::send`].
+    fn next(&mut self) -> impl Future<Output = Result<Event, Broken>> + Send;
+}

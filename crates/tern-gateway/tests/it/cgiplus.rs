@@ -1,0 +1,1 @@
+//! Stub: CGIplus transport tests.

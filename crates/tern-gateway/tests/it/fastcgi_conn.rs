@@ -1,0 +1,1 @@
+//! Stub: FastCGI connection tests.

@@ -1,0 +1,1 @@
+//! Stub: worker supervision (filled in by the pool work).
