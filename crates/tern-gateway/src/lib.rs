@@ -18,15 +18,16 @@
 //! descriptors tern inherited, for which no safe API exists.
 
 mod cgi;
-mod cgiplus;
+pub mod cgiplus;
 pub mod env;
 mod error;
 pub mod fastcgi;
 mod input;
 mod limit;
 mod output;
-mod persist;
+pub mod persist;
 mod resolve;
+pub mod rte;
 pub mod response;
 mod session;
 mod spawn;

@@ -6,9 +6,8 @@
 //! response head with [`crate::response::HeadReader`], streams the body
 //! to the client, and hands the worker back to its pool only after
 //! [`Event::End`] arrived cleanly.
-
-// Until the driver that uses it lands.
-#![allow(dead_code)]
+//!
+//! Public so the transports' integration tests can drive them directly.
 
 use std::future::Future;
 use std::io;
@@ -17,7 +16,7 @@ use bytes::Bytes;
 
 /// One thing a worker sent back, in order.
 #[derive(Debug)]
-pub(crate) enum Event {
+pub enum Event {
     /// Response bytes (the CGI head first, then the body). Never empty.
     Stdout(Bytes),
     /// Diagnostic bytes for the error log, tagged with the request id by
@@ -36,7 +35,7 @@ pub(crate) enum Event {
 /// 502 if nothing was sent yet (else cut the stream), log the reason, and
 /// discard the worker (its pool kills and replaces it).
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum Broken {
+pub enum Broken {
     /// The worker closed its side before ending the response (it crashed,
     /// or exited).
     #[error("the worker closed the connection before ending the response")]
@@ -54,7 +53,7 @@ pub(crate) enum Broken {
 /// The request body on its way to the worker, after the request head went
 /// out (the transport's `start` sends the head, and a body already in
 /// memory, in one write).
-pub(crate) trait Upstream: Send {
+pub trait Upstream: Send {
     /// Sends the next piece of the body.
     ///
     /// # Cancel safety
@@ -72,7 +71,7 @@ pub(crate) trait Upstream: Send {
 }
 
 /// What the worker sends back.
-pub(crate) trait Downstream: Send {
+pub trait Downstream: Send {
     /// The next event. After [`Event::End`] it must not be called again.
     ///
     /// # Cancel safety

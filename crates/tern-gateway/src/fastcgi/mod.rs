@@ -64,7 +64,7 @@
 //! ```
 
 pub mod app;
-mod conn;
+pub mod conn;
 mod decode;
 pub mod encode;
 mod record;
