@@ -37,7 +37,7 @@ pub(crate) fn walk_cgi(
         },
     };
     let interpreter = match w.string_spanned(t, "interpreter") {
-        Some((i, span)) => program(w, t, PathBuf::from(i), span, opts),
+        Some((i, span)) => program(w, t, "interpreter", PathBuf::from(i), span, opts),
         None => None,
     };
     let timeout = w
@@ -69,7 +69,7 @@ pub(crate) fn walk_cgi(
 
 /// An absolute form of `dir`, checked to be a directory when paths are
 /// checked.
-fn directory(
+pub(crate) fn directory(
     w: &mut Walker<'_>,
     t: &Table<'_>,
     dir: PathBuf,
@@ -94,15 +94,16 @@ fn directory(
 /// The interpreter: an absolute path (PATH is never searched: the program
 /// that runs scripts is fixed at load), to an executable file when paths
 /// are checked.
-fn program(
+pub(crate) fn program(
     w: &mut Walker<'_>,
     t: &Table<'_>,
+    key: &str,
     path: PathBuf,
     span: Span,
     opts: LoadOptions,
 ) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt as _;
-    let key = t.key_path("interpreter");
+    let key = t.key_path(key);
     if !path.is_absolute() {
         w.error(
             span,
@@ -133,7 +134,7 @@ fn program(
 
 /// `env_allow`: environment variable names, none of them one the CGI
 /// environment sets itself.
-fn env_names(w: &mut Walker<'_>, t: &mut Table<'_>) -> Vec<String> {
+pub(crate) fn env_names(w: &mut Walker<'_>, t: &mut Table<'_>) -> Vec<String> {
     let Some(list) = w.strings_spanned(t, "env_allow") else {
         return Vec::new();
     };

@@ -8,6 +8,7 @@ mod error;
 mod gateway;
 mod load;
 mod model;
+mod persistent;
 mod site;
 mod units;
 mod walk;

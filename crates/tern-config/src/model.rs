@@ -210,6 +210,10 @@ pub enum HandlerConfig {
     Static(StaticConfig),
     /// CGI/1.1 scripts (RFC 3875), a process per request.
     Cgi(CgiConfig),
+    /// Persistent FastCGI applications.
+    FastCgi(FastCgiConfig),
+    /// Persistent CGIplus scripts and run-time engines.
+    CgiPlus(CgiPlusConfig),
 }
 
 /// A CGI route (`handler = "cgi"`): which scripts run, with what
@@ -303,3 +307,122 @@ pub const CGI_RESERVED_NAMES: &[&str] = &[
     "HTTPS",
     "REDIRECT_STATUS",
 ];
+
+/// A route served by persistent FastCGI applications
+/// (`handler = "fastcgi"`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FastCgiConfig {
+    /// Where the application is: servers to connect to, or a program tern
+    /// runs itself.
+    pub app: FastCgiApp,
+    /// Where the scripts are, for applications that run script files
+    /// (php-fpm, php-cgi, fcgiwrap): the path is looked up beneath it as
+    /// for CGI (SCRIPT_FILENAME, SCRIPT_NAME, PATH_INFO; 404 when there is
+    /// no such file). Default: none — the application answers every path
+    /// of the route itself, SCRIPT_NAME is the route's prefix.
+    pub dir: Option<PathBuf>,
+    /// The site's document root (DOCUMENT_ROOT).
+    pub document_root: PathBuf,
+    /// Process or connection pool limits.
+    pub pool: PoolSettings,
+    /// Timeouts and the environment policy.
+    pub policy: GatewayPolicy,
+    /// How long connecting to the application may take before the
+    /// address counts as failed. Default: 3 s.
+    pub connect_timeout: Duration,
+}
+
+/// Where a FastCGI application is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FastCgiApp {
+    /// Running already (php-fpm, fcgiwrap, a remote host): addresses
+    /// (`unix:/path` or `host:port`), load spread over the healthy ones.
+    Connect(Vec<String>),
+    /// tern runs it: each process gets its own listening socket as fd 0
+    /// (the FastCGI convention).
+    Spawn(CommandConfig),
+}
+
+/// A program tern runs as a persistent worker.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandConfig {
+    /// The program, an absolute path.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Variables set for it on top of the allow-listed ones (`env`).
+    pub env: Vec<(String, String)>,
+}
+
+/// A route served by CGIplus workers (`handler = "cgiplus"`): scripts
+/// that stay loaded and loop over requests, or a run-time engine that
+/// keeps one interpreter loaded for many scripts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CgiPlusConfig {
+    /// What runs.
+    pub engine: Engine,
+    /// Where the scripts are (as for CGI).
+    pub dir: PathBuf,
+    /// The site's document root (DOCUMENT_ROOT).
+    pub document_root: PathBuf,
+    /// Process pool limits: per script for `Engine::Scripts`, for the
+    /// engine otherwise.
+    pub pool: PoolSettings,
+    /// Timeouts and the environment policy.
+    pub policy: GatewayPolicy,
+}
+
+/// Who runs a CGIplus route's scripts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// Each script is its own persistent program (a pool per script).
+    Scripts,
+    /// tern's Perl run-time engine runs the scripts (`engine = "perl"`).
+    Perl,
+    /// tern's Python run-time engine (`engine = "python"`).
+    Python,
+    /// Another engine speaking CGIplus (`command = [...]`).
+    Command(CommandConfig),
+}
+
+/// How many workers a persistent route keeps, and when they are
+/// replaced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PoolSettings {
+    /// Workers kept running even when idle. Default: 1 for a program tern
+    /// runs, 0 for connections.
+    pub min: usize,
+    /// Most workers (processes, or connections per address). Default: 4.
+    /// For a server tern connects to, keep it at most the server's own
+    /// worker count (php-fpm's `pm.max_children`): each pooled connection
+    /// holds one of them.
+    pub max: usize,
+    /// Requests that may wait when all `max` are busy; one more is
+    /// answered 503. Default: 100.
+    pub queue: usize,
+    /// How long a request waits for a worker before 503. Default: 10 s.
+    pub queue_timeout: Duration,
+    /// Idle workers above `min` are stopped after this long. Default: 60 s.
+    pub idle_timeout: Duration,
+    /// A worker is replaced after this many requests; 0 = never. Default: 0.
+    pub max_requests: u64,
+    /// A worker is replaced when this old (between requests). Default: none.
+    pub max_age: Option<Duration>,
+}
+
+/// Timeouts and the environment policy of a gateway route.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GatewayPolicy {
+    /// How long a worker may stay silent: before its headers the client
+    /// gets 504 and the worker is replaced. Default: 30 s.
+    pub timeout: Duration,
+    /// As for CGI: `Authorization` passed on. Default: false.
+    pub pass_authorization: bool,
+    /// As for CGI: `() {` header values refused. Default: true.
+    pub refuse_shellshock: bool,
+    /// tern's environment variables passed on to programs tern runs, on
+    /// top of PATH.
+    pub env_allow: Vec<String>,
+    /// Bytes of a request's stderr written to the error log. Default: 64 KiB.
+    pub max_stderr_bytes: u64,
+}

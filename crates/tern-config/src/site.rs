@@ -275,11 +275,28 @@ fn walk_routes(
                     opts,
                 )
                 .map(HandlerConfig::Cgi),
+                "fastcgi" => crate::persistent::walk_fastcgi(
+                    w,
+                    &mut t,
+                    site_static.map(|s| s.root.as_path()),
+                    base,
+                    opts,
+                )
+                .map(HandlerConfig::FastCgi),
+                "cgiplus" => crate::persistent::walk_cgiplus(
+                    w,
+                    &mut t,
+                    site_static.map(|s| s.root.as_path()),
+                    matcher.as_ref(),
+                    base,
+                    opts,
+                )
+                .map(HandlerConfig::CgiPlus),
                 other => {
                     w.error(
                         span,
                         t.key_path("handler"),
-                        format!("`{other}` is not a handler kind (static, cgi)"),
+                        format!("`{other}` is not a handler kind (static, cgi, fastcgi, cgiplus)"),
                     );
                     None
                 }

@@ -182,14 +182,25 @@ impl<'s> Walker<'s> {
 
     /// A positive integer no larger than `max`.
     pub(crate) fn count(&mut self, t: &mut Table<'_>, key: &str, max: u64) -> Option<u64> {
+        self.integer_in(t, key, 1, max)
+    }
+
+    /// An integer from `min` to `max`.
+    pub(crate) fn integer_in(
+        &mut self,
+        t: &mut Table<'_>,
+        key: &str,
+        min: u64,
+        max: u64,
+    ) -> Option<u64> {
         let (v, span) = self.value(t, key, "a number")?;
         match v.as_integer() {
-            Some(n) if n >= 1 && (n as u64) <= max => Some(n as u64),
+            Some(n) if n >= 0 && (n as u64) >= min && (n as u64) <= max => Some(n as u64),
             Some(n) => {
                 self.error(
                     span,
                     t.key_path(key),
-                    format!("{n} is out of range (1 to {max})"),
+                    format!("{n} is out of range ({min} to {max})"),
                 );
                 None
             }
@@ -256,6 +267,20 @@ impl<'s> Walker<'s> {
     pub(crate) fn strings(&mut self, t: &mut Table<'_>, key: &str) -> Option<Vec<String>> {
         self.strings_spanned(t, key)
             .map(|v| v.into_iter().map(|(s, _)| s).collect())
+    }
+
+    /// One string or an array of them, each with its span.
+    pub(crate) fn one_or_more_strings(
+        &mut self,
+        t: &mut Table<'_>,
+        key: &str,
+    ) -> Option<Vec<(String, Span)>> {
+        let (item, span) = t.take(key)?;
+        if let Some(s) = item.as_str() {
+            return Some(vec![(s.to_owned(), span)]);
+        }
+        t.read.pop();
+        self.strings_spanned(t, key)
     }
 
     /// An array of strings, each with its span.
