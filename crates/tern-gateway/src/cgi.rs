@@ -13,26 +13,21 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use http::request::Parts;
-use http::{header, HeaderValue, Method, Response, StatusCode, Uri};
+use http::Method;
 use tern_config::CgiConfig;
 use tern_handler::path::DecodedPath;
-use tern_handler::{
-    ConnInfo, Exchange, Handler, HandlerFuture, RequestBody, RequestId, ResponseBody,
-};
+use tern_handler::{ConnInfo, Exchange, Handler, HandlerFuture, RequestBody, RequestId};
 use tokio::sync::oneshot;
 
+use crate::dispatch::{self, render, Answer, Run};
 use crate::env::{self, EnvInput, EnvPolicy, ScriptVars};
 use crate::input::{Feed, Input, Source};
 use crate::limit::Limiter;
 use crate::resolve::{Scope, ScriptDir};
-use crate::response::{Head, Mode, Reply};
-use crate::session::{self, Output, Settings};
+use crate::response::{Mode, Reply};
+use crate::session::{self, Settings};
 use crate::spawn::{self, Program};
-use crate::{Error, HeadError};
-
-/// Local redirects followed for one request before it is answered 500
-/// (a script redirecting to itself, or two to each other).
-pub const MAX_LOCAL_REDIRECTS: usize = 10;
+use crate::Error;
 
 /// Runs CGI/1.1 scripts, a process per request. Immutable once built; a
 /// configuration reload builds a new one (and reads tern's environment for
@@ -82,7 +77,8 @@ impl Cgi {
 
 impl Handler for Cgi {
     fn call(&self, exchange: Exchange) -> HandlerFuture {
-        Box::pin(self.route.clone().serve(exchange))
+        let route = self.route.clone();
+        Box::pin(async move { dispatch::serve(&*route, exchange).await })
     }
 
     fn kind(&self) -> &'static str {
@@ -90,58 +86,26 @@ impl Handler for Cgi {
     }
 }
 
-/// What one run of a script asks for.
-enum Answer {
-    Response(Response<ResponseBody>),
-    /// A local redirect to this path and query.
-    Redirect(String),
-}
-
-impl Route {
-    async fn serve(self: Arc<Self>, exchange: Exchange) -> Response<ResponseBody> {
-        let Exchange {
-            request,
-            mut path,
-            conn,
-            route,
-            id,
-        } = exchange;
-        let (mut parts, body) = request.into_parts();
-        let scope = Scope::of_pattern(&route.pattern);
-        let mut body = Some(body);
-        for _ in 0..=MAX_LOCAL_REDIRECTS {
-            let target = match self.run(&parts, &path, body.take(), &conn, scope, id).await {
-                Ok(Answer::Response(r)) => return r,
-                Ok(Answer::Redirect(target)) => target,
-                Err(e) => return fail(e, id, &path),
-            };
-            let Some((uri, next)) = local_target(&target) else {
-                let e = Error::Head(HeadError::BadLocation(target));
-                return fail(e, id, &path);
-            };
-            if !scope.covers(&next) {
-                // tern-server owns routing and a handler never calls back
-                // into it, so a path another route serves is sent to the
-                // client as a redirect: it gets the same resource.
-                tracing::debug!(%id, from = %path, to = %target, "cgi: local redirect outside the route, sent as 302");
-                return client_redirect(&target);
-            }
-            // RFC 3875 §6.2.2: the new request is a GET without a body.
-            parts.method = Method::GET;
-            parts.uri = uri;
-            for h in [
-                header::CONTENT_LENGTH,
-                header::CONTENT_TYPE,
-                header::TRANSFER_ENCODING,
-            ] {
-                parts.headers.remove(h);
-            }
-            path = next;
-        }
-        fail(Error::RedirectLoop(MAX_LOCAL_REDIRECTS), id, &path)
+impl Run for Route {
+    fn kind(&self) -> &'static str {
+        "cgi"
     }
 
     async fn run(
+        &self,
+        parts: &Parts,
+        path: &DecodedPath,
+        body: Option<RequestBody>,
+        conn: &ConnInfo,
+        scope: Scope<'_>,
+        id: RequestId,
+    ) -> Result<Answer, Error> {
+        self.run_script(parts, path, body, conn, scope, id).await
+    }
+}
+
+impl Route {
+    async fn run_script(
         &self,
         parts: &Parts,
         path: &DecodedPath,
@@ -217,54 +181,4 @@ impl Route {
             Reply::Document(h) | Reply::ClientRedirect(h) => Answer::Response(render(h, output)),
         })
     }
-}
-
-/// The URI and decoded path of a local redirect's `/path?query`.
-fn local_target(target: &str) -> Option<(Uri, DecodedPath)> {
-    let uri: Uri = target.parse().ok()?;
-    let path = DecodedPath::parse(uri.path()).ok()?;
-    Some((uri, path))
-}
-
-fn render(head: Head, output: Output) -> Response<ResponseBody> {
-    let body = match output {
-        Output::Whole(b) => ResponseBody::full(b),
-        Output::Stream(s) => ResponseBody::stream(s),
-        Output::Discarded => ResponseBody::empty(),
-    };
-    let mut resp = Response::new(body);
-    *resp.status_mut() = head.status;
-    *resp.headers_mut() = head.headers;
-    if let Some(reason) = head.reason {
-        if let Ok(r) = hyper::ext::ReasonPhrase::try_from(reason) {
-            resp.extensions_mut().insert(r);
-        }
-    }
-    resp
-}
-
-fn client_redirect(target: &str) -> Response<ResponseBody> {
-    let mut resp = Response::new(ResponseBody::empty());
-    *resp.status_mut() = StatusCode::FOUND;
-    if let Ok(v) = HeaderValue::from_str(target) {
-        resp.headers_mut().insert(header::LOCATION, v);
-    }
-    resp
-}
-
-/// The one place a failure becomes a response and a log line.
-fn fail(e: Error, id: RequestId, path: &DecodedPath) -> Response<ResponseBody> {
-    let err = e.status_error();
-    let status = err.status();
-    match status {
-        StatusCode::NOT_FOUND => tracing::debug!(%id, %path, "cgi: {err}"),
-        s if s.is_client_error() => tracing::info!(%id, %path, "cgi: {}: {err}", s.as_u16()),
-        s => tracing::warn!(%id, %path, "cgi: {}: {err}", s.as_u16()),
-    }
-    let mut resp = err.into_response();
-    if status == StatusCode::SERVICE_UNAVAILABLE {
-        resp.headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-    }
-    resp
 }

@@ -55,6 +55,14 @@ pub enum Error {
     /// too long (503).
     #[error("{0}")]
     Busy(&'static str),
+    /// A persistent worker failed mid-request: it crashed, closed the
+    /// connection, or broke the protocol (502; the worker is replaced).
+    #[error("the worker failed: {0}")]
+    Worker(String),
+    /// The application cannot be reached or started: connections are
+    /// refused, spawning fails (502, at once rather than after a wait).
+    #[error("the application is unavailable: {0}")]
+    Unavailable(String),
     /// Local redirects went deeper than the cap (500).
     #[error("more than {0} local redirects")]
     RedirectLoop(usize),
@@ -117,7 +125,9 @@ impl Error {
             Error::HeaderCollision(..) | Error::Shellshock(_) | Error::NulInValue(_) => {
                 HandlerError::BadRequest(reason)
             }
-            Error::Head(_) => HandlerError::BadGateway(reason),
+            Error::Head(_) | Error::Worker(_) | Error::Unavailable(_) => {
+                HandlerError::BadGateway(reason)
+            }
             // EACCES: a `noexec` mount, or no execute bit for tern's user.
             Error::Spawn { source, .. } if source.kind() == io::ErrorKind::PermissionDenied => {
                 HandlerError::Forbidden(reason)

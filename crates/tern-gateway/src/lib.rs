@@ -19,6 +19,7 @@
 
 mod cgi;
 pub mod cgiplus;
+mod dispatch;
 pub mod env;
 mod error;
 pub mod fastcgi;
@@ -26,11 +27,13 @@ mod input;
 mod limit;
 mod output;
 pub mod persist;
+mod relay;
 mod resolve;
-pub mod rte;
 pub mod response;
+pub mod rte;
 mod session;
 mod spawn;
 
-pub use cgi::{Cgi, MAX_LOCAL_REDIRECTS};
+pub use cgi::Cgi;
+pub use dispatch::MAX_LOCAL_REDIRECTS;
 pub use error::{Error, HeadError};

@@ -31,7 +31,7 @@ use crate::spawn::Running;
 use crate::{Error, HeadError};
 
 /// Bytes asked for per read of stdout: a whole pipe buffer.
-const READ_SIZE: usize = 64 * 1024;
+pub(crate) const READ_SIZE: usize = 64 * 1024;
 
 /// How long after its head a script's output is collected before the
 /// response starts. Most scripts are done by then (a small one exits
@@ -39,11 +39,11 @@ const READ_SIZE: usize = 64 * 1024;
 /// Content-Length and the whole response in one write, instead of a
 /// chunked stream and a second write for its end. A streaming script's
 /// first bytes wait this long; later ones go out as they come.
-const SETTLE: Duration = Duration::from_millis(2);
+pub(crate) const SETTLE: Duration = Duration::from_millis(2);
 
 /// The most of a script's output collected while settling; more, and it
 /// streams.
-const WHOLE_MAX: usize = 256 * 1024;
+pub(crate) const WHOLE_MAX: usize = 256 * 1024;
 
 /// How long a script whose stdout ended has to exit before it is stopped,
 /// when its head was incomplete (the 502 waits for the exit status, which
@@ -282,7 +282,7 @@ pub(crate) async fn drive(
     drop(slot);
 }
 
-fn send(to: Option<oneshot::Sender<Started>>, what: Started) {
+pub(crate) fn send(to: Option<oneshot::Sender<Started>>, what: Started) {
     if let Some(to) = to {
         let _ = to.send(what);
     }
@@ -291,9 +291,20 @@ fn send(to: Option<oneshot::Sender<Started>>, what: Started) {
 /// Ends a stream that had started with an error, so that the client sees
 /// a broken response (no final chunk, or a reset stream) rather than a
 /// short one that looks complete.
-async fn cut_off(tx: Option<mpsc::Sender<Chunk>>, s: &Settings, why: &str) {
+pub(crate) async fn cut_off(tx: Option<mpsc::Sender<Chunk>>, s: &Settings, why: &str) {
+    cut_off_stream(tx, s.id, &s.script, "cgi", why).await;
+}
+
+/// As [`cut_off`], for any gateway kind.
+pub(crate) async fn cut_off_stream(
+    tx: Option<mpsc::Sender<Chunk>>,
+    id: RequestId,
+    script: &str,
+    kind: &str,
+    why: &str,
+) {
     if let Some(tx) = tx {
-        tracing::warn!(id = %s.id, script = %s.script, "cgi: response cut off: {why}");
+        tracing::warn!(%id, %script, "{kind}: response cut off: {why}");
         let err = io::Error::new(io::ErrorKind::TimedOut, why.to_owned());
         let _ = tokio::time::timeout(Duration::from_secs(1), tx.send(Err(err))).await;
     }
@@ -304,7 +315,7 @@ async fn cut_off(tx: Option<mpsc::Sender<Chunk>>, s: &Settings, why: &str) {
 ///
 /// # Cancel safety
 /// Cancel safe: it only watches.
-async fn client_gone(
+pub(crate) async fn client_gone(
     start: &mut Option<oneshot::Sender<Started>>,
     tx: Option<&mpsc::Sender<Chunk>>,
 ) {
@@ -351,7 +362,7 @@ async fn read_output<'a>(
 
 /// Ends the settling: the client gets the head now, and the body as a
 /// stream, starting with what was read so far.
-fn stream(
+pub(crate) fn stream(
     settling: &mut Option<(Reply, BytesMut)>,
     start: &mut Option<oneshot::Sender<Started>>,
 ) -> mpsc::Sender<Chunk> {
@@ -366,55 +377,94 @@ fn stream(
     tx
 }
 
-/// Logs the script's stderr line by line, tagged with the request id and
-/// the script, up to `max_stderr` bytes; the rest is read and dropped (one
-/// line says so), so a flood costs a bounded amount of log and never
-/// blocks the script.
+/// Logs the script's stderr line by line (see [`StderrLog`]).
 ///
 /// # Cancel safety
 /// Not cancel safe (a partial line is lost); polled to completion.
 async fn log_stderr(mut stderr: ChildStderr, s: &Settings) {
-    let mut line: Vec<u8> = Vec::new();
+    let mut log = StderrLog::new(s.id, s.script.clone(), "cgi", s.max_stderr);
     let mut chunk = vec![0u8; 16 * 1024];
-    let mut logged = 0u64;
-    let mut full = false;
-    let emit = |line: &[u8], logged: &mut u64, full: &mut bool| {
-        if *full {
-            return;
-        }
-        if *logged + line.len() as u64 > s.max_stderr {
-            *full = true;
-            tracing::warn!(id = %s.id, script = %s.script, "cgi stderr: more than {} bytes; the rest is dropped", s.max_stderr);
-            return;
-        }
-        *logged += line.len() as u64;
-        let text = printable(line);
-        tracing::warn!(id = %s.id, script = %s.script, "cgi stderr: {text}");
-    };
     loop {
-        let n = match stderr.read(&mut chunk).await {
+        match stderr.read(&mut chunk).await {
             Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        if full {
-            continue;
-        }
-        let mut rest = &chunk[..n];
-        while let Some(i) = rest.iter().position(|&b| b == b'\n') {
-            line.extend_from_slice(&rest[..i]);
-            let l = line.strip_suffix(b"\r").unwrap_or(&line);
-            emit(l, &mut logged, &mut full);
-            line.clear();
-            rest = &rest[i + 1..];
-        }
-        line.extend_from_slice(rest);
-        while line.len() >= MAX_LINE {
-            emit(&line[..MAX_LINE], &mut logged, &mut full);
-            line.drain(..MAX_LINE);
+            Ok(n) => log.push(&chunk[..n]),
         }
     }
-    if !line.is_empty() {
-        emit(&line, &mut logged, &mut full);
+    log.finish();
+}
+
+/// A worker's stderr on its way to the error log: line by line, tagged
+/// with the request id and the script, up to a cap; the rest is dropped
+/// (one line says so), so a flood costs a bounded amount of log and
+/// memory and never blocks the worker.
+#[derive(Debug)]
+pub(crate) struct StderrLog {
+    id: RequestId,
+    script: Arc<str>,
+    kind: &'static str,
+    max: u64,
+    line: Vec<u8>,
+    logged: u64,
+    full: bool,
+}
+
+impl StderrLog {
+    pub(crate) fn new(id: RequestId, script: Arc<str>, kind: &'static str, max: u64) -> Self {
+        StderrLog {
+            id,
+            script,
+            kind,
+            max,
+            line: Vec::new(),
+            logged: 0,
+            full: false,
+        }
+    }
+
+    /// Takes the next bytes of stderr.
+    pub(crate) fn push(&mut self, mut rest: &[u8]) {
+        if self.full {
+            return;
+        }
+        while let Some(i) = rest.iter().position(|&b| b == b'\n') {
+            let mut line = std::mem::take(&mut self.line);
+            line.extend_from_slice(&rest[..i]);
+            self.emit(line.strip_suffix(b"\r").unwrap_or(&line));
+            line.clear();
+            self.line = line;
+            rest = &rest[i + 1..];
+        }
+        self.line.extend_from_slice(rest);
+        while self.line.len() >= MAX_LINE {
+            let head: Vec<u8> = self.line.drain(..MAX_LINE).collect();
+            self.emit(&head);
+        }
+        if self.full {
+            self.line = Vec::new();
+        }
+    }
+
+    /// Logs what is left of the last line.
+    pub(crate) fn finish(&mut self) {
+        if !self.line.is_empty() {
+            let line = std::mem::take(&mut self.line);
+            self.emit(&line);
+        }
+    }
+
+    fn emit(&mut self, line: &[u8]) {
+        if self.full {
+            return;
+        }
+        let (id, script, kind) = (self.id, &self.script, self.kind);
+        if self.logged + line.len() as u64 > self.max {
+            self.full = true;
+            tracing::warn!(%id, %script, "{kind} stderr: more than {} bytes; the rest is dropped", self.max);
+            return;
+        }
+        self.logged += line.len() as u64;
+        let text = printable(line);
+        tracing::warn!(%id, %script, "{kind} stderr: {text}");
     }
 }
 

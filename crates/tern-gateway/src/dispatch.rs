@@ -1,0 +1,140 @@
+//! What every gateway does around running its program: local redirects
+//! followed again as GET (RFC 3875 §6.2.2) up to a depth, the parsed head
+//! turned into a response, and a failure turned into a status and one
+//! log line. Each transport (CGI, FastCGI, CGIplus) only says how to
+//! [`Run`] a request once.
+
+use std::future::Future;
+
+use http::request::Parts;
+use http::{header, HeaderValue, Method, Response, StatusCode, Uri};
+use tern_handler::path::DecodedPath;
+use tern_handler::{ConnInfo, Exchange, RequestBody, RequestId, ResponseBody};
+
+use crate::resolve::Scope;
+use crate::response::Head;
+use crate::session::Output;
+use crate::{Error, HeadError};
+
+/// Local redirects followed for one request before it is answered 500
+/// (a script redirecting to itself, or two to each other).
+pub const MAX_LOCAL_REDIRECTS: usize = 10;
+
+/// What one run of a script asks for.
+pub(crate) enum Answer {
+    Response(Response<ResponseBody>),
+    /// A local redirect to this path and query.
+    Redirect(String),
+}
+
+/// One transport's way of running a request once.
+pub(crate) trait Run: Sync {
+    /// "cgi", "fastcgi", "cgiplus": for log lines.
+    fn kind(&self) -> &'static str;
+
+    /// Runs the request (`body` is `None` for a redirected GET).
+    fn run(
+        &self,
+        parts: &Parts,
+        path: &DecodedPath,
+        body: Option<RequestBody>,
+        conn: &ConnInfo,
+        scope: Scope<'_>,
+        id: RequestId,
+    ) -> impl Future<Output = Result<Answer, Error>> + Send;
+}
+
+/// Answers `exchange` through `r`, following local redirects.
+pub(crate) async fn serve<R: Run>(r: &R, exchange: Exchange) -> Response<ResponseBody> {
+    let Exchange {
+        request,
+        mut path,
+        conn,
+        route,
+        id,
+    } = exchange;
+    let kind = r.kind();
+    let (mut parts, body) = request.into_parts();
+    let scope = Scope::of_pattern(&route.pattern);
+    let mut body = Some(body);
+    for _ in 0..=MAX_LOCAL_REDIRECTS {
+        let target = match r.run(&parts, &path, body.take(), &conn, scope, id).await {
+            Ok(Answer::Response(r)) => return r,
+            Ok(Answer::Redirect(target)) => target,
+            Err(e) => return fail(kind, e, id, &path),
+        };
+        let Some((uri, next)) = local_target(&target) else {
+            let e = Error::Head(HeadError::BadLocation(target));
+            return fail(kind, e, id, &path);
+        };
+        if !scope.covers(&next) {
+            // tern-server owns routing and a handler never calls back
+            // into it, so a path another route serves is sent to the
+            // client as a redirect: it gets the same resource.
+            tracing::debug!(%id, from = %path, to = %target, "{kind}: local redirect outside the route, sent as 302");
+            return client_redirect(&target);
+        }
+        // RFC 3875 §6.2.2: the new request is a GET without a body.
+        parts.method = Method::GET;
+        parts.uri = uri;
+        for h in [
+            header::CONTENT_LENGTH,
+            header::CONTENT_TYPE,
+            header::TRANSFER_ENCODING,
+        ] {
+            parts.headers.remove(h);
+        }
+        path = next;
+    }
+    fail(kind, Error::RedirectLoop(MAX_LOCAL_REDIRECTS), id, &path)
+}
+
+/// The URI and decoded path of a local redirect's `/path?query`.
+fn local_target(target: &str) -> Option<(Uri, DecodedPath)> {
+    let uri: Uri = target.parse().ok()?;
+    let path = DecodedPath::parse(uri.path()).ok()?;
+    Some((uri, path))
+}
+
+pub(crate) fn render(head: Head, output: Output) -> Response<ResponseBody> {
+    let body = match output {
+        Output::Whole(b) => ResponseBody::full(b),
+        Output::Stream(s) => ResponseBody::stream(s),
+        Output::Discarded => ResponseBody::empty(),
+    };
+    let mut resp = Response::new(body);
+    *resp.status_mut() = head.status;
+    *resp.headers_mut() = head.headers;
+    if let Some(reason) = head.reason {
+        if let Ok(r) = hyper::ext::ReasonPhrase::try_from(reason) {
+            resp.extensions_mut().insert(r);
+        }
+    }
+    resp
+}
+
+fn client_redirect(target: &str) -> Response<ResponseBody> {
+    let mut resp = Response::new(ResponseBody::empty());
+    *resp.status_mut() = StatusCode::FOUND;
+    if let Ok(v) = HeaderValue::from_str(target) {
+        resp.headers_mut().insert(header::LOCATION, v);
+    }
+    resp
+}
+
+/// The one place a failure becomes a response and a log line.
+fn fail(kind: &str, e: Error, id: RequestId, path: &DecodedPath) -> Response<ResponseBody> {
+    let err = e.status_error();
+    let status = err.status();
+    match status {
+        StatusCode::NOT_FOUND => tracing::debug!(%id, %path, "{kind}: {err}"),
+        s if s.is_client_error() => tracing::info!(%id, %path, "{kind}: {}: {err}", s.as_u16()),
+        s => tracing::warn!(%id, %path, "{kind}: {}: {err}", s.as_u16()),
+    }
+    let mut resp = err.into_response();
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        resp.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    }
+    resp
+}

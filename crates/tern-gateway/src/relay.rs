@@ -1,0 +1,303 @@
+//! One request through a persistent worker (a FastCGI connection, a
+//! CGIplus process): the body pumped to it while its events are read —
+//! the response head parsed, the body collected briefly and then streamed,
+//! stderr logged — until the worker ends the response. What the driver
+//! learns decides the worker's fate: [`Finish::Clean`] puts it back in
+//! its pool, anything else discards it (its pool replaces it).
+//!
+//! It is the persistent twin of `session` (which drives a process per
+//! request), sharing its phases: head, settling (so a small response
+//! leaves with a Content-Length in one write), stream. A worker that ends
+//! the response while the head is complete never waits for the settling
+//! timer: the end is the end.
+
+// Until the pooled handlers that use it land.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use http_body_util::BodyExt as _;
+use tern_handler::{RequestBody, RequestId};
+use tokio::io::AsyncReadExt as _;
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+
+use crate::output::Chunk;
+use crate::persist::{Broken, Downstream, Event, Upstream};
+use crate::response::{HeadReader, Mode, Reply, MAX_HEAD_BYTES};
+use crate::session::{
+    client_gone, cut_off_stream, send, stream, Output, Started, StderrLog, SETTLE, WHOLE_MAX,
+};
+use crate::Error;
+
+/// What the driver needs to know about the request.
+#[derive(Debug)]
+pub(crate) struct Settings {
+    pub(crate) id: RequestId,
+    /// The script or application, for log lines.
+    pub(crate) target: Arc<str>,
+    /// "fastcgi" or "cgiplus", for log lines.
+    pub(crate) kind: &'static str,
+    /// HEAD: the body is read and dropped.
+    pub(crate) discard_body: bool,
+    /// Longest silence before the worker is given up.
+    pub(crate) timeout: Duration,
+    /// Bytes of stderr logged.
+    pub(crate) max_stderr: u64,
+}
+
+/// The part of the request body the transport's start did not send.
+#[derive(Debug)]
+pub(crate) enum Rest {
+    /// Nothing left: the body (if any) went with the head.
+    Nothing,
+    /// Streamed from the client as it arrives.
+    Stream(RequestBody),
+    /// Spooled in memory.
+    Memory(Bytes),
+    /// Spooled to a file.
+    File(std::fs::File),
+}
+
+/// How the worker came out of the request.
+#[derive(Debug)]
+pub(crate) enum Finish {
+    /// It ended the response with the whole body taken: reusable.
+    Clean,
+    /// It cannot be trusted with another request (why, for the log).
+    Dirty(Dirty),
+}
+
+/// Why a worker is not reused.
+#[derive(Debug)]
+pub(crate) enum Dirty {
+    /// It broke: crashed, closed, or spoke out of turn.
+    Broken(Broken),
+    /// It said nothing for the timeout (hung).
+    Silent,
+    /// The request was abandoned part way (the client left, the body
+    /// failed, the response ended before the body was all sent): the
+    /// channel is out of step, but the worker did nothing wrong.
+    Abandoned,
+}
+
+/// Why the loop ended.
+enum End {
+    Done,
+    Broken(Broken),
+    BadHead(crate::HeadError),
+    Timeout,
+    ClientGone,
+    Input(Error),
+}
+
+/// Drives one request to its end. `started` gets the head (or the error
+/// the client should see).
+pub(crate) async fn relay<U: Upstream, D: Downstream>(
+    up: &mut U,
+    down: &mut D,
+    rest: Rest,
+    s: &Settings,
+    started: oneshot::Sender<Started>,
+) -> Finish {
+    let mut stderr = StderrLog::new(s.id, s.target.clone(), s.kind, s.max_stderr);
+    let mut progress = 0u64;
+    let feeding = feed(up, rest);
+    tokio::pin!(feeding);
+    let mut fed = false;
+    let mut start = Some(started);
+    let mut head = Some(HeadReader::new(Mode::Cgi, MAX_HEAD_BYTES));
+    let mut settling: Option<(Reply, BytesMut)> = None;
+    let mut tx: Option<mpsc::Sender<Chunk>> = None;
+    let silence = tokio::time::sleep(s.timeout);
+    let settle = tokio::time::sleep(SETTLE);
+    tokio::pin!(silence, settle);
+    let mut seen = 0;
+    let mut opened: Option<mpsc::Sender<Chunk>> = None;
+
+    let end = loop {
+        if let Some(t) = opened.take() {
+            tx = Some(t);
+        }
+        tokio::select! {
+            r = &mut feeding, if !fed => {
+                fed = true;
+                match r {
+                    Ok(n) => progress += n,
+                    Err(e) => break End::Input(e),
+                }
+            }
+            () = client_gone(&mut start, tx.as_ref()), if start.is_some() || tx.is_some() => {
+                break End::ClientGone;
+            }
+            (ev, permit) = next_event(down, tx.as_ref()) => {
+                let data = match ev {
+                    Next::Event(Event::Stdout(b)) => b,
+                    Next::Event(Event::Stderr(b)) => {
+                        progress += b.len() as u64;
+                        stderr.push(&b);
+                        continue;
+                    }
+                    Next::Event(Event::End { app_status }) => {
+                        if app_status != 0 {
+                            tracing::debug!(id = %s.id, target = %s.target, "{}: application status {app_status}", s.kind);
+                        }
+                        if let Some(reader) = head.as_ref() {
+                            break End::BadHead(reader.truncated());
+                        }
+                        if let Some((reply, body)) = settling.take() {
+                            send(start.take(), Ok((reply, Output::Whole(body.freeze()))));
+                        }
+                        break End::Done;
+                    }
+                    Next::Broken(b) => break End::Broken(b),
+                    Next::Gone => break End::ClientGone,
+                };
+                progress += data.len() as u64;
+                if let Some((_, body)) = settling.as_mut() {
+                    body.extend_from_slice(&data);
+                    if body.len() >= WHOLE_MAX {
+                        opened = Some(stream(&mut settling, &mut start));
+                    }
+                } else if let Some(reader) = head.as_mut() {
+                    let (reply, body) = match reader.push(&data) {
+                        Ok(None) => continue,
+                        Ok(Some(done)) => done,
+                        Err(e) => break End::BadHead(e),
+                    };
+                    head = None;
+                    if s.discard_body || matches!(reply, Reply::LocalRedirect(_)) {
+                        send(start.take(), Ok((reply, Output::Discarded)));
+                        continue;
+                    }
+                    settling = Some((reply, BytesMut::from(body)));
+                    settle.as_mut().reset(Instant::now() + SETTLE);
+                } else if let Some(p) = permit {
+                    p.send(Ok(data));
+                }
+            }
+            () = &mut settle, if settling.is_some() => {
+                opened = Some(stream(&mut settling, &mut start));
+            }
+            () = &mut silence => {
+                let held_back = tx.as_ref().is_some_and(|t| t.capacity() == 0);
+                if progress == seen && !held_back {
+                    break End::Timeout;
+                }
+                seen = progress;
+                silence.as_mut().reset(Instant::now() + s.timeout);
+            }
+        }
+    };
+    stderr.finish();
+    let (id, target, kind) = (s.id, &*s.target, s.kind);
+    match end {
+        End::Done if fed => Finish::Clean,
+        End::Done => {
+            // It answered without taking the whole body: the rest would
+            // arrive as the start of its next request.
+            tracing::debug!(%id, %target, "{kind}: answered before the request body was all sent; not reused");
+            Finish::Dirty(Dirty::Abandoned)
+        }
+        End::Broken(b) => {
+            tracing::warn!(%id, %target, "{kind}: {b}");
+            cut_off_stream(tx, id, target, kind, "the worker failed").await;
+            send(start, Err(Error::Worker(b.to_string())));
+            Finish::Dirty(Dirty::Broken(b))
+        }
+        End::BadHead(e) => {
+            send(start, Err(Error::Head(e)));
+            Finish::Dirty(Dirty::Abandoned)
+        }
+        End::Timeout => {
+            cut_off_stream(tx, id, target, kind, "no output within the timeout").await;
+            send(start, Err(Error::Timeout(s.timeout)));
+            Finish::Dirty(Dirty::Silent)
+        }
+        End::ClientGone => {
+            tracing::info!(%id, %target, "{kind}: the client left mid-response");
+            Finish::Dirty(Dirty::Abandoned)
+        }
+        End::Input(e) => {
+            cut_off_stream(tx, id, target, kind, "the request body failed").await;
+            send(start, Err(e));
+            Finish::Dirty(Dirty::Abandoned)
+        }
+    }
+}
+
+enum Next {
+    Event(Event),
+    Broken(Broken),
+    /// The response body's reader is gone.
+    Gone,
+}
+
+/// The worker's next event. While streaming it first takes room in the
+/// channel, so a slow client slows the worker down instead of tern
+/// buffering without bound.
+///
+/// # Cancel safety
+/// Cancel safe: a cancelled reserve loses nothing, and `Downstream::next`
+/// is cancel safe.
+async fn next_event<'a, D: Downstream>(
+    down: &mut D,
+    tx: Option<&'a mpsc::Sender<Chunk>>,
+) -> (Next, Option<mpsc::Permit<'a, Chunk>>) {
+    let permit = match tx {
+        Some(tx) => match tx.reserve().await {
+            Ok(p) => Some(p),
+            Err(_) => return (Next::Gone, None),
+        },
+        None => None,
+    };
+    match down.next().await {
+        Ok(ev) => (Next::Event(ev), permit),
+        Err(b) => (Next::Broken(b), None),
+    }
+}
+
+/// Bytes read from a spooled file per piece.
+const FILE_PIECE: usize = 64 * 1024;
+
+/// Sends the rest of the body, then ends it. Returns the bytes sent.
+///
+/// # Cancel safety
+/// Not cancel safe: a cancelled feed leaves the worker's input out of
+/// step; the worker is then discarded.
+async fn feed<U: Upstream>(up: &mut U, rest: Rest) -> Result<u64, Error> {
+    let mut sent = 0u64;
+    match rest {
+        Rest::Nothing => return Ok(0),
+        Rest::Memory(b) => {
+            sent += b.len() as u64;
+            up.send(b).await?;
+        }
+        Rest::Stream(mut body) => {
+            while let Some(frame) = body.frame().await {
+                let Ok(data) = frame?.into_data() else {
+                    continue;
+                };
+                if !data.is_empty() {
+                    sent += data.len() as u64;
+                    up.send(data).await?;
+                }
+            }
+        }
+        Rest::File(f) => {
+            let mut f = tokio::fs::File::from_std(f);
+            loop {
+                let mut piece = BytesMut::with_capacity(FILE_PIECE);
+                if f.read_buf(&mut piece).await? == 0 {
+                    break;
+                }
+                sent += piece.len() as u64;
+                up.send(piece.freeze()).await?;
+            }
+        }
+    }
+    up.finish().await?;
+    Ok(sent)
+}
