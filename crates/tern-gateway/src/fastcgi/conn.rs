@@ -1,1 +1,703 @@
-//! Stub: the FastCGI client connection (filled in by the FastCGI transport work).
+//! The client side of one FastCGI connection: where it goes
+//! ([`Address`]), opening it ([`connect`]), one request over it ([`start`],
+//! then [`FcgiUpstream`] and [`FcgiDownstream`]), and handing it back for
+//! the next request ([`reunite`]).
+//!
+//! A connection at rest is a [`Socket`]: a plain std socket, non-blocking,
+//! registered with no runtime. tern runs one current-thread runtime per
+//! worker thread and pools connections across them, so a request
+//! registers the socket with the runtime it runs on ([`start`]) and gives
+//! it back unregistered at the end ([`reunite`]).
+//!
+//! The request follows the record layer's rules (see [`super`]): id 1,
+//! KEEP_CONN, and the whole head (BEGIN_REQUEST, PARAMS, the empty PARAMS,
+//! and a body already in memory with its empty STDIN) in one write. A
+//! streamed body goes out one write per piece; when CONTENT_LENGTH says
+//! how long it is, the empty STDIN rides in the same write as the last
+//! piece, so that no small record ever follows another write on its own.
+
+use std::fmt;
+use std::io::{self, Read as _};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::ffi::OsStrExt as _;
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::{tcp, unix};
+
+use super::{encode, Connection, Decoder, DecoderConfig, ProtocolStatus, Record, RequestId};
+use super::{Role, Stream};
+use crate::env::CgiEnv;
+use crate::persist::{Broken, Downstream, Event, Upstream};
+
+/// The request id of every request: tern never multiplexes (see
+/// [`super`]).
+const ID: RequestId = RequestId::ONE;
+
+/// How much a read asks the kernel for at least.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// Where a FastCGI application listens.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Address {
+    /// A Unix-domain socket (`unix:/run/php/fpm.sock`, or an absolute path).
+    Unix(PathBuf),
+    /// A TCP `host:port` (`127.0.0.1:9000`, `[::1]:9000`, `fpm:9000`). A
+    /// name is resolved at each connect.
+    Tcp(String),
+}
+
+/// Why a string is not an [`Address`]; it names the string.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("FastCGI address `{input}`: {reason}")]
+pub struct ParseAddressError {
+    input: String,
+    reason: &'static str,
+}
+
+impl FromStr for Address {
+    type Err = ParseAddressError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let fail = |reason| ParseAddressError {
+            input: s.to_owned(),
+            reason,
+        };
+        if let Some(path) = s.strip_prefix("unix:") {
+            return match path.starts_with('/') {
+                true => Ok(Self::Unix(PathBuf::from(path))),
+                false => Err(fail("a Unix socket path must be absolute")),
+            };
+        }
+        if s.starts_with('/') {
+            return Ok(Self::Unix(PathBuf::from(s)));
+        }
+        let (host, port) = s
+            .rsplit_once(':')
+            .ok_or_else(|| fail("expected host:port, unix:/path or /path"))?;
+        if port.parse::<u16>().is_err() {
+            return Err(fail("the port is not a number from 0 to 65535"));
+        }
+        let bare = match host.strip_prefix('[') {
+            Some(rest) => rest
+                .strip_suffix(']')
+                .ok_or_else(|| fail("an IPv6 address needs its closing `]`"))?,
+            None if host.contains(':') => {
+                return Err(fail("an IPv6 address goes in brackets: [::1]:9000"))
+            }
+            None => host,
+        };
+        if bare.is_empty() {
+            return Err(fail("the host is empty"));
+        }
+        Ok(Self::Tcp(s.to_owned()))
+    }
+}
+
+impl fmt::Display for Address {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Unix(path) => write!(f, "unix:{}", path.display()),
+            Self::Tcp(host_port) => f.write_str(host_port),
+        }
+    }
+}
+
+/// A connection at rest: non-blocking, with TCP_NODELAY on TCP, and
+/// registered with no runtime. Only [`connect`], [`reunite`] and the
+/// constructors here make one, so those hold.
+#[derive(Debug)]
+pub struct Socket(Std);
+
+#[derive(Debug)]
+enum Std {
+    Unix(UnixStream),
+    Tcp(std::net::TcpStream),
+}
+
+impl Socket {
+    /// A connected Unix socket, made non-blocking.
+    pub fn unix(stream: UnixStream) -> io::Result<Self> {
+        stream.set_nonblocking(true)?;
+        Ok(Self(Std::Unix(stream)))
+    }
+
+    /// A connected TCP socket, made non-blocking, with TCP_NODELAY (the
+    /// 40 ms stall: see [`super`]).
+    pub fn tcp(stream: std::net::TcpStream) -> io::Result<Self> {
+        stream.set_nonblocking(true)?;
+        stream.set_nodelay(true)?;
+        Ok(Self(Std::Tcp(stream)))
+    }
+
+    /// Whether the connection can carry a request: the application has
+    /// not closed it and sent nothing unasked. A pool checks this before
+    /// it reuses an idle connection (as nginx does for its keepalive
+    /// upstreams). Any byte waiting is consumed, since such a connection
+    /// is out of step and only good for closing.
+    pub fn still_open(&self) -> bool {
+        let mut byte = [0u8; 1];
+        let read = match &self.0 {
+            Std::Unix(s) => (&*s).read(&mut byte),
+            Std::Tcp(s) => (&*s).read(&mut byte),
+        };
+        matches!(read, Err(e) if e.kind() == io::ErrorKind::WouldBlock)
+    }
+
+    /// Registers the socket with the current runtime.
+    fn register(self) -> io::Result<Registered> {
+        Ok(match self.0 {
+            Std::Unix(s) => Registered::Unix(tokio::net::UnixStream::from_std(s)?),
+            Std::Tcp(s) => Registered::Tcp(tokio::net::TcpStream::from_std(s)?),
+        })
+    }
+}
+
+impl AsFd for Socket {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        match &self.0 {
+            Std::Unix(s) => s.as_fd(),
+            Std::Tcp(s) => s.as_fd(),
+        }
+    }
+}
+
+/// Opens a connection to `addr`, giving up after `timeout` (name
+/// resolution included). Errors name the address.
+///
+/// # Cancel safety
+/// Cancel safe: a dropped connect closes the half-open socket.
+pub async fn connect(addr: &Address, timeout: Duration) -> io::Result<Socket> {
+    let attempt = async {
+        match addr {
+            Address::Unix(path) => {
+                let s = tokio::net::UnixStream::connect(path).await?;
+                Socket::unix(s.into_std()?)
+            }
+            Address::Tcp(host_port) => {
+                let s = tokio::net::TcpStream::connect(host_port.as_str()).await?;
+                Socket::tcp(s.into_std()?)
+            }
+        }
+    };
+    match tokio::time::timeout(timeout, attempt).await {
+        Ok(Ok(sock)) => Ok(sock),
+        Ok(Err(e)) => Err(io::Error::new(
+            e.kind(),
+            format!("connecting to {addr}: {e}"),
+        )),
+        Err(_) => Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!("connecting to {addr}: no connection within {timeout:?}"),
+        )),
+    }
+}
+
+/// The request body, as far as [`start`] needs to know it.
+#[derive(Clone, Debug)]
+pub enum StartBody {
+    /// No body: the empty STDIN goes with the head.
+    Empty,
+    /// The whole body, in memory: its STDIN records and the empty STDIN
+    /// go with the head, in the same write.
+    Whole(Bytes),
+    /// The caller sends the body through [`FcgiUpstream`], then calls
+    /// [`Upstream::finish`] (a no-op once CONTENT_LENGTH bytes went out).
+    Streamed,
+}
+
+/// Starts a request on `sock`: BEGIN_REQUEST (Responder, KEEP_CONN, id
+/// 1), `env` as PARAMS, the empty PARAMS and the body as `body` says, in
+/// one write. The socket is registered with the current runtime until
+/// [`reunite`].
+///
+/// # Cancel safety
+/// Not cancel safe: a dropped start may have written part of the head;
+/// the socket is dropped with it.
+pub async fn start(
+    sock: Socket,
+    env: &CgiEnv,
+    body: StartBody,
+) -> io::Result<(FcgiUpstream, FcgiDownstream)> {
+    let (read, write) = sock.register()?.split();
+    // The body's length, when the environment says it: a streamed body
+    // then ends itself with its last piece.
+    let remaining = env
+        .get("CONTENT_LENGTH")
+        .and_then(|v| std::str::from_utf8(v.as_bytes()).ok()?.parse::<u64>().ok());
+    let mut up = FcgiUpstream {
+        write,
+        buf: BytesMut::with_capacity(4096),
+        remaining,
+        state: UpState::Open,
+    };
+    let buf = &mut up.buf;
+    encode::begin_request(buf, ID, Role::Responder, Connection::Keep);
+    let params = env.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes()));
+    encode::params(buf, ID, params).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    encode::end_stream(buf, ID, Stream::Params);
+    match body {
+        StartBody::Empty => up.end_in_buffer(),
+        StartBody::Whole(bytes) => {
+            encode::stream(&mut up.buf, ID, Stream::Stdin, &bytes);
+            up.end_in_buffer();
+        }
+        StartBody::Streamed if up.remaining == Some(0) => up.end_in_buffer(),
+        StartBody::Streamed => {}
+    }
+    up.write_buffer().await?;
+    let down = FcgiDownstream {
+        read,
+        buf: BytesMut::with_capacity(READ_CHUNK),
+        decoder: Decoder::new(DecoderConfig::default()),
+        state: DownState::Reading,
+    };
+    Ok((up, down))
+}
+
+/// The request body's way to the application: STDIN records.
+#[derive(Debug)]
+pub struct FcgiUpstream {
+    write: WriteHalf,
+    /// The records of one write; kept to reuse its memory.
+    buf: BytesMut,
+    /// Body bytes still to come, when CONTENT_LENGTH gave the length.
+    remaining: Option<u64>,
+    state: UpState,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum UpState {
+    /// More body may come.
+    Open,
+    /// The empty STDIN is in the buffer, or went out.
+    Ended,
+    /// A write failed, was cancelled, or the body broke its length: the
+    /// stream is out of step.
+    Failed,
+}
+
+impl FcgiUpstream {
+    /// Appends the empty STDIN to the pending write.
+    fn end_in_buffer(&mut self) {
+        encode::end_stream(&mut self.buf, ID, Stream::Stdin);
+        self.state = UpState::Ended;
+    }
+
+    /// Writes the buffer out in one `write_all`. Until it is all out the
+    /// state says Failed, so that a cancelled write leaves the connection
+    /// unusable rather than silently out of step.
+    async fn write_buffer(&mut self) -> io::Result<()> {
+        let after = self.state;
+        self.state = UpState::Failed;
+        self.write.write_all(&self.buf).await?;
+        self.buf.clear();
+        self.state = after;
+        Ok(())
+    }
+
+    fn refuse(&self) -> Option<io::Error> {
+        match self.state {
+            UpState::Open => None,
+            UpState::Ended => Some(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the request body already ended",
+            )),
+            UpState::Failed => Some(io::Error::other(
+                "an earlier write to the application failed",
+            )),
+        }
+    }
+}
+
+impl Upstream for FcgiUpstream {
+    /// STDIN records of `chunk` (split at 65535 bytes) in one write; the
+    /// piece that completes CONTENT_LENGTH carries the empty STDIN too.
+    async fn send(&mut self, chunk: Bytes) -> io::Result<()> {
+        if chunk.is_empty() {
+            return Ok(());
+        }
+        if let Some(e) = self.refuse() {
+            return Err(e);
+        }
+        let len = chunk.len() as u64;
+        if let Some(left) = self.remaining {
+            if len > left {
+                self.state = UpState::Failed;
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("the body runs {} bytes past CONTENT_LENGTH", len - left),
+                ));
+            }
+            self.remaining = Some(left - len);
+        }
+        self.buf.clear();
+        encode::stream(&mut self.buf, ID, Stream::Stdin, &chunk);
+        if self.remaining == Some(0) {
+            self.end_in_buffer();
+        }
+        self.write_buffer().await
+    }
+
+    /// The empty STDIN, unless the last piece carried it already.
+    async fn finish(&mut self) -> io::Result<()> {
+        match self.refuse() {
+            None => {}
+            Some(_) if self.state == UpState::Ended => return Ok(()),
+            Some(e) => return Err(e),
+        }
+        self.buf.clear();
+        self.end_in_buffer();
+        self.write_buffer().await
+    }
+}
+
+/// What the application sends back, as [`Event`]s.
+#[derive(Debug)]
+pub struct FcgiDownstream {
+    read: ReadHalf,
+    /// Bytes read and not yet decoded; STDOUT and STDERR content is split
+    /// off it without copying.
+    buf: BytesMut,
+    decoder: Decoder,
+    state: DownState,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DownState {
+    Reading,
+    /// END_REQUEST arrived; `buf` holds whatever came after it.
+    Ended,
+    Broken,
+}
+
+/// What one record means for the request: the decision, apart from the
+/// reading.
+#[derive(Debug)]
+enum Step {
+    Emit(Event),
+    /// Nothing for the driver: a stream's empty end record, or a
+    /// management answer nobody asked for here.
+    Skip,
+    Fail(String),
+}
+
+fn step(record: Record) -> Step {
+    let wrong_id = |id: RequestId| Step::Fail(format!("a record for request {}", id.get()));
+    match record {
+        Record::Stream { id, .. } | Record::EndRequest { id, .. } if id != ID => wrong_id(id),
+        Record::Stream { content, .. } if content.is_empty() => Step::Skip,
+        Record::Stream {
+            stream: Stream::Stdout,
+            content,
+            ..
+        } => Step::Emit(Event::Stdout(content)),
+        Record::Stream {
+            stream: Stream::Stderr,
+            content,
+            ..
+        } => Step::Emit(Event::Stderr(content)),
+        Record::EndRequest {
+            app_status,
+            protocol_status,
+            ..
+        } => match protocol_status {
+            ProtocolStatus::RequestComplete => Step::Emit(Event::End { app_status }),
+            ProtocolStatus::CantMpxConn => {
+                Step::Fail("the application refused: CANT_MPX_CONN".into())
+            }
+            ProtocolStatus::Overloaded => Step::Fail("the application refused: OVERLOADED".into()),
+            ProtocolStatus::UnknownRole => {
+                Step::Fail("the application refused: UNKNOWN_ROLE".into())
+            }
+        },
+        Record::GetValuesResult(_) | Record::UnknownType(_) => Step::Skip,
+        other => Step::Fail(format!("unexpected record {other:?}")),
+    }
+}
+
+impl Downstream for FcgiDownstream {
+    /// The next STDOUT or STDERR piece, or the end. Reads 64 KiB at a
+    /// time; STDERR is handed on record by record, so a chatty
+    /// application costs no memory here.
+    async fn next(&mut self) -> Result<Event, Broken> {
+        match self.state {
+            DownState::Reading => {}
+            DownState::Ended => return Err(Broken::Protocol("read past END_REQUEST".into())),
+            DownState::Broken => return Err(Broken::Protocol("the connection is broken".into())),
+        }
+        loop {
+            let record = match self.decoder.decode(&mut self.buf) {
+                Ok(Some(record)) => record,
+                Ok(None) => {
+                    self.fill().await?;
+                    continue;
+                }
+                Err(e) => return Err(self.broken(Broken::Protocol(e.to_string()))),
+            };
+            match step(record) {
+                Step::Skip => {}
+                Step::Emit(event) => {
+                    if matches!(event, Event::End { .. }) {
+                        self.state = DownState::Ended;
+                    }
+                    return Ok(event);
+                }
+                Step::Fail(why) => return Err(self.broken(Broken::Protocol(why))),
+            }
+        }
+    }
+}
+
+impl FcgiDownstream {
+    /// Reads more into the buffer. Cancel safe: a read either lands in the
+    /// buffer or did not happen.
+    async fn fill(&mut self) -> Result<(), Broken> {
+        if self.buf.capacity() - self.buf.len() < READ_CHUNK / 4 {
+            self.buf.reserve(READ_CHUNK);
+        }
+        match self.read.read_buf(&mut self.buf).await {
+            Ok(0) => Err(self.broken(Broken::Closed)),
+            Ok(_) => Ok(()),
+            Err(e) => Err(self.broken(Broken::Io(e))),
+        }
+    }
+
+    fn broken(&mut self, why: Broken) -> Broken {
+        self.state = DownState::Broken;
+        why
+    }
+}
+
+/// The connection back as a [`Socket`] for the next request, unregistered
+/// from the runtime, or `None` when it cannot carry one: the response did
+/// not end cleanly, the body did not end (the application answered
+/// without reading it all), a write failed, bytes came after END_REQUEST
+/// (nginx checks the same), or the application has closed its end.
+pub fn reunite(up: FcgiUpstream, down: FcgiDownstream) -> Option<Socket> {
+    let in_step =
+        down.state == DownState::Ended && down.buf.is_empty() && up.state == UpState::Ended;
+    if !in_step {
+        return None;
+    }
+    let std = match (down.read, up.write) {
+        (ReadHalf::Unix(r), WriteHalf::Unix(w)) => Std::Unix(r.reunite(w).ok()?.into_std().ok()?),
+        (ReadHalf::Tcp(r), WriteHalf::Tcp(w)) => Std::Tcp(r.reunite(w).ok()?.into_std().ok()?),
+        _ => return None,
+    };
+    let sock = Socket(std);
+    sock.still_open().then_some(sock)
+}
+
+/// Asks the application for its limits (FCGI_GET_VALUES, say
+/// `FCGI_MPXS_CONNS`) on an idle connection, within `timeout`. Returns
+/// the socket for reuse and the answer's pairs (names the application did
+/// not know are left out, as the spec says).
+///
+/// # Cancel safety
+/// Not cancel safe: the socket is dropped with the future.
+pub async fn get_values(
+    sock: Socket,
+    names: &[&str],
+    timeout: Duration,
+) -> io::Result<(Socket, Vec<(String, String)>)> {
+    let (mut read, mut write) = sock.register()?.split();
+    let exchange = async {
+        let mut out = BytesMut::new();
+        encode::get_values(&mut out, names.iter().map(|n| n.as_bytes()))
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        write.write_all(&out).await?;
+        let mut buf = BytesMut::with_capacity(4096);
+        let mut decoder = Decoder::new(DecoderConfig::default());
+        loop {
+            let bad = |what: String| io::Error::new(io::ErrorKind::InvalidData, what);
+            match decoder.decode(&mut buf).map_err(|e| bad(e.to_string()))? {
+                Some(Record::GetValuesResult(pairs)) => {
+                    let text = |b: &Bytes| String::from_utf8_lossy(b).into_owned();
+                    return Ok(pairs.iter().map(|(n, v)| (text(n), text(v))).collect());
+                }
+                Some(Record::UnknownType(code)) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::Unsupported,
+                        format!("the application does not know record type {code}"),
+                    ))
+                }
+                Some(other) => return Err(bad(format!("unexpected record {other:?}"))),
+                None => {
+                    if read.read_buf(&mut buf).await? == 0 {
+                        return Err(io::ErrorKind::UnexpectedEof.into());
+                    }
+                }
+            }
+        }
+    };
+    let pairs = match tokio::time::timeout(timeout, exchange).await {
+        Ok(answer) => answer?,
+        Err(_) => {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("no GET_VALUES_RESULT within {timeout:?}"),
+            ))
+        }
+    };
+    let std = match (read, write) {
+        (ReadHalf::Unix(r), WriteHalf::Unix(w)) => {
+            Std::Unix(r.reunite(w).map_err(io::Error::other)?.into_std()?)
+        }
+        (ReadHalf::Tcp(r), WriteHalf::Tcp(w)) => {
+            Std::Tcp(r.reunite(w).map_err(io::Error::other)?.into_std()?)
+        }
+        _ => unreachable!("both halves come from one socket"),
+    };
+    Ok((Socket(std), pairs))
+}
+
+/// A socket registered with the current runtime.
+enum Registered {
+    Unix(tokio::net::UnixStream),
+    Tcp(tokio::net::TcpStream),
+}
+
+impl Registered {
+    fn split(self) -> (ReadHalf, WriteHalf) {
+        match self {
+            Self::Unix(s) => {
+                let (r, w) = s.into_split();
+                (ReadHalf::Unix(r), WriteHalf::Unix(w))
+            }
+            Self::Tcp(s) => {
+                let (r, w) = s.into_split();
+                (ReadHalf::Tcp(r), WriteHalf::Tcp(w))
+            }
+        }
+    }
+}
+
+#[derive(Debug)]
+enum ReadHalf {
+    Unix(unix::OwnedReadHalf),
+    Tcp(tcp::OwnedReadHalf),
+}
+
+impl ReadHalf {
+    /// Cancel safe, as tokio's `read_buf` on a socket.
+    async fn read_buf(&mut self, buf: &mut BytesMut) -> io::Result<usize> {
+        match self {
+            Self::Unix(r) => r.read_buf(buf).await,
+            Self::Tcp(r) => r.read_buf(buf).await,
+        }
+    }
+}
+
+#[derive(Debug)]
+enum WriteHalf {
+    Unix(unix::OwnedWriteHalf),
+    Tcp(tcp::OwnedWriteHalf),
+}
+
+impl WriteHalf {
+    async fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        match self {
+            Self::Unix(w) => w.write_all(bytes).await,
+            Self::Tcp(w) => w.write_all(bytes).await,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_parse_and_print_back() {
+        let cases = [
+            (
+                "unix:/run/php/fpm.sock",
+                Address::Unix("/run/php/fpm.sock".into()),
+                "unix:/run/php/fpm.sock",
+            ),
+            (
+                "/tmp/a.sock",
+                Address::Unix("/tmp/a.sock".into()),
+                "unix:/tmp/a.sock",
+            ),
+            (
+                "127.0.0.1:9000",
+                Address::Tcp("127.0.0.1:9000".into()),
+                "127.0.0.1:9000",
+            ),
+            (
+                "[::1]:9000",
+                Address::Tcp("[::1]:9000".into()),
+                "[::1]:9000",
+            ),
+            (
+                "fpm.local:9000",
+                Address::Tcp("fpm.local:9000".into()),
+                "fpm.local:9000",
+            ),
+        ];
+        for (input, want, shown) in cases {
+            let got: Address = input.parse().unwrap();
+            assert_eq!(got, want, "{input}");
+            assert_eq!(got.to_string(), shown);
+        }
+    }
+
+    #[test]
+    fn bad_addresses_are_refused_naming_the_input() {
+        for input in [
+            "unix:run/fpm.sock",
+            "localhost",
+            "host:http",
+            "::1:9000",
+            "[::1:9000",
+            ":9000",
+            "host:70000",
+        ] {
+            let err = input.parse::<Address>().unwrap_err().to_string();
+            assert!(err.contains(&format!("`{input}`")), "{err}");
+        }
+    }
+
+    fn end(protocol_status: ProtocolStatus) -> Record {
+        Record::EndRequest {
+            id: ID,
+            app_status: 3,
+            protocol_status,
+        }
+    }
+
+    #[test]
+    fn records_become_events_or_failures() {
+        let out = |content: &'static [u8]| Record::Stream {
+            id: ID,
+            stream: Stream::Stdout,
+            content: Bytes::from_static(content),
+        };
+        assert!(matches!(step(out(b"hi")), Step::Emit(Event::Stdout(b)) if b == "hi"));
+        assert!(matches!(step(out(b"")), Step::Skip));
+        assert!(matches!(
+            step(end(ProtocolStatus::RequestComplete)),
+            Step::Emit(Event::End { app_status: 3 })
+        ));
+        assert!(matches!(step(Record::UnknownType(42)), Step::Skip));
+        for (status, name) in [
+            (ProtocolStatus::CantMpxConn, "CANT_MPX_CONN"),
+            (ProtocolStatus::Overloaded, "OVERLOADED"),
+            (ProtocolStatus::UnknownRole, "UNKNOWN_ROLE"),
+        ] {
+            assert!(matches!(step(end(status)), Step::Fail(why) if why.contains(name)));
+        }
+        let other = Record::Stream {
+            id: RequestId::new(2).unwrap(),
+            stream: Stream::Stderr,
+            content: Bytes::from_static(b"x"),
+        };
+        assert!(matches!(step(other), Step::Fail(why) if why.contains("request 2")));
+    }
+}
