@@ -1,0 +1,743 @@
+//! The pool's shared state and every decision made on it: who gets an
+//! item, when an item ends, how many to create. No I/O and no waiting: the
+//! callers hold the lock for one of these calls, then act on what it
+//! returned (hand over a lease, wake the manager, spawn creations and
+//! destructions).
+//!
+//! Invariants:
+//! - A checkout waits only when no item is idle: every item that becomes
+//!   available goes to the oldest waiter first, and to `idle` only when
+//!   nobody waits.
+//! - `busy` counts items on a lease, including one handed to a waiter that
+//!   has not yet woken up (a waiter that gives up returns it).
+//! - `idle` is ordered by `idle_since`: checkouts pop the newest (warm
+//!   caches, and the extras go idle long enough to be reaped); reaping takes
+//!   the oldest.
+
+use std::collections::VecDeque;
+use std::io;
+use std::time::{Duration, Instant};
+
+use tokio::sync::oneshot;
+
+use crate::backoff::Backoff;
+use crate::{Health, PoolConfig, PoolError, Retire, Stats};
+
+/// Idle items destroyed for idleness per tick: a burst that ends does not
+/// tear down everything at once (lighttpd kills one per tick).
+const REAP_PER_TICK: usize = 2;
+
+/// An idle item that dies this young, before serving a request, counts as
+/// a failure for the backoff (a worker crashing right after it starts). One
+/// that lived longer (a connection the server closed after its keep-alive
+/// timeout) does not.
+const EARLY_DEATH: Duration = Duration::from_secs(10);
+
+/// An item with what the pool knows about it.
+#[derive(Debug)]
+pub(crate) struct Entry<I> {
+    pub(crate) item: I,
+    pub(crate) created_at: Instant,
+    /// Requests completed cleanly.
+    pub(crate) requests: u64,
+    idle_since: Instant,
+}
+
+impl<I> Entry<I> {
+    fn new(item: I, now: Instant) -> Self {
+        Self {
+            item,
+            created_at: now,
+            requests: 0,
+            idle_since: now,
+        }
+    }
+}
+
+/// The factory's liveness check, as the tick's sweep calls it.
+pub(crate) type Alive<'a, I> = &'a mut dyn FnMut(&mut I) -> bool;
+
+/// What a waiting checkout receives.
+pub(crate) type Reply<I> = Result<Entry<I>, PoolError>;
+
+#[derive(Debug)]
+struct Waiter<I> {
+    id: u64,
+    tx: oneshot::Sender<Reply<I>>,
+}
+
+/// The answer to a checkout.
+#[derive(Debug)]
+pub(crate) enum Admit<I> {
+    /// An idle item, now leased.
+    Ready(Entry<I>),
+    /// No item, at once.
+    Refused(PoolError),
+    /// Wait on `rx`; `grow`: the manager must be woken to create an item.
+    Queued {
+        id: u64,
+        rx: oneshot::Receiver<Reply<I>>,
+        grow: bool,
+    },
+}
+
+/// What the manager is to do now.
+#[derive(Debug)]
+pub(crate) struct Plan<I> {
+    /// Creations to start (already counted in `starting`).
+    pub(crate) create: usize,
+    /// Items to destroy (already counted in `destroying`).
+    pub(crate) destroy: Vec<(Entry<I>, Retire)>,
+    /// Plan again then at the latest (the end of a backoff).
+    pub(crate) wake_at: Option<Instant>,
+    /// Closing, and nothing is leased or starting: once its destructions
+    /// are done, the manager may stop.
+    pub(crate) finished: bool,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    created: u64,
+    create_failures: u64,
+    crashed: u64,
+    retired: u64,
+    abandoned: u64,
+    requests: u64,
+}
+
+/// Everything under the pool's lock.
+#[derive(Debug)]
+pub(crate) struct State<I> {
+    idle: Vec<Entry<I>>,
+    waiters: VecDeque<Waiter<I>>,
+    next_waiter: u64,
+    busy: usize,
+    starting: usize,
+    destroying: usize,
+    /// Ended items the manager has yet to pick up.
+    doomed: Vec<(Entry<I>, Retire)>,
+    closing: bool,
+    backoff: Backoff,
+    counters: Counters,
+}
+
+impl<I> Default for State<I> {
+    fn default() -> Self {
+        Self {
+            idle: Vec::new(),
+            waiters: VecDeque::new(),
+            next_waiter: 0,
+            busy: 0,
+            starting: 0,
+            destroying: 0,
+            doomed: Vec::new(),
+            closing: false,
+            backoff: Backoff::default(),
+            counters: Counters::default(),
+        }
+    }
+}
+
+impl<I> State<I> {
+    /// Items alive: idle or leased.
+    fn live(&self) -> usize {
+        self.idle.len() + self.busy
+    }
+
+    /// A checkout: the newest idle item, a place in the queue, or a refusal.
+    pub(crate) fn admit(&mut self, cfg: &PoolConfig, now: Instant) -> Admit<I> {
+        if self.closing {
+            return Admit::Refused(PoolError::Closed);
+        }
+        if let Some(entry) = self.idle.pop() {
+            self.busy += 1;
+            return Admit::Ready(entry);
+        }
+        if self.live() == 0 && self.backoff.blocked_until(now).is_some() {
+            let error = self.backoff.last_error().to_owned();
+            return Admit::Refused(PoolError::Unavailable(error));
+        }
+        if self.waiters.len() >= cfg.queue {
+            return Admit::Refused(PoolError::Full);
+        }
+        let (tx, rx) = oneshot::channel();
+        let id = self.next_waiter;
+        self.next_waiter += 1;
+        self.waiters.push_back(Waiter { id, tx });
+        let grow = self.live() + self.starting < cfg.max && self.waiters.len() > self.starting;
+        Admit::Queued { id, rx, grow }
+    }
+
+    /// A waiter gives up (timed out or cancelled): it leaves the queue, and
+    /// an item handed to it meanwhile goes to the next waiter or idle.
+    /// Returns whether the manager must be woken.
+    pub(crate) fn leave_queue(
+        &mut self,
+        id: u64,
+        rx: &mut oneshot::Receiver<Reply<I>>,
+        now: Instant,
+    ) -> bool {
+        if let Some(at) = self.waiters.iter().position(|w| w.id == id) {
+            self.waiters.remove(at);
+        }
+        // Under the lock, so no hand-over can be under way: whatever was
+        // sent is in the channel now.
+        rx.close();
+        match rx.try_recv() {
+            Ok(Ok(entry)) => {
+                self.busy -= 1;
+                self.give(entry, now)
+            }
+            _ => false,
+        }
+    }
+
+    /// A lease ended with a clean request. Returns whether the manager must
+    /// be woken (the item was retired and may need a replacement).
+    pub(crate) fn release(&mut self, mut entry: Entry<I>, cfg: &PoolConfig, now: Instant) -> bool {
+        self.busy -= 1;
+        self.counters.requests += 1;
+        self.backoff.reset();
+        entry.requests += 1;
+        let verdict = if self.closing {
+            Some(Retire::Closed)
+        } else if cfg.max_requests > 0 && entry.requests >= cfg.max_requests {
+            Some(Retire::Recycled)
+        } else if cfg
+            .max_age
+            .is_some_and(|age| now.duration_since(entry.created_at) >= age)
+        {
+            Some(Retire::Aged)
+        } else {
+            None
+        };
+        match verdict {
+            None => self.give(entry, now),
+            Some(why) => self.retire(entry, why),
+        }
+    }
+
+    /// A lease ended badly. Returns whether the manager must be woken
+    /// (always: the item is to be destroyed).
+    pub(crate) fn discard(
+        &mut self,
+        entry: Entry<I>,
+        why: Retire,
+        cfg: &PoolConfig,
+        now: Instant,
+    ) -> bool {
+        self.busy -= 1;
+        if why == Retire::Broken {
+            self.fail(cfg, now, "a worker broke during a request".to_owned());
+        }
+        self.retire(entry, why)
+    }
+
+    /// A creation finished.
+    pub(crate) fn created(&mut self, result: io::Result<I>, cfg: &PoolConfig, now: Instant) {
+        self.starting -= 1;
+        match result {
+            Ok(item) => {
+                self.counters.created += 1;
+                self.give(Entry::new(item, now), now);
+            }
+            Err(err) => {
+                self.counters.create_failures += 1;
+                self.fail(cfg, now, format!("cannot create a worker: {err}"));
+            }
+        }
+    }
+
+    /// A destruction finished.
+    pub(crate) fn destroyed(&mut self) {
+        self.destroying -= 1;
+    }
+
+    /// Refuses checkouts from now on and fails the waiting ones. Items come
+    /// back to be destroyed.
+    pub(crate) fn close(&mut self) {
+        self.closing = true;
+        self.fail_waiters(&PoolError::Closed);
+    }
+
+    /// The manager's decision: what to destroy, how many to create, when to
+    /// look again. On a `tick` it also checks idle items with `alive`,
+    /// retires those past `max_age`, and reaps those idle too long.
+    pub(crate) fn plan(
+        &mut self,
+        cfg: &PoolConfig,
+        now: Instant,
+        tick: Option<Alive<'_, I>>,
+    ) -> Plan<I> {
+        let mut destroy = std::mem::take(&mut self.doomed);
+        if self.closing {
+            self.fail_waiters(&PoolError::Closed);
+            destroy.extend(self.idle.drain(..).map(|e| (e, Retire::Closed)));
+            self.destroying += destroy.len();
+            return Plan {
+                create: 0,
+                destroy,
+                wake_at: None,
+                finished: self.busy == 0 && self.starting == 0,
+            };
+        }
+        if let Some(alive) = tick {
+            self.sweep(cfg, now, alive, &mut destroy);
+        }
+        self.destroying += destroy.len();
+
+        let live = self.live();
+        let wanted = cfg
+            .min
+            .saturating_sub(live)
+            .max(self.waiters.len())
+            .saturating_sub(self.starting);
+        let room = cfg.max.saturating_sub(live + self.starting);
+        let mut create = wanted.min(room);
+        let mut wake_at = None;
+        if create > 0 && self.backoff.failing() {
+            if let Some(until) = self.backoff.blocked_until(now) {
+                create = 0;
+                wake_at = Some(until);
+            } else {
+                // Probe with one creation at a time until one works.
+                create = create.min(1_usize.saturating_sub(self.starting));
+            }
+        }
+        self.starting += create;
+        Plan {
+            create,
+            destroy,
+            wake_at,
+            finished: false,
+        }
+    }
+
+    /// The tick's checks of idle items, oldest first.
+    fn sweep(
+        &mut self,
+        cfg: &PoolConfig,
+        now: Instant,
+        alive: Alive<'_, I>,
+        destroy: &mut Vec<(Entry<I>, Retire)>,
+    ) {
+        let mut at = 0;
+        while at < self.idle.len() {
+            if alive(&mut self.idle[at].item) {
+                at += 1;
+                continue;
+            }
+            let entry = self.idle.remove(at);
+            self.counters.crashed += 1;
+            if entry.requests == 0 && now.duration_since(entry.created_at) < EARLY_DEATH {
+                self.fail(
+                    cfg,
+                    now,
+                    "a worker died before serving a request".to_owned(),
+                );
+            } else {
+                tracing::info!(pool = %cfg.name, "an idle worker is gone; replacing it if needed");
+            }
+            destroy.push((entry, Retire::Broken));
+        }
+        if let Some(max_age) = cfg.max_age {
+            let mut at = 0;
+            while at < self.idle.len() {
+                if now.duration_since(self.idle[at].created_at) < max_age {
+                    at += 1;
+                    continue;
+                }
+                self.counters.retired += 1;
+                destroy.push((self.idle.remove(at), Retire::Aged));
+            }
+        }
+        let mut reaped = 0;
+        while reaped < REAP_PER_TICK
+            && self.live() > cfg.min
+            && self
+                .idle
+                .first()
+                .is_some_and(|e| now.duration_since(e.idle_since) >= cfg.idle_timeout)
+        {
+            self.counters.retired += 1;
+            destroy.push((self.idle.remove(0), Retire::Idle));
+            reaped += 1;
+        }
+    }
+
+    /// An item is available: to the oldest waiter still waiting, else idle.
+    /// Returns whether the manager must be woken.
+    fn give(&mut self, mut entry: Entry<I>, now: Instant) -> bool {
+        if self.closing {
+            return self.retire(entry, Retire::Closed);
+        }
+        while let Some(waiter) = self.waiters.pop_front() {
+            match waiter.tx.send(Ok(entry)) {
+                Ok(()) => {
+                    self.busy += 1;
+                    return false;
+                }
+                // That waiter is gone: try the next one.
+                Err(Ok(back)) => entry = back,
+                Err(Err(_)) => unreachable!("an item was sent, an item comes back"),
+            }
+        }
+        entry.idle_since = now;
+        self.idle.push(entry);
+        false
+    }
+
+    /// Queues an item for destruction. Returns true: the manager must be
+    /// woken to destroy it.
+    fn retire(&mut self, entry: Entry<I>, why: Retire) -> bool {
+        match why {
+            Retire::Idle | Retire::Recycled | Retire::Aged => self.counters.retired += 1,
+            Retire::Broken => self.counters.crashed += 1,
+            Retire::Abandoned => self.counters.abandoned += 1,
+            Retire::Closed => {}
+        }
+        self.doomed.push((entry, why));
+        true
+    }
+
+    /// Records a failure; with nothing alive, the waiters fail at once
+    /// rather than sit out the backoff.
+    fn fail(&mut self, cfg: &PoolConfig, now: Instant, error: String) {
+        let delay = self
+            .backoff
+            .fail(now, error.clone(), cfg.backoff_min, cfg.backoff_max);
+        tracing::warn!(
+            pool = %cfg.name,
+            failures = self.backoff.consecutive(),
+            "{error}; next attempt in {delay:?}"
+        );
+        if self.live() == 0 {
+            self.fail_waiters(&PoolError::Unavailable(error));
+        }
+    }
+
+    fn fail_waiters(&mut self, err: &PoolError) {
+        for waiter in self.waiters.drain(..) {
+            let _ = waiter.tx.send(Err(err.clone()));
+        }
+    }
+
+    pub(crate) fn stats(&self) -> Stats {
+        Stats {
+            busy: self.busy,
+            idle: self.idle.len(),
+            starting: self.starting,
+            destroying: self.destroying + self.doomed.len(),
+            queued: self.waiters.len(),
+            created: self.counters.created,
+            create_failures: self.counters.create_failures,
+            crashed: self.counters.crashed,
+            retired: self.counters.retired,
+            abandoned: self.counters.abandoned,
+            requests: self.counters.requests,
+        }
+    }
+
+    pub(crate) fn health(&self, now: Instant) -> Health {
+        if self.closing {
+            return Health::Closed;
+        }
+        match self.backoff.blocked_until(now) {
+            None => Health::Ready,
+            Some(until) => Health::BackingOff {
+                until,
+                consecutive_failures: self.backoff.consecutive(),
+                last_error: self.backoff.last_error().to_owned(),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(min: usize, max: usize, queue: usize) -> PoolConfig {
+        PoolConfig {
+            min,
+            max,
+            queue,
+            ..PoolConfig::default()
+        }
+    }
+
+    /// A state with `n` creations under way, as if a plan had asked for them.
+    fn creating(n: usize) -> State<u32> {
+        State {
+            starting: n,
+            ..State::default()
+        }
+    }
+
+    /// Creates what a plan asks for, numbering items from `next`.
+    fn create_all(st: &mut State<u32>, cfg: &PoolConfig, now: Instant, next: &mut u32) {
+        let plan = st.plan(cfg, now, None);
+        for _ in 0..plan.create {
+            st.created(Ok(*next), cfg, now);
+            *next += 1;
+        }
+    }
+
+    fn queued(admit: Admit<u32>) -> (u64, oneshot::Receiver<Reply<u32>>, bool) {
+        match admit {
+            Admit::Queued { id, rx, grow } => (id, rx, grow),
+            other => panic!("expected to queue, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_plan_fills_the_minimum_then_checkouts_take_the_newest_idle_item() {
+        let cfg = cfg(2, 4, 8);
+        let now = Instant::now();
+        let mut st = State::default();
+        let mut next = 1;
+        create_all(&mut st, &cfg, now, &mut next);
+        assert_eq!(st.stats().idle, 2);
+        let Admit::Ready(a) = st.admit(&cfg, now) else {
+            panic!()
+        };
+        assert_eq!(a.item, 2, "LIFO");
+        assert!(!st.release(a, &cfg, now));
+        let Admit::Ready(b) = st.admit(&cfg, now) else {
+            panic!()
+        };
+        assert_eq!(b.item, 2);
+        assert_eq!(b.requests, 1);
+    }
+
+    #[test]
+    fn an_available_item_goes_to_the_oldest_waiter_still_waiting() {
+        let cfg = cfg(0, 2, 8);
+        let now = Instant::now();
+        let mut st = State::default();
+        let (id1, mut rx1, grow1) = queued(st.admit(&cfg, now));
+        let (_, mut rx2, grow2) = queued(st.admit(&cfg, now));
+        let (_, mut rx3, _) = queued(st.admit(&cfg, now));
+        assert!(grow1 && grow2, "room for creations: wake the manager");
+        assert_eq!(st.plan(&cfg, now, None).create, 2, "up to max");
+        let (_, _rx4, grow4) = queued(st.admit(&cfg, now));
+        assert!(!grow4, "at max: wait for a release");
+        // The first waiter gives up before anything arrives.
+        assert!(!st.leave_queue(id1, &mut rx1, now));
+        st.created(Ok(7), &cfg, now);
+        assert_eq!(rx2.try_recv().unwrap().unwrap().item, 7);
+        assert!(rx3.try_recv().is_err());
+        assert_eq!(st.stats().busy, 1);
+        assert_eq!(st.stats().queued, 2);
+    }
+
+    #[test]
+    fn an_item_handed_to_a_waiter_that_gives_up_goes_to_the_next() {
+        let cfg = cfg(0, 1, 8);
+        let now = Instant::now();
+        let mut st = State::default();
+        let (id1, mut rx1, _) = queued(st.admit(&cfg, now));
+        let (_, mut rx2, _) = queued(st.admit(&cfg, now));
+        st.starting = 1;
+        st.created(Ok(5), &cfg, now);
+        // Handed to waiter 1, which is cancelled before it polls.
+        assert!(!st.leave_queue(id1, &mut rx1, now));
+        assert_eq!(rx2.try_recv().unwrap().unwrap().item, 5);
+        assert_eq!(st.stats().busy, 1);
+        assert_eq!(st.stats().idle, 0);
+    }
+
+    #[test]
+    fn a_full_queue_refuses_at_once() {
+        let cfg = cfg(0, 1, 1);
+        let now = Instant::now();
+        let mut st = State::<u32>::default();
+        let _waiting = queued(st.admit(&cfg, now));
+        assert!(matches!(
+            st.admit(&cfg, now),
+            Admit::Refused(PoolError::Full)
+        ));
+    }
+
+    #[test]
+    fn failures_with_nothing_alive_fail_waiters_and_block_checkouts_until_the_backoff_ends() {
+        let cfg = cfg(0, 2, 8);
+        let now = Instant::now();
+        let mut st = State::<u32>::default();
+        let (_, mut rx, _) = queued(st.admit(&cfg, now));
+        assert_eq!(st.plan(&cfg, now, None).create, 1);
+        st.created(Err(io::ErrorKind::ConnectionRefused.into()), &cfg, now);
+        let Err(PoolError::Unavailable(msg)) = rx.try_recv().unwrap() else {
+            panic!()
+        };
+        assert!(msg.contains("cannot create"), "{msg}");
+        assert!(matches!(
+            st.admit(&cfg, now),
+            Admit::Refused(PoolError::Unavailable(_))
+        ));
+        assert!(matches!(
+            st.health(now),
+            Health::BackingOff {
+                consecutive_failures: 1,
+                ..
+            }
+        ));
+        // After the backoff, a checkout queues and makes one probe.
+        let later = now + cfg.backoff_min;
+        assert_eq!(st.health(later), Health::Ready);
+        let (_, _rx, grow) = queued(st.admit(&cfg, later));
+        assert!(grow);
+        let _second = queued(st.admit(&cfg, later));
+        assert_eq!(st.plan(&cfg, later, None).create, 1, "one probe at a time");
+    }
+
+    #[test]
+    fn the_manager_waits_out_the_backoff_before_creating() {
+        let cfg = cfg(1, 2, 8);
+        let now = Instant::now();
+        let mut st = State::<u32>::default();
+        assert_eq!(st.plan(&cfg, now, None).create, 1);
+        st.created(Err(io::ErrorKind::NotFound.into()), &cfg, now);
+        let plan = st.plan(&cfg, now, None);
+        assert_eq!(plan.create, 0);
+        assert_eq!(plan.wake_at, Some(now + cfg.backoff_min));
+        assert_eq!(st.plan(&cfg, now + cfg.backoff_min, None).create, 1);
+    }
+
+    #[test]
+    fn a_clean_release_ends_the_backoff() {
+        let cfg = cfg(0, 2, 8);
+        let now = Instant::now();
+        let mut st = creating(2);
+        st.created(Ok(1), &cfg, now);
+        st.created(Err(io::ErrorKind::Other.into()), &cfg, now);
+        assert!(matches!(st.health(now), Health::BackingOff { .. }));
+        let Admit::Ready(e) = st.admit(&cfg, now) else {
+            panic!()
+        };
+        st.release(e, &cfg, now);
+        assert_eq!(st.health(now), Health::Ready);
+    }
+
+    #[test]
+    fn release_recycles_after_max_requests_and_max_age() {
+        let mut cfg = cfg(0, 2, 8);
+        cfg.max_requests = 2;
+        cfg.max_age = Some(Duration::from_secs(60));
+        let now = Instant::now();
+        let mut st = creating(2);
+        st.created(Ok(1), &cfg, now);
+        let Admit::Ready(e) = st.admit(&cfg, now) else {
+            panic!()
+        };
+        assert!(!st.release(e, &cfg, now));
+        let Admit::Ready(e) = st.admit(&cfg, now) else {
+            panic!()
+        };
+        assert!(st.release(e, &cfg, now), "second request: recycled");
+        st.created(Ok(2), &cfg, now);
+        let Admit::Ready(e) = st.admit(&cfg, now) else {
+            panic!()
+        };
+        assert!(st.release(e, &cfg, now + Duration::from_secs(60)), "aged");
+        let plan = st.plan(&cfg, now, None);
+        let why: Vec<_> = plan.destroy.iter().map(|(e, w)| (e.item, *w)).collect();
+        assert_eq!(why, [(1, Retire::Recycled), (2, Retire::Aged)]);
+        assert_eq!(st.stats().retired, 2);
+        assert_eq!(st.stats().destroying, 2);
+    }
+
+    #[test]
+    fn a_tick_reaps_the_oldest_idle_items_down_to_min_a_few_at_a_time() {
+        let cfg = PoolConfig {
+            idle_timeout: Duration::from_secs(5),
+            ..cfg(1, 8, 8)
+        };
+        let t0 = Instant::now();
+        let mut st = creating(5);
+        for (n, item) in (1..=5).enumerate() {
+            st.created(Ok(item), &cfg, t0 + Duration::from_secs(n as u64));
+        }
+        let later = t0 + Duration::from_secs(30);
+        let reaped = |plan: Plan<u32>| -> Vec<u32> {
+            plan.destroy.into_iter().map(|(e, _)| e.item).collect()
+        };
+        assert_eq!(reaped(st.plan(&cfg, later, Some(&mut |_| true))), [1, 2]);
+        assert!(
+            reaped(st.plan(&cfg, later, None)).is_empty(),
+            "only on ticks"
+        );
+        assert_eq!(reaped(st.plan(&cfg, later, Some(&mut |_| true))), [3, 4]);
+        assert!(
+            reaped(st.plan(&cfg, later, Some(&mut |_| true))).is_empty(),
+            "min stays"
+        );
+        assert_eq!(st.stats().idle, 1);
+    }
+
+    #[test]
+    fn a_tick_drops_dead_idle_items_and_replaces_them() {
+        let cfg = cfg(2, 4, 8);
+        let now = Instant::now();
+        let mut st = State::default();
+        let mut next = 1;
+        create_all(&mut st, &cfg, now, &mut next);
+        let plan = st.plan(&cfg, now, Some(&mut |item: &mut u32| *item != 1));
+        assert_eq!(plan.destroy.len(), 1);
+        assert_eq!(plan.destroy[0].1, Retire::Broken);
+        assert_eq!(st.stats().crashed, 1);
+        // Died young: a failure, so the replacement waits out the backoff.
+        assert_eq!(plan.create, 0);
+        assert_eq!(st.plan(&cfg, now + cfg.backoff_min, None).create, 1);
+    }
+
+    #[test]
+    fn closing_fails_waiters_destroys_idle_and_waits_for_leases() {
+        let cfg = cfg(0, 2, 8);
+        let now = Instant::now();
+        let mut st = creating(2);
+        st.created(Ok(1), &cfg, now);
+        st.created(Ok(2), &cfg, now);
+        let Admit::Ready(leased) = st.admit(&cfg, now) else {
+            panic!()
+        };
+        let Admit::Ready(other) = st.admit(&cfg, now) else {
+            panic!()
+        };
+        let (_, mut rx, _) = queued(st.admit(&cfg, now));
+        assert!(!st.release(other, &cfg, now), "to the waiter");
+        let (_, mut rx2, _) = queued(st.admit(&cfg, now));
+        st.close();
+        assert_eq!(rx2.try_recv().unwrap().unwrap_err(), PoolError::Closed);
+        assert!(matches!(
+            st.admit(&cfg, now),
+            Admit::Refused(PoolError::Closed)
+        ));
+        assert!(!st.plan(&cfg, now, None).finished);
+        // The waiter that got an item hands it back after the close.
+        let handed = rx.try_recv().unwrap().unwrap();
+        assert!(st.release(handed, &cfg, now));
+        assert!(!st.plan(&cfg, now, None).finished);
+        assert!(st.release(leased, &cfg, now));
+        let plan = st.plan(&cfg, now, None);
+        assert!(plan.finished);
+        assert_eq!(plan.destroy.len(), 1);
+        assert_eq!(plan.destroy[0].1, Retire::Closed);
+        assert_eq!(st.stats().busy, 0);
+    }
+
+    #[test]
+    fn a_dropped_lease_is_abandoned_not_a_failure() {
+        let cfg = cfg(0, 1, 8);
+        let now = Instant::now();
+        let mut st = creating(1);
+        st.created(Ok(1), &cfg, now);
+        let Admit::Ready(e) = st.admit(&cfg, now) else {
+            panic!()
+        };
+        assert!(st.discard(e, Retire::Abandoned, &cfg, now));
+        assert_eq!(st.health(now), Health::Ready);
+        assert_eq!(st.stats().abandoned, 1);
+        assert_eq!(st.stats().crashed, 0);
+    }
+}
