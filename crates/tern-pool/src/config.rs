@@ -8,7 +8,7 @@ use crate::Error;
 /// its default ([`PoolConfig::default`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PoolConfig {
-    /// Names the pool in logs and in its manager thread ("tern-pool:<name>").
+    /// Names the pool in logs and in its manager thread (`tern-pool:<name>`).
     /// Default `"pool"`. Must not contain NUL.
     pub name: String,
     /// Items kept alive even when nobody uses them; created in the

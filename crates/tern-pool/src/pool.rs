@@ -41,7 +41,7 @@ impl<F: Factory> Shared<F> {
 /// shared by every runtime of the server: `Send + Sync`, cheap to clone,
 /// with short lock sections.
 ///
-/// A manager thread, "tern-pool:<name>", with its own current_thread
+/// A manager thread, `tern-pool:<name>`, with its own current_thread
 /// runtime, creates and destroys items and keeps the pool at its minimum.
 /// Checkouts never hop to it when an item is idle.
 ///
@@ -179,7 +179,8 @@ impl<F: Factory> Pool<F> {
     /// Drains the pool: new checkouts fail with [`PoolError::Closed`],
     /// queued ones fail at once, idle items are destroyed, leased ones are
     /// destroyed when they come back, and the manager thread stops.
-    /// Returns when all that is done. Idempotent.
+    /// Returns when all that is done, so it waits for every lease to end
+    /// (a lease kept forever keeps it waiting). Idempotent.
     ///
     /// # Cancel safety
     /// Cancel safe: the drain goes on in the background; only the wait for
@@ -213,5 +214,50 @@ impl<F: Factory> Drop for Waiting<'_, F> {
             .lock()
             .leave_queue(self.id, &mut self.rx, Instant::now());
         self.shared.wake_if(wake);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io;
+
+    use super::*;
+    use crate::Retire;
+
+    /// Items that are plain numbers.
+    struct Numbers;
+
+    impl Factory for Numbers {
+        type Item = u64;
+
+        async fn create(&self) -> io::Result<u64> {
+            Ok(7)
+        }
+
+        fn is_alive(&self, _: &mut u64) -> bool {
+            true
+        }
+
+        async fn destroy(&self, _: u64, _: Retire) {}
+    }
+
+    fn shared_across_threads<T: Send + Sync + Clone + 'static>(_: &T) {}
+    fn sent_across_threads<T: Send + 'static>(_: &T) {}
+
+    #[tokio::test]
+    async fn a_pool_its_checkouts_and_its_leases_can_cross_threads() {
+        let pool = Pool::start(PoolConfig::default(), Numbers).unwrap();
+        shared_across_threads(&pool);
+        let checkout = {
+            let pool = pool.clone();
+            async move { pool.checkout().await }
+        };
+        sent_across_threads(&checkout);
+        let lease = tokio::spawn(checkout).await.unwrap().unwrap();
+        sent_across_threads(&lease);
+        assert_eq!(*lease, 7);
+        lease.release();
+        pool.close().await;
+        assert_eq!(pool.health(), Health::Closed);
     }
 }
