@@ -236,7 +236,7 @@ fn pool(w: &mut Walker<'_>, t: &mut Table<'_>, spawned: bool) -> Option<PoolSett
         .integer_in(t, min_key, 0, MAX_WORKERS)
         .unwrap_or(u64::from(spawned)) as usize;
     let max = w.count(t, max_key, MAX_WORKERS).unwrap_or(4) as usize;
-    let queue = w.integer_in(t, "queue", 0, 1_000_000).unwrap_or(100) as usize;
+    let queue = w.count(t, "queue", 1_000_000).unwrap_or(100) as usize;
     let queue_timeout = w
         .duration(t, "queue_timeout", true)
         .unwrap_or(Duration::from_secs(10));
