@@ -6,6 +6,7 @@ mod cgiplus;
 mod fastcgi_conn;
 mod process;
 mod protocol;
+mod rte_engines;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
