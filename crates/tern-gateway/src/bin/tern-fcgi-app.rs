@@ -17,6 +17,7 @@
 //! | `…/stream?N`    | N chunks, each flushed, ~50 ms apart                      |
 //! | `…/bad-record`  | a record with version 2                                   |
 //! | `…/big-head`    | a 200 KB header line                                      |
+//! | `…/after-end`   | "Hello!", then a stray record after END_REQUEST            |
 //! | `…/status?N`    | `Status: N`                                               |
 //! | `…/exit-after`  | "Hello!", then exit(0) once the response is out           |
 //! | anything else   | "Hello!\n"                                                |
@@ -27,7 +28,9 @@ use std::os::unix::net::UnixListener;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use bytes::BytesMut;
 use tern_gateway::fastcgi::app::{self, Output, Request};
+use tern_gateway::fastcgi::{encode, ProtocolStatus, Stream};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -106,6 +109,22 @@ fn respond(req: &Request, out: &mut Output<'_>) -> io::Result<()> {
             write!(out, "{plain}X-Big: ")?;
             out.stdout(&vec![b'b'; 200_000])?;
             write!(out, "\r\n\r\nHello!\n")?;
+        }
+        // A whole response, then a stray record in the same write: the
+        // connection is out of step and must not be reused.
+        "after-end" => {
+            let id = out.request_id();
+            let mut raw = BytesMut::new();
+            encode::stream(
+                &mut raw,
+                id,
+                Stream::Stdout,
+                format!("{plain}\r\nHello!\n").as_bytes(),
+            );
+            encode::end_stream(&mut raw, id, Stream::Stdout);
+            encode::end_request(&mut raw, id, 0, ProtocolStatus::RequestComplete);
+            encode::stream(&mut raw, id, Stream::Stdout, b"stray");
+            out.write_raw(&raw)?;
         }
         "status" => write!(out, "Status: {n}\r\n{plain}\r\nstatus {n}\n")?,
         "exit-after" => {

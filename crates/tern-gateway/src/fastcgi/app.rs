@@ -426,6 +426,11 @@ impl<'c> Output<'c> {
         }
     }
 
+    /// The request's id, for records written with [`Output::write_raw`].
+    pub fn request_id(&self) -> RequestId {
+        self.id
+    }
+
     /// Adds `bytes` to STDOUT; sent once a record's worth is buffered.
     pub fn stdout(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.check_open()?;

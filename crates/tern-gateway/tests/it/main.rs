@@ -4,6 +4,7 @@
 
 mod cgiplus;
 mod fastcgi_conn;
+mod fastcgi_peers;
 mod process;
 mod protocol;
 mod rte_engines;
