@@ -33,6 +33,10 @@ pub enum Error {
     /// A header value starts with `() {` and the route refuses those (400).
     #[error("header `{0}` looks like a bash function definition (Shellshock)")]
     Shellshock(String),
+    /// The request cannot be put to this kind of worker, e.g. a line
+    /// break in a variable for a record-mode CGIplus script (400).
+    #[error("{0}")]
+    Refused(String),
     /// A value that cannot go into an environment (NUL) (400).
     #[error("`{0}` contains a NUL byte")]
     NulInValue(String),
@@ -122,9 +126,10 @@ impl Error {
         match self {
             Error::NoScript(_) => HandlerError::NotFound,
             Error::NotRunnable(_) => HandlerError::Forbidden(reason),
-            Error::HeaderCollision(..) | Error::Shellshock(_) | Error::NulInValue(_) => {
-                HandlerError::BadRequest(reason)
-            }
+            Error::HeaderCollision(..)
+            | Error::Shellshock(_)
+            | Error::NulInValue(_)
+            | Error::Refused(_) => HandlerError::BadRequest(reason),
             Error::Head(_) | Error::Worker(_) | Error::Unavailable(_) => {
                 HandlerError::BadGateway(reason)
             }

@@ -27,13 +27,16 @@ mod input;
 mod limit;
 mod output;
 pub mod persist;
+mod pooled;
 mod relay;
 mod resolve;
 pub mod response;
 pub mod rte;
 mod session;
 mod spawn;
+mod workers;
 
 pub use cgi::Cgi;
 pub use dispatch::MAX_LOCAL_REDIRECTS;
 pub use error::{Error, HeadError};
+pub use pooled::{CgiPlus, FastCgi};

@@ -11,8 +11,6 @@
 //! the response while the head is complete never waits for the settling
 //! timer: the end is the end.
 
-// Until the pooled handlers that use it land.
-#![allow(dead_code)]
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -55,8 +53,8 @@ pub(crate) enum Rest {
     Nothing,
     /// Streamed from the client as it arrives.
     Stream(RequestBody),
-    /// Spooled in memory.
-    Memory(Bytes),
+    /// What had arrived already, then the rest as it arrives.
+    Prefixed(Bytes, RequestBody),
     /// Spooled to a file.
     File(std::fs::File),
 }
@@ -73,8 +71,8 @@ pub(crate) enum Finish {
 /// Why a worker is not reused.
 #[derive(Debug)]
 pub(crate) enum Dirty {
-    /// It broke: crashed, closed, or spoke out of turn.
-    Broken(Broken),
+    /// It broke: crashed, closed, or spoke out of turn (logged already).
+    Broken,
     /// It said nothing for the timeout (hung).
     Silent,
     /// The request was abandoned part way (the client left, the body
@@ -205,7 +203,7 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
             tracing::warn!(%id, %target, "{kind}: {b}");
             cut_off_stream(tx, id, target, kind, "the worker failed").await;
             send(start, Err(Error::Worker(b.to_string())));
-            Finish::Dirty(Dirty::Broken(b))
+            Finish::Dirty(Dirty::Broken)
         }
         End::BadHead(e) => {
             send(start, Err(Error::Head(e)));
@@ -271,20 +269,13 @@ async fn feed<U: Upstream>(up: &mut U, rest: Rest) -> Result<u64, Error> {
     let mut sent = 0u64;
     match rest {
         Rest::Nothing => return Ok(0),
-        Rest::Memory(b) => {
-            sent += b.len() as u64;
-            up.send(b).await?;
-        }
-        Rest::Stream(mut body) => {
-            while let Some(frame) = body.frame().await {
-                let Ok(data) = frame?.into_data() else {
-                    continue;
-                };
-                if !data.is_empty() {
-                    sent += data.len() as u64;
-                    up.send(data).await?;
-                }
+        Rest::Stream(body) => sent += pump(up, body).await?,
+        Rest::Prefixed(first, body) => {
+            if !first.is_empty() {
+                sent += first.len() as u64;
+                up.send(first).await?;
             }
+            sent += pump(up, body).await?;
         }
         Rest::File(f) => {
             let mut f = tokio::fs::File::from_std(f);
@@ -299,5 +290,20 @@ async fn feed<U: Upstream>(up: &mut U, rest: Rest) -> Result<u64, Error> {
         }
     }
     up.finish().await?;
+    Ok(sent)
+}
+
+/// Sends the client's body as it arrives; returns the bytes sent.
+async fn pump<U: Upstream>(up: &mut U, mut body: RequestBody) -> Result<u64, Error> {
+    let mut sent = 0u64;
+    while let Some(frame) = body.frame().await {
+        let Ok(data) = frame?.into_data() else {
+            continue;
+        };
+        if !data.is_empty() {
+            sent += data.len() as u64;
+            up.send(data).await?;
+        }
+    }
     Ok(sent)
 }

@@ -118,6 +118,8 @@ pub(crate) struct State<I> {
     doomed: Vec<(Entry<I>, Retire)>,
     closing: bool,
     backoff: Backoff,
+    /// The last failure was making a worker (not a worker breaking).
+    create_failing: bool,
     counters: Counters,
 }
 
@@ -133,6 +135,7 @@ impl<I> Default for State<I> {
             doomed: Vec::new(),
             closing: false,
             backoff: Backoff::default(),
+            create_failing: false,
             counters: Counters::default(),
         }
     }
@@ -153,7 +156,7 @@ impl<I> State<I> {
             self.busy += 1;
             return Admit::Ready(entry);
         }
-        if self.live() == 0 && self.backoff.blocked_until(now).is_some() {
+        if self.live() == 0 && self.create_failing && self.backoff.blocked_until(now).is_some() {
             let error = self.backoff.last_error().to_owned();
             return Admit::Refused(PoolError::Unavailable(error));
         }
@@ -228,7 +231,12 @@ impl<I> State<I> {
     ) -> bool {
         self.busy -= 1;
         if why == Retire::Broken {
-            self.fail(cfg, now, "a worker broke during a request".to_owned());
+            self.fail(
+                cfg,
+                now,
+                "a worker broke during a request".to_owned(),
+                false,
+            );
         }
         self.retire(entry, why)
     }
@@ -239,11 +247,12 @@ impl<I> State<I> {
         match result {
             Ok(item) => {
                 self.counters.created += 1;
+                self.create_failing = false;
                 self.give(Entry::new(item, now), now);
             }
             Err(err) => {
                 self.counters.create_failures += 1;
-                self.fail(cfg, now, format!("cannot create a worker: {err}"));
+                self.fail(cfg, now, format!("cannot create a worker: {err}"), true);
             }
         }
     }
@@ -334,6 +343,7 @@ impl<I> State<I> {
                     cfg,
                     now,
                     "a worker died before serving a request".to_owned(),
+                    true,
                 );
             } else {
                 tracing::info!(pool = %cfg.name, "an idle worker is gone; replacing it if needed");
@@ -400,9 +410,12 @@ impl<I> State<I> {
         true
     }
 
-    /// Records a failure; with nothing alive, the waiters fail at once
-    /// rather than sit out the backoff.
-    fn fail(&mut self, cfg: &PoolConfig, now: Instant, error: String) {
+    /// Records a failure. When making workers is what fails (`creating`:
+    /// the program does not start, connections are refused) and nothing
+    /// is alive, the waiters fail at once rather than sit out the backoff;
+    /// a worker that broke during a request is replaced while they wait.
+    fn fail(&mut self, cfg: &PoolConfig, now: Instant, error: String, creating: bool) {
+        self.create_failing |= creating;
         let delay = self
             .backoff
             .fail(now, error.clone(), cfg.backoff_min, cfg.backoff_max);
@@ -411,7 +424,7 @@ impl<I> State<I> {
             failures = self.backoff.consecutive(),
             "{error}; next attempt in {delay:?}"
         );
-        if self.live() == 0 {
+        if self.live() == 0 && self.create_failing {
             self.fail_waiters(&PoolError::Unavailable(error));
         }
     }

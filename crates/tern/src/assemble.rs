@@ -33,6 +33,14 @@ pub(crate) fn build(cfg: &Config, previous: Option<(&Config, &Site)>) -> anyhow:
                     tern_gateway::Cgi::new(c)
                         .with_context(|| format!("site {}: route {:?}", site.name, r.matcher))?,
                 ),
+                HandlerConfig::FastCgi(c) => Arc::new(
+                    tern_gateway::FastCgi::new(c, &route_name(&site.name, &r.matcher))
+                        .with_context(|| format!("site {}: route {:?}", site.name, r.matcher))?,
+                ),
+                HandlerConfig::CgiPlus(c) => Arc::new(
+                    tern_gateway::CgiPlus::new(c, &route_name(&site.name, &r.matcher))
+                        .with_context(|| format!("site {}: route {:?}", site.name, r.matcher))?,
+                ),
                 other => anyhow::bail!("site {}: handler {other:?} is not available", site.name),
             };
             let m = match &r.matcher {
@@ -67,4 +75,12 @@ pub(crate) fn build(cfg: &Config, previous: Option<(&Config, &Site)>) -> anyhow:
         access_log,
         grace_period: cfg.server.grace_period,
     })
+}
+
+/// A route's name in pool log lines: `site /prefix` or `site *.ext`.
+fn route_name(site: &str, m: &RouteMatcher) -> String {
+    match m {
+        RouteMatcher::Prefix(p) => format!("{site} {p}"),
+        RouteMatcher::Extension(e) => format!("{site} *.{e}"),
+    }
 }

@@ -42,7 +42,50 @@ const FILES: &[(&str, &[u8], u32)] = &[
         include_bytes!("../demo/cgi-bin/events.sh"),
         0o755,
     ),
+    (
+        "cgiplus-bin/hello.pl",
+        include_bytes!("../demo/cgiplus-bin/hello.pl"),
+        0o755,
+    ),
+    (
+        "scripts/face2face.pl",
+        include_bytes!("../demo/scripts/face2face.pl"),
+        0o644,
+    ),
+    (
+        "scripts/form.pl",
+        include_bytes!("../demo/scripts/form.pl"),
+        0o644,
+    ),
+    (
+        "scripts/hello.py",
+        include_bytes!("../demo/scripts/hello.py"),
+        0o644,
+    ),
 ];
+
+/// The FastCGI example's name in `fcgi-bin/`: tern's own binary again,
+/// which answers as a FastCGI application on the listening socket it gets
+/// as fd 0 when started under this name (see [`run_fastcgi`]).
+pub(crate) const FASTCGI: &str = "hello.fcgi";
+
+/// PHP, when Debian's php-cgi is installed: tern runs it as a FastCGI
+/// pool (as lighttpd does), on the scripts in `site/php/`.
+const PHP_CGI: &str = "/usr/bin/php-cgi";
+
+const PHP_ROUTE: &str = r#"
+# PHP: php-cgi run by tern as a pool of FastCGI processes (added because
+# /usr/bin/php-cgi is installed). php-cgi would recycle itself after 500
+# requests and fork children of its own; tern manages both instead.
+[[site.route]]
+extension = "php"
+handler = "fastcgi"
+command = ["/usr/bin/php-cgi"]
+dir = "site"
+env = { PHP_FCGI_CHILDREN = "0", PHP_FCGI_MAX_REQUESTS = "0" }
+min_processes = 1
+max_processes = 2
+"#;
 
 /// The compiled CGI example's name in `cgi-bin/`: tern's own binary, which
 /// answers as a CGI program when started under this name (see
@@ -55,13 +98,86 @@ pub(crate) fn write() -> io::Result<tempfile::TempDir> {
     let dir = tempfile::Builder::new().prefix("tern-demo-").tempdir()?;
     write_into(dir.path())?;
     let exe = std::env::current_exe()?;
-    let target = dir.path().join("cgi-bin").join(COMPILED_CGI);
-    // A hard link costs nothing; across file systems, a copy.
-    if std::fs::hard_link(&exe, &target).is_err() {
-        std::fs::copy(&exe, &target)?;
-        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755))?;
+    for target in [
+        dir.path().join("cgi-bin").join(COMPILED_CGI),
+        dir.path().join("fcgi-bin").join(FASTCGI),
+    ] {
+        std::fs::create_dir_all(target.parent().expect("a file in a directory"))?;
+        // A hard link costs nothing; across file systems, a copy.
+        if std::fs::hard_link(&exe, &target).is_err() {
+            std::fs::copy(&exe, &target)?;
+            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755))?;
+        }
+    }
+    if Path::new(PHP_CGI).exists() {
+        let php = dir.path().join("site/php");
+        std::fs::create_dir_all(&php)?;
+        std::fs::write(
+            php.join("face2face.php"),
+            "<?php\necho \"<B>Hello!</B>\"\n?>\n",
+        )?;
+        std::fs::write(php.join("php_info.php"), "<?php phpinfo();\n")?;
+        let mut cfg = std::fs::OpenOptions::new()
+            .append(true)
+            .open(dir.path().join(CONFIG))?;
+        io::Write::write_all(&mut cfg, PHP_ROUTE.as_bytes())?;
     }
     Ok(dir)
+}
+
+/// If this process was started as the demo's FastCGI program (by its
+/// name, with a listening socket as fd 0), serves requests until tern
+/// stops it, and returns true.
+pub(crate) fn run_fastcgi() -> bool {
+    let named = std::env::args_os()
+        .next()
+        .map(std::path::PathBuf::from)
+        .and_then(|p| p.file_name().map(|n| n == FASTCGI))
+        .unwrap_or(false);
+    if !named {
+        return false;
+    }
+    let served = tern_gateway::fastcgi::app::serve_fd0(HelloFastCgi { served: 0 });
+    if let Err(e) = served {
+        eprintln!("{FASTCGI}: {e}");
+    }
+    true
+}
+
+/// The demo's FastCGI application: "Hello!" with what it knows, or 64 KiB
+/// when the path holds `64k` (for the benchmark suite).
+struct HelloFastCgi {
+    served: u64,
+}
+
+impl tern_gateway::fastcgi::app::Respond for HelloFastCgi {
+    fn respond(
+        &mut self,
+        req: &tern_gateway::fastcgi::app::Request,
+        out: &mut tern_gateway::fastcgi::app::Output<'_>,
+    ) -> io::Result<()> {
+        self.served += 1;
+        let var = |n: &str| String::from_utf8_lossy(req.param(n).unwrap_or_default()).into_owned();
+        let uri = var("REQUEST_URI");
+        if uri.contains("64k") {
+            out.stdout(b"Content-Type: application/octet-stream\r\n\r\n")?;
+            return out.stdout(&[b'x'; 65536]);
+        }
+        if uri.contains("hello-only") {
+            return out.stdout(b"Content-Type: text/plain\r\n\r\nHello!\n");
+        }
+        let body = format!(
+            "Content-Type: text/plain; charset=utf-8\r\n\r\n\
+             Hello from a FastCGI application: tern's own binary, process {}, request {} on it.\n\
+             SCRIPT_NAME={}\nPATH_INFO={}\nQUERY_STRING={}\n",
+            std::process::id(),
+            self.served,
+            var("SCRIPT_NAME"),
+            var("PATH_INFO"),
+            var("QUERY_STRING"),
+        );
+        out.stdout(body.as_bytes())
+    }
 }
 
 /// If this process was started as the demo's compiled CGI program (by its

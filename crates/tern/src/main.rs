@@ -39,6 +39,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    if demo::run_fastcgi() {
+        return ExitCode::SUCCESS;
+    }
     if demo::run_compiled_cgi() {
         return ExitCode::SUCCESS;
     }

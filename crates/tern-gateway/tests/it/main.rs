@@ -5,6 +5,7 @@
 mod cgiplus;
 mod fastcgi_conn;
 mod fastcgi_peers;
+mod pooled;
 mod process;
 mod protocol;
 mod rte_engines;

@@ -6,6 +6,7 @@ mod cgi;
 mod lifecycle;
 mod listeners;
 mod logs;
+mod persistent;
 mod static_matrix;
 mod traversal;
 

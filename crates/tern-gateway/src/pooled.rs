@@ -1,0 +1,603 @@
+//! The handlers of persistent workers: [`FastCgi`] (applications tern
+//! connects to, or runs itself) and [`CgiPlus`] (scripts that loop, and
+//! the run-time engines). A request's way through either: find the script
+//! (when the route has a directory), ready the body, build the
+//! environment, take a worker from a pool (`tern-pool`), start the
+//! request on it (the head, and a body already in memory, in one write),
+//! and hand it to its own task (`relay`), which answers with the parsed
+//! head and gives the worker back — or discards it — at the end.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+use std::time::SystemTime;
+
+use bytes::{Bytes, BytesMut};
+use http::request::Parts;
+use http::Method;
+use http_body::Body as _;
+use tern_config::{CgiPlusConfig, Engine, FastCgiApp, FastCgiConfig, GatewayPolicy, PoolSettings};
+use tern_handler::path::DecodedPath;
+use tern_handler::{ConnInfo, Exchange, Handler, HandlerFuture, RequestBody, RequestId};
+use tern_pool::{Factory, Health, Pool, PoolConfig, PoolError, Retire};
+use tokio::sync::oneshot;
+
+use crate::dispatch::{self, render, Answer, Run};
+use crate::env::{self, CgiEnv, EnvInput, EnvPolicy, ScriptVars};
+use crate::input::{Input, Source};
+use crate::relay::{self, Dirty, Finish, Rest, Settings};
+use crate::resolve::{Scope, ScriptDir};
+use crate::response::Reply;
+use crate::workers::{
+    self, CgiplusWorkers, FcgiConnections, FcgiProcesses, StartFailure, Transport,
+};
+use crate::{spawn, Error};
+
+/// A body this small, already arrived with the head, goes to the worker
+/// in the same write as the request head.
+const WHOLE_BODY_MAX: u64 = 64 * 1024;
+
+/// What every persistent route shares: where scripts are, and the policy.
+#[derive(Debug)]
+struct Common {
+    kind: &'static str,
+    dir: Option<ScriptDir>,
+    /// Scripts must be executable (CGIplus scripts run themselves).
+    executable: bool,
+    document_root: PathBuf,
+    policy: GatewayPolicy,
+}
+
+/// A request's script: what the environment says about it.
+struct Target {
+    script_name: String,
+    filename: PathBuf,
+    path_info: String,
+}
+
+impl Common {
+    fn new(
+        kind: &'static str,
+        dir: Option<&Path>,
+        executable: bool,
+        document_root: &Path,
+        policy: &GatewayPolicy,
+    ) -> Result<Common, Error> {
+        let dir = match dir {
+            Some(d) => Some(ScriptDir::open(d).map_err(|source| Error::ScriptDir {
+                path: d.to_owned(),
+                source,
+            })?),
+            None => None,
+        };
+        Ok(Common {
+            kind,
+            dir,
+            executable,
+            document_root: document_root.to_owned(),
+            policy: policy.clone(),
+        })
+    }
+
+    /// The script `path` names: a file beneath the directory, or (without
+    /// one) the route itself, the rest of the path being PATH_INFO.
+    fn target(&self, path: &DecodedPath, scope: Scope<'_>) -> Result<Target, Error> {
+        if let Some(dir) = &self.dir {
+            let s = dir.find(path, scope, self.executable)?;
+            return Ok(Target {
+                script_name: s.script_name,
+                filename: s.filename,
+                path_info: s.path_info,
+            });
+        }
+        let full = path.as_str();
+        let (script_name, path_info) = match scope {
+            Scope::Prefix("/") => ("", full),
+            Scope::Prefix(p) => (p, full.strip_prefix(p).unwrap_or("")),
+            Scope::Extension(_) => (full, ""),
+        };
+        Ok(Target {
+            script_name: script_name.to_owned(),
+            filename: self.document_root.join(script_name.trim_start_matches('/')),
+            path_info: path_info.to_owned(),
+        })
+    }
+
+    /// The body readied and the environment built.
+    async fn prepare(
+        &self,
+        parts: &Parts,
+        body: Option<RequestBody>,
+        conn: &ConnInfo,
+        target: &Target,
+    ) -> Result<(CgiEnv, Body), Error> {
+        let input = match body {
+            Some(b) => Input::prepare(b, &parts.headers).await?,
+            None => Input::nothing(),
+        };
+        let env = env::build(&EnvInput {
+            request: parts,
+            conn,
+            script: ScriptVars {
+                script_name: &target.script_name,
+                script_filename: &target.filename,
+                path_info: &target.path_info,
+                document_root: &self.document_root,
+            },
+            content_length: input.length,
+            policy: EnvPolicy {
+                pass_authorization: self.policy.pass_authorization,
+                refuse_shellshock: self.policy.refuse_shellshock,
+                inherited: &[],
+            },
+        })?;
+        Ok((env, Body::of(input.source)))
+    }
+
+    fn settings(&self, parts: &Parts, id: RequestId, target: Arc<str>) -> Settings {
+        Settings {
+            id,
+            target,
+            kind: self.kind,
+            discard_body: parts.method == Method::HEAD,
+            timeout: self.policy.timeout,
+            max_stderr: self.policy.max_stderr_bytes,
+        }
+    }
+}
+
+/// The body as the transports see it: what goes with the head, and the
+/// rest the relay sends.
+pub(crate) enum Body {
+    Empty,
+    Whole(Bytes),
+    Streamed(Rest),
+}
+
+impl Body {
+    fn of(source: Source) -> Body {
+        match source {
+            Source::Nothing => Body::Empty,
+            Source::Memory(b) => Body::Whole(b),
+            Source::File(f) => Body::Streamed(Rest::File(f)),
+            Source::Stream(b) => take_ready(b),
+        }
+    }
+
+    /// The transport's start body, and the relay's rest.
+    pub(crate) fn split(self) -> (Start, Rest) {
+        match self {
+            Body::Empty => (Start::Empty, Rest::Nothing),
+            Body::Whole(b) => (Start::Whole(b), Rest::Nothing),
+            Body::Streamed(r) => (Start::Streamed, r),
+        }
+    }
+}
+
+/// What goes out with the request head.
+#[derive(Clone, Debug)]
+pub(crate) enum Start {
+    Empty,
+    Whole(Bytes),
+    Streamed,
+}
+
+/// A small body of known length that has already arrived (it usually
+/// comes in the same packets as the head) is taken whole without waiting,
+/// so the worker gets head and body in one write; anything else streams.
+fn take_ready(mut body: RequestBody) -> Body {
+    let small = body
+        .size_hint()
+        .exact()
+        .is_some_and(|n| n <= WHOLE_BODY_MAX);
+    if !small {
+        return Body::Streamed(Rest::Stream(body));
+    }
+    let mut got = BytesMut::new();
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if body.is_end_stream() {
+            return Body::Whole(got.freeze());
+        }
+        match Pin::new(&mut body).poll_frame(&mut cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Ok(data) = frame.into_data() {
+                    got.extend_from_slice(&data);
+                }
+            }
+            Poll::Ready(None) => return Body::Whole(got.freeze()),
+            // Not all here yet, or failed: the relay streams the rest
+            // (and reports a failure where it belongs).
+            Poll::Ready(Some(Err(_))) | Poll::Pending => {
+                return Body::Streamed(Rest::Prefixed(got.freeze(), body));
+            }
+        }
+    }
+}
+
+/// Runs one request on a worker of `pool` and waits for its head.
+async fn run_on<F: Transport>(
+    pool: &Pool<F>,
+    env: CgiEnv,
+    body: Body,
+    settings: Settings,
+) -> Result<Answer, Error> {
+    let (start, rest) = body.split();
+    let mut retried = false;
+    let (mut lease, mut up, mut down) = loop {
+        let mut lease = pool.checkout().await.map_err(pool_error)?;
+        match F::start(&mut lease, &env, start.clone()).await {
+            Ok((up, down)) => break (lease, up, down),
+            Err(StartFailure::Refused(e)) => {
+                lease.release();
+                return Err(e);
+            }
+            // A kept channel the worker closed while it was idle (php-fpm
+            // ends connections, a script exited): nothing of this request
+            // reached it, so another worker may take it, once.
+            Err(StartFailure::Broken(e)) if lease.requests() > 0 && !retried => {
+                tracing::debug!(
+                    "{}: a kept worker channel had closed ({e}); trying another",
+                    settings.kind
+                );
+                lease.discard(Retire::Abandoned);
+                retried = true;
+            }
+            Err(StartFailure::Broken(e)) => {
+                lease.discard(Retire::Broken);
+                return Err(Error::Worker(format!("starting the request: {e}")));
+            }
+        }
+    };
+    drop(env);
+    let (tx, rx) = oneshot::channel();
+    tokio::spawn(async move {
+        let finish = relay::relay(&mut up, &mut down, rest, &settings, tx).await;
+        match finish {
+            Finish::Clean => {
+                if F::reunite(&mut lease, up, down) {
+                    lease.release();
+                } else {
+                    lease.discard(Retire::Recycled);
+                }
+            }
+            Finish::Dirty(Dirty::Abandoned) => lease.discard(Retire::Abandoned),
+            Finish::Dirty(Dirty::Broken | Dirty::Silent) => lease.discard(Retire::Broken),
+        }
+    });
+    let (reply, output) = rx
+        .await
+        .map_err(|_| Error::Worker("the request's task ended without an answer".into()))??;
+    Ok(match reply {
+        Reply::LocalRedirect(target) => Answer::Redirect(target),
+        Reply::Document(h) | Reply::ClientRedirect(h) => Answer::Response(render(h, output)),
+    })
+}
+
+fn pool_error(e: PoolError) -> Error {
+    match e {
+        PoolError::Full => Error::Busy("every worker is busy and the queue is full"),
+        PoolError::Timeout(_) => Error::Busy("no worker became free within the queue timeout"),
+        PoolError::Unavailable(why) => Error::Unavailable(why),
+        PoolError::Closed => Error::Busy("the pool is shutting down"),
+        #[allow(unreachable_patterns)]
+        _ => Error::Busy("no worker"),
+    }
+}
+
+fn pool_config(name: String, p: &PoolSettings) -> PoolConfig {
+    PoolConfig {
+        name,
+        min: p.min,
+        max: p.max,
+        queue: p.queue,
+        queue_timeout: p.queue_timeout,
+        idle_timeout: p.idle_timeout,
+        max_requests: p.max_requests,
+        max_age: p.max_age,
+        ..PoolConfig::default()
+    }
+}
+
+/// Starts a pool, naming it in the error.
+fn start_pool<F: Factory>(cfg: PoolConfig, factory: F) -> Result<Pool<F>, Error> {
+    let name = cfg.name.clone();
+    Pool::start(cfg, factory).map_err(|e| Error::Io(io::Error::other(format!("pool {name}: {e}"))))
+}
+
+/// Runs FastCGI applications: servers tern connects to (php-fpm,
+/// fcgiwrap, a remote host), or programs it runs itself (php-cgi, any
+/// libfcgi program), each process with its own listening socket as fd 0.
+#[derive(Debug, Clone)]
+pub struct FastCgi {
+    route: Arc<FcgiRoute>,
+}
+
+#[derive(Debug)]
+struct FcgiRoute {
+    common: Common,
+    backend: Backend,
+}
+
+#[derive(Debug)]
+enum Backend {
+    /// One pool of connections per address, load spread over the healthy.
+    Connect {
+        pools: Vec<Pool<FcgiConnections>>,
+        next: std::sync::atomic::AtomicUsize,
+    },
+    Spawn(Pool<FcgiProcesses>),
+}
+
+impl FastCgi {
+    /// Builds the handler for `cfg`; `name` names its pools in logs. A
+    /// spawned application's first processes start in the background.
+    pub fn new(cfg: &FastCgiConfig, name: &str) -> Result<FastCgi, Error> {
+        spawn::seal_inherited_descriptors();
+        let common = Common::new(
+            "fastcgi",
+            cfg.dir.as_deref(),
+            false,
+            &cfg.document_root,
+            &cfg.policy,
+        )?;
+        let backend = match &cfg.app {
+            FastCgiApp::Connect(addrs) => {
+                let mut pools = Vec::with_capacity(addrs.len());
+                for a in addrs {
+                    let addr = a
+                        .parse()
+                        .map_err(|e| Error::Io(io::Error::new(io::ErrorKind::InvalidInput, e)))?;
+                    let factory = FcgiConnections::new(addr, cfg.connect_timeout);
+                    pools.push(start_pool(
+                        pool_config(format!("{name} {a}"), &cfg.pool),
+                        factory,
+                    )?);
+                }
+                Backend::Connect {
+                    pools,
+                    next: Default::default(),
+                }
+            }
+            FastCgiApp::Spawn(cmd) => {
+                let inherited = spawn::inherited(&cfg.policy.env_allow, |n| std::env::var_os(n));
+                let cwd = cfg.dir.clone().unwrap_or_else(|| cfg.document_root.clone());
+                let factory = FcgiProcesses::new(name, cmd, inherited, cwd, cfg.connect_timeout)?;
+                Backend::Spawn(start_pool(
+                    pool_config(name.to_owned(), &cfg.pool),
+                    factory,
+                )?)
+            }
+        };
+        Ok(FastCgi {
+            route: Arc::new(FcgiRoute { common, backend }),
+        })
+    }
+}
+
+impl Handler for FastCgi {
+    fn call(&self, exchange: Exchange) -> HandlerFuture {
+        let route = self.route.clone();
+        Box::pin(async move { dispatch::serve(&*route, exchange).await })
+    }
+
+    fn kind(&self) -> &'static str {
+        "fastcgi"
+    }
+}
+
+impl Run for FcgiRoute {
+    fn kind(&self) -> &'static str {
+        "fastcgi"
+    }
+
+    async fn run(
+        &self,
+        parts: &Parts,
+        path: &DecodedPath,
+        body: Option<RequestBody>,
+        conn: &ConnInfo,
+        scope: Scope<'_>,
+        id: RequestId,
+    ) -> Result<Answer, Error> {
+        let target = self.common.target(path, scope)?;
+        let (env, body) = self.common.prepare(parts, body, conn, &target).await?;
+        let label: Arc<str> = Arc::from(target.filename.to_string_lossy());
+        let settings = self.common.settings(parts, id, label);
+        match &self.backend {
+            Backend::Spawn(pool) => run_on(pool, env, body, settings).await,
+            Backend::Connect { pools, next } => {
+                let pool = pick(pools, next);
+                run_on(pool, env, body, settings).await
+            }
+        }
+    }
+}
+
+/// The pool to use next: round robin over those not backing off after
+/// failures; when every one is, the one that recovers first.
+fn pick<'a, F: Factory>(
+    pools: &'a [Pool<F>],
+    next: &std::sync::atomic::AtomicUsize,
+) -> &'a Pool<F> {
+    use std::sync::atomic::Ordering;
+    let n = pools.len();
+    let first = next.fetch_add(1, Ordering::Relaxed) % n;
+    let mut soonest: Option<(&Pool<F>, std::time::Instant)> = None;
+    for i in 0..n {
+        let p = &pools[(first + i) % n];
+        match p.health() {
+            Health::Ready => return p,
+            Health::Closed => {}
+            Health::BackingOff { until, .. } => {
+                if soonest.is_none_or(|(_, u)| until < u) {
+                    soonest = Some((p, until));
+                }
+            }
+        }
+    }
+    soonest.map_or(&pools[first], |(p, _)| p)
+}
+
+/// Runs CGIplus workers: each script a persistent program of its own, or
+/// a run-time engine (Perl, Python, another) that runs many scripts.
+#[derive(Debug, Clone)]
+pub struct CgiPlus {
+    route: Arc<PlusRoute>,
+}
+
+#[derive(Debug)]
+struct PlusRoute {
+    common: Common,
+    name: String,
+    pool: PoolSettings,
+    inherited: Vec<(OsString, OsString)>,
+    workers: PlusWorkers,
+}
+
+/// Per script: the file's modification time when its pool was made, and
+/// the pool.
+type ScriptPools = HashMap<PathBuf, (Option<SystemTime>, Pool<CgiplusWorkers>)>;
+
+#[derive(Debug)]
+enum PlusWorkers {
+    /// A pool per script, made at its first request and made again when
+    /// the file changes (the old one drains).
+    Scripts(Mutex<ScriptPools>),
+    /// One engine for every script.
+    Engine {
+        pool: Pool<CgiplusWorkers>,
+        /// Where tern's own engines were written (kept while in use).
+        _files: Option<tempfile::TempDir>,
+    },
+}
+
+impl CgiPlus {
+    /// Builds the handler for `cfg`; `name` names its pools in logs.
+    pub fn new(cfg: &CgiPlusConfig, name: &str) -> Result<CgiPlus, Error> {
+        spawn::seal_inherited_descriptors();
+        let scripts = matches!(cfg.engine, Engine::Scripts);
+        let common = Common::new(
+            "cgiplus",
+            Some(&cfg.dir),
+            scripts,
+            &cfg.document_root,
+            &cfg.policy,
+        )?;
+        let inherited = spawn::inherited(&cfg.policy.env_allow, |n| std::env::var_os(n));
+        let engine = |program: PathBuf, args: Vec<OsString>, env: Vec<(String, String)>| {
+            CgiplusWorkers::new(
+                program,
+                args,
+                workers::env(&inherited, &env),
+                cfg.dir.clone(),
+            )
+        };
+        let workers = match &cfg.engine {
+            Engine::Scripts => PlusWorkers::Scripts(Mutex::new(HashMap::new())),
+            Engine::Perl | Engine::Python => {
+                let files = tempfile::Builder::new()
+                    .prefix("tern-rte-")
+                    .tempdir()
+                    .map_err(Error::Io)?;
+                let (perl, python) = crate::rte::write_to(files.path()).map_err(Error::Io)?;
+                let (interp, script) = if matches!(cfg.engine, Engine::Perl) {
+                    ("/usr/bin/perl", perl)
+                } else {
+                    ("/usr/bin/python3", python)
+                };
+                let factory = engine(PathBuf::from(interp), vec![script.into()], Vec::new());
+                PlusWorkers::Engine {
+                    pool: start_pool(pool_config(name.to_owned(), &cfg.pool), factory)?,
+                    _files: Some(files),
+                }
+            }
+            Engine::Command(c) => {
+                let factory = engine(
+                    c.program.clone(),
+                    c.args.iter().map(OsString::from).collect(),
+                    c.env.clone(),
+                );
+                PlusWorkers::Engine {
+                    pool: start_pool(pool_config(name.to_owned(), &cfg.pool), factory)?,
+                    _files: None,
+                }
+            }
+        };
+        Ok(CgiPlus {
+            route: Arc::new(PlusRoute {
+                common,
+                name: name.to_owned(),
+                pool: cfg.pool.clone(),
+                inherited,
+                workers,
+            }),
+        })
+    }
+}
+
+impl Handler for CgiPlus {
+    fn call(&self, exchange: Exchange) -> HandlerFuture {
+        let route = self.route.clone();
+        Box::pin(async move { dispatch::serve(&*route, exchange).await })
+    }
+
+    fn kind(&self) -> &'static str {
+        "cgiplus"
+    }
+}
+
+impl PlusRoute {
+    /// The pool of `script`'s own processes: made now if it has none, or
+    /// made anew if the file changed since.
+    fn script_pool(&self, script: &Path) -> Result<Pool<CgiplusWorkers>, Error> {
+        let PlusWorkers::Scripts(map) = &self.workers else {
+            unreachable!("only for per-script routes");
+        };
+        let mtime = std::fs::metadata(script).and_then(|m| m.modified()).ok();
+        let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((seen, pool)) = map.get(script) {
+            if *seen == mtime {
+                return Ok(pool.clone());
+            }
+        }
+        let cwd = script.parent().unwrap_or(Path::new("/")).to_owned();
+        let factory =
+            CgiplusWorkers::new(script.to_owned(), Vec::new(), self.inherited.clone(), cwd);
+        let name = format!("{} {}", self.name, script.display());
+        let pool = start_pool(pool_config(name, &self.pool), factory)?;
+        // A replaced pool drains: its idle workers stop, busy ones finish.
+        map.insert(script.to_owned(), (mtime, pool.clone()));
+        Ok(pool)
+    }
+}
+
+impl Run for PlusRoute {
+    fn kind(&self) -> &'static str {
+        "cgiplus"
+    }
+
+    async fn run(
+        &self,
+        parts: &Parts,
+        path: &DecodedPath,
+        body: Option<RequestBody>,
+        conn: &ConnInfo,
+        scope: Scope<'_>,
+        id: RequestId,
+    ) -> Result<Answer, Error> {
+        let target = self.common.target(path, scope)?;
+        let pool = match &self.workers {
+            PlusWorkers::Scripts(_) => self.script_pool(&target.filename)?,
+            PlusWorkers::Engine { pool, .. } => pool.clone(),
+        };
+        let (env, body) = self.common.prepare(parts, body, conn, &target).await?;
+        let label: Arc<str> = Arc::from(target.filename.to_string_lossy());
+        let settings = self.common.settings(parts, id, label);
+        run_on(&pool, env, body, settings).await
+    }
+}

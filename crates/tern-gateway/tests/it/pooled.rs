@@ -1,0 +1,608 @@
+//! The persistent handlers driven directly with real processes: FastCGI
+//! applications tern runs itself (the test application, php-cgi), servers
+//! it connects to (php-fpm, fcgiwrap, nothing listening), CGIplus scripts
+//! and the Perl and Python engines — each failure a worker can have, and
+//! the pool replacing it while other requests keep succeeding.
+
+use std::path::Path;
+
+use tern_config::{
+    CgiPlusConfig, CommandConfig, Engine, FastCgiApp, FastCgiConfig, GatewayPolicy, PoolSettings,
+};
+use tern_gateway::{CgiPlus, FastCgi};
+use tern_handler::Handler;
+
+use super::fastcgi_conn::Group;
+use super::*;
+
+fn policy(timeout: Duration) -> GatewayPolicy {
+    GatewayPolicy {
+        timeout,
+        pass_authorization: false,
+        refuse_shellshock: true,
+        env_allow: Vec::new(),
+        max_stderr_bytes: 4096,
+    }
+}
+
+fn pool(min: usize, max: usize) -> PoolSettings {
+    PoolSettings {
+        min,
+        max,
+        queue: 100,
+        queue_timeout: Duration::from_secs(10),
+        idle_timeout: Duration::from_secs(60),
+        max_requests: 0,
+        max_age: None,
+    }
+}
+
+fn test_app() -> CommandConfig {
+    CommandConfig {
+        program: PathBuf::from(env!("CARGO_BIN_EXE_tern-fcgi-app")),
+        args: Vec::new(),
+        env: Vec::new(),
+    }
+}
+
+fn spawned(site: &Site, app: CommandConfig, pool: PoolSettings, timeout: Duration) -> FastCgi {
+    let cfg = FastCgiConfig {
+        app: FastCgiApp::Spawn(app),
+        dir: None,
+        document_root: site.path("www"),
+        pool,
+        policy: policy(timeout),
+        connect_timeout: Duration::from_secs(3),
+    };
+    FastCgi::new(&cfg, "test").unwrap()
+}
+
+fn fcgi_get(target: &str) -> Req {
+    let mut r = Req::get(target);
+    r.pattern = "/app";
+    r
+}
+
+/// Sends `req` to any handler and reads the whole response (within 30 s).
+async fn send(h: &dyn Handler, req: Req) -> Resp {
+    let fut = async {
+        let resp = h.call(req.exchange()).await;
+        let (parts, body) = resp.into_parts();
+        let body = match body.collect().await {
+            Ok(b) => b.to_bytes().to_vec(),
+            Err(e) => format!("<body error: {e}>").into_bytes(),
+        };
+        Resp {
+            status: parts.status.as_u16(),
+            headers: parts.headers,
+            body,
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), fut)
+        .await
+        .expect("the response took longer than 30 s")
+}
+
+async fn pid_of(h: &dyn Handler, target: &str) -> u32 {
+    let r = send(h, fcgi_get(target)).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    r.text()
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("not a pid: {:?}", r.text()))
+}
+
+#[tokio::test]
+async fn a_spawned_application_answers_and_keeps_its_process() {
+    let site = Site::new();
+    let h = spawned(&site, test_app(), pool(1, 1), Duration::from_secs(10));
+    let r = send(&h, fcgi_get("/app/hello")).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.text(), "Hello!\n");
+    let a = pid_of(&h, "/app/pid").await;
+    let b = pid_of(&h, "/app/pid").await;
+    assert_eq!(a, b, "one process serves request after request");
+    let r = send(&h, fcgi_get("/app/x/64k")).await;
+    assert_eq!(r.body.len(), 65536);
+}
+
+#[tokio::test]
+async fn the_environment_names_the_route_and_the_rest_of_the_path() {
+    let site = Site::new();
+    let h = spawned(&site, test_app(), pool(1, 1), Duration::from_secs(10));
+    let r = send(&h, fcgi_get("/app/a/env?q=1")).await;
+    let text = r.text();
+    assert!(text.contains("SCRIPT_NAME=/app\n"), "{text}");
+    assert!(text.contains("PATH_INFO=/a/env\n"), "{text}");
+    assert!(text.contains("QUERY_STRING=q=1\n"), "{text}");
+    assert!(text.contains("GATEWAY_INTERFACE=CGI/1.1\n"), "{text}");
+}
+
+#[tokio::test]
+async fn a_posted_body_reaches_the_application_whole() {
+    let site = Site::new();
+    let h = spawned(&site, test_app(), pool(1, 1), Duration::from_secs(10));
+    for len in [0usize, 10, 100_000, 1_000_000] {
+        let body: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+        let mut req = Req::post("/app/echo", body.clone());
+        req.pattern = "/app";
+        let r = send(&h, req).await;
+        assert_eq!(r.status, 200, "{len}");
+        assert_eq!(r.body, body, "{len} bytes back");
+    }
+}
+
+#[tokio::test]
+async fn a_crash_is_a_502_and_the_process_is_replaced() {
+    let site = Site::new();
+    let h = spawned(&site, test_app(), pool(1, 1), Duration::from_secs(10));
+    let before = pid_of(&h, "/app/pid").await;
+    let r = send(&h, fcgi_get("/app/crash")).await;
+    assert!(
+        r.status == 502 || r.body.ends_with(b">"),
+        "{} {}",
+        r.status,
+        r.text()
+    );
+    let after = pid_of(&h, "/app/pid").await;
+    assert_ne!(before, after, "a new process");
+    eventually("the crashed process to be reaped", || is_dead(before)).await;
+}
+
+#[tokio::test]
+async fn a_hang_is_a_504_and_the_process_is_killed() {
+    let site = Site::new();
+    let h = spawned(&site, test_app(), pool(1, 1), Duration::from_millis(500));
+    let before = pid_of(&h, "/app/pid").await;
+    let r = send(&h, fcgi_get("/app/hang")).await;
+    assert_eq!(r.status, 504);
+    eventually("the hung process to be killed", || is_dead(before)).await;
+    let after = pid_of(&h, "/app/pid").await;
+    assert_ne!(before, after);
+}
+
+#[tokio::test]
+async fn protocol_violations_are_502() {
+    let site = Site::new();
+    let h = spawned(&site, test_app(), pool(1, 1), Duration::from_secs(10));
+    for path in ["/app/bad-record", "/app/big-head"] {
+        let r = send(&h, fcgi_get(path)).await;
+        assert_eq!(r.status, 502, "{path}: {}", r.text());
+    }
+    assert_eq!(send(&h, fcgi_get("/app/hello")).await.status, 200);
+}
+
+#[tokio::test]
+async fn a_flood_of_stderr_is_logged_up_to_the_cap_and_the_answer_arrives() {
+    let site = Site::new();
+    let h = spawned(&site, test_app(), pool(1, 1), Duration::from_secs(10));
+    let r = send(&h, fcgi_get("/app/stderr?5000000")).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+}
+
+#[tokio::test]
+async fn after_max_requests_the_process_is_replaced() {
+    let site = Site::new();
+    let mut p = pool(1, 1);
+    p.max_requests = 2;
+    let h = spawned(&site, test_app(), p, Duration::from_secs(10));
+    let a = pid_of(&h, "/app/pid").await;
+    let b = pid_of(&h, "/app/pid").await;
+    let c = pid_of(&h, "/app/pid").await;
+    assert_eq!(a, b);
+    assert_ne!(b, c, "recycled after two requests");
+    eventually("the recycled process to end", || is_dead(a)).await;
+}
+
+#[tokio::test]
+async fn idle_processes_above_the_minimum_are_reaped() {
+    let site = Site::new();
+    let mut p = pool(0, 1);
+    p.idle_timeout = Duration::from_millis(300);
+    let h = spawned(&site, test_app(), p, Duration::from_secs(10));
+    let pid = pid_of(&h, "/app/pid").await;
+    eventually("the idle process to be reaped", || is_dead(pid)).await;
+    assert_ne!(pid_of(&h, "/app/pid").await, pid, "a new one on demand");
+}
+
+#[tokio::test]
+async fn a_full_queue_is_a_503_at_once_and_others_keep_working() {
+    let site = Site::new();
+    let mut p = pool(1, 1);
+    p.queue = 1;
+    let h = spawned(&site, test_app(), p, Duration::from_millis(1500));
+    let hang = {
+        let h = h.clone();
+        tokio::spawn(async move { send(&h, fcgi_get("/app/hang")).await })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let queued = {
+        let h = h.clone();
+        tokio::spawn(async move { send(&h, fcgi_get("/app/hello")).await })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let r = send(&h, fcgi_get("/app/hello")).await;
+    assert_eq!(r.status, 503);
+    assert_eq!(r.header("retry-after"), Some("1"));
+    assert!(!queued.is_finished(), "the queued request waits");
+    assert_eq!(hang.await.unwrap().status, 504);
+    assert_eq!(
+        queued.await.unwrap().status,
+        200,
+        "served once the hung worker was replaced"
+    );
+}
+
+#[tokio::test]
+async fn a_crash_under_load_fails_only_its_own_request() {
+    let site = Site::new();
+    let mut p = pool(2, 4);
+    p.queue = 1000;
+    let h = spawned(&site, test_app(), p, Duration::from_secs(10));
+    let mut tasks = Vec::new();
+    for i in 0..200 {
+        let h = h.clone();
+        tasks.push(tokio::spawn(async move {
+            let path = if i % 50 == 7 {
+                "/app/crash"
+            } else {
+                "/app/hello"
+            };
+            (path, send(&h, fcgi_get(path)).await)
+        }));
+    }
+    for t in tasks {
+        let (path, r) = t.await.unwrap();
+        if path == "/app/hello" {
+            assert_eq!(r.status, 200, "{}", r.text());
+            assert_eq!(r.text(), "Hello!\n");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_server_that_refuses_connections_is_a_quick_502() {
+    let site = Site::new();
+    let cfg = FastCgiConfig {
+        app: FastCgiApp::Connect(vec![format!(
+            "unix:{}",
+            site.path("nothing.sock").display()
+        )]),
+        dir: None,
+        document_root: site.path("www"),
+        pool: pool(0, 2),
+        policy: policy(Duration::from_secs(10)),
+        connect_timeout: Duration::from_secs(3),
+    };
+    let h = FastCgi::new(&cfg, "refused").unwrap();
+    let started = Instant::now();
+    for _ in 0..3 {
+        let r = send(&h, fcgi_get("/app/hello")).await;
+        assert_eq!(r.status, 502, "{}", r.text());
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(9),
+        "502 without waiting out the queue timeout"
+    );
+}
+
+#[tokio::test]
+async fn connections_to_a_running_application_are_reused() {
+    let site = Site::new();
+    let sock = site.path("app.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    let mut app = Command::new(env!("CARGO_BIN_EXE_tern-fcgi-app"));
+    app.stdin(std::process::Stdio::from(std::os::fd::OwnedFd::from(
+        listener,
+    )));
+    let app = Group::spawn(&mut app);
+    let cfg = FastCgiConfig {
+        app: FastCgiApp::Connect(vec![format!("unix:{}", sock.display())]),
+        dir: None,
+        document_root: site.path("www"),
+        pool: pool(0, 1),
+        policy: policy(Duration::from_secs(10)),
+        connect_timeout: Duration::from_secs(3),
+    };
+    let h = FastCgi::new(&cfg, "connect").unwrap();
+    for _ in 0..20 {
+        assert_eq!(pid_of(&h, "/app/pid").await, app.pid());
+    }
+}
+
+/// php-fpm from Debian, started on a socket in a temporary directory.
+struct PhpFpm {
+    _group: Group,
+    sock: PathBuf,
+}
+
+fn php_fpm(dir: &Path) -> PhpFpm {
+    let bin = std::fs::read_dir("/usr/sbin")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("php-fpm"))
+        })
+        .expect("php-fpm is not installed: run scripts/test-all, which installs it");
+    let sock = dir.join("fpm.sock");
+    let conf = dir.join("fpm.conf");
+    let root = rustix::process::geteuid().is_root();
+    let user = if root {
+        "user = root\ngroup = root\n"
+    } else {
+        ""
+    };
+    std::fs::write(
+        &conf,
+        format!(
+            "[global]\nerror_log = {d}/fpm.log\ndaemonize = no\npid = {d}/fpm.pid\n\n[www]\n{user}listen = {s}\npm = static\npm.max_children = 2\nclear_env = yes\n",
+            d = dir.display(),
+            s = sock.display()
+        ),
+    )
+    .unwrap();
+    let mut cmd = Command::new(bin);
+    cmd.arg("-F").arg("-y").arg(&conf).arg("-p").arg(dir);
+    if root {
+        cmd.arg("-R");
+    }
+    cmd.stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let group = Group::spawn(&mut cmd);
+    let end = Instant::now() + Duration::from_secs(20);
+    while !sock.exists() {
+        assert!(
+            Instant::now() < end,
+            "php-fpm did not open {}",
+            sock.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    PhpFpm {
+        _group: group,
+        sock,
+    }
+}
+
+fn php_site(site: &Site) -> PathBuf {
+    let php = site.path("www/php");
+    std::fs::create_dir_all(&php).unwrap();
+    std::fs::write(php.join("hello.php"), "<?php echo \"Hello!\\n\";\n").unwrap();
+    std::fs::write(
+        php.join("post.php"),
+        "<?php header('X-Script: ' . $_SERVER['SCRIPT_NAME']); echo strlen(file_get_contents('php://input')), ' ', $_SERVER['PATH_INFO'] ?? '-', \"\\n\";\n",
+    )
+    .unwrap();
+    php
+}
+
+fn php_req(target: &str) -> Req {
+    let mut r = Req::get(target);
+    r.pattern = "*.php";
+    r
+}
+
+#[tokio::test]
+async fn php_fpm_runs_scripts_beneath_the_directory() {
+    let site = Site::new();
+    let php = php_site(&site);
+    let fpm = php_fpm(site.dir.path());
+    let cfg = FastCgiConfig {
+        app: FastCgiApp::Connect(vec![format!("unix:{}", fpm.sock.display())]),
+        dir: Some(site.path("www")),
+        document_root: site.path("www"),
+        pool: pool(0, 2),
+        policy: policy(Duration::from_secs(10)),
+        connect_timeout: Duration::from_secs(3),
+    };
+    let h = FastCgi::new(&cfg, "php-fpm").unwrap();
+    for _ in 0..5 {
+        let r = send(&h, php_req("/php/hello.php")).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(r.text(), "Hello!\n");
+    }
+    let mut req = Req::post("/php/post.php/extra", vec![b'x'; 300_000]);
+    req.pattern = "*.php";
+    let r = send(&h, req).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.text(), "300000 /extra\n");
+    assert_eq!(r.header("x-script"), Some("/php/post.php"));
+    // No such script: tern answers 404 itself, php-fpm is not asked.
+    assert_eq!(send(&h, php_req("/php/missing.php")).await.status, 404);
+    drop(php);
+}
+
+#[tokio::test]
+async fn php_cgi_runs_as_a_pool_tern_spawns() {
+    let site = Site::new();
+    php_site(&site);
+    let cfg = FastCgiConfig {
+        app: FastCgiApp::Spawn(CommandConfig {
+            program: PathBuf::from("/usr/bin/php-cgi"),
+            args: Vec::new(),
+            env: vec![
+                ("PHP_FCGI_CHILDREN".into(), "0".into()),
+                ("PHP_FCGI_MAX_REQUESTS".into(), "0".into()),
+            ],
+        }),
+        dir: Some(site.path("www")),
+        document_root: site.path("www"),
+        pool: pool(1, 2),
+        policy: policy(Duration::from_secs(10)),
+        connect_timeout: Duration::from_secs(3),
+    };
+    assert!(
+        Path::new("/usr/bin/php-cgi").exists(),
+        "php-cgi is not installed: run scripts/test-all, which installs it"
+    );
+    let h = FastCgi::new(&cfg, "php-cgi").unwrap();
+    for _ in 0..5 {
+        let r = send(&h, php_req("/php/hello.php")).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(r.text(), "Hello!\n");
+    }
+}
+
+#[tokio::test]
+async fn fcgiwrap_runs_cgi_scripts() {
+    let site = Site::new();
+    site.script(
+        "hello.sh",
+        "#!/bin/sh\nprintf 'Content-Type: text/plain\\n\\nHello from %s\\n' \"$SCRIPT_NAME\"\n",
+    );
+    assert!(
+        Path::new("/usr/sbin/fcgiwrap").exists(),
+        "fcgiwrap is not installed: run scripts/test-all, which installs it"
+    );
+    let cfg = FastCgiConfig {
+        app: FastCgiApp::Spawn(CommandConfig {
+            program: PathBuf::from("/usr/sbin/fcgiwrap"),
+            args: Vec::new(),
+            env: Vec::new(),
+        }),
+        dir: Some(site.path("cgi-bin")),
+        document_root: site.path("www"),
+        pool: pool(1, 1),
+        policy: policy(Duration::from_secs(10)),
+        connect_timeout: Duration::from_secs(3),
+    };
+    let h = FastCgi::new(&cfg, "fcgiwrap").unwrap();
+    for _ in 0..3 {
+        let r = send(&h, Req::get("/cgi-bin/hello.sh")).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(r.text(), "Hello from /cgi-bin/hello.sh\n");
+    }
+}
+
+fn cgiplus(site: &Site, engine: Engine, pool: PoolSettings) -> CgiPlus {
+    let cfg = CgiPlusConfig {
+        engine,
+        dir: site.path("cgi-bin"),
+        document_root: site.path("www"),
+        pool,
+        policy: policy(Duration::from_secs(10)),
+    };
+    CgiPlus::new(&cfg, "test").unwrap()
+}
+
+/// A CGIplus loop in sh: the pid and a count, so reuse shows.
+const SH_LOOP: &str = r#"#!/bin/sh
+n=0
+while IFS= read -r line; do
+  [ "$line" = "!" ] || continue
+  while IFS= read -r var && [ -n "$var" ]; do :; done
+  n=$((n+1))
+  printf 'Content-Type: text/plain\n\n%s %s\n' "$$" "$n"
+  [ "$n" = 3 ] && [ -e "$0.crash" ] && { printf 'partial'; exit 3; }
+  printf '%s\n' "$CGIPLUSEOF"
+done
+"#;
+
+#[tokio::test]
+async fn a_cgiplus_script_serves_request_after_request_in_one_process() {
+    let site = Site::new();
+    site.script("loop.sh", SH_LOOP);
+    let h = cgiplus(&site, Engine::Scripts, pool(0, 1));
+    let mut pids = Vec::new();
+    for i in 1..=5 {
+        let r = send(&h, Req::get("/cgi-bin/loop.sh")).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        let text = r.text();
+        let (pid, n) = text.trim().split_once(' ').unwrap();
+        assert_eq!(n, i.to_string());
+        pids.push(pid.to_owned());
+    }
+    pids.dedup();
+    assert_eq!(pids.len(), 1, "one process: {pids:?}");
+}
+
+#[tokio::test]
+async fn a_cgiplus_script_that_exits_mid_response_is_replaced() {
+    let site = Site::new();
+    site.script("loop.sh", SH_LOOP);
+    std::fs::write(site.path("cgi-bin/loop.sh.crash"), "").unwrap();
+    let h = cgiplus(&site, Engine::Scripts, pool(0, 1));
+    for _ in 0..2 {
+        assert_eq!(send(&h, Req::get("/cgi-bin/loop.sh")).await.status, 200);
+    }
+    let r = send(&h, Req::get("/cgi-bin/loop.sh")).await;
+    assert!(r.status == 200 || r.status == 502, "{}", r.status);
+    assert!(
+        r.status == 502 || r.body.ends_with(b">"),
+        "the third response is not complete: {:?}",
+        r.text()
+    );
+    let r = send(&h, Req::get("/cgi-bin/loop.sh")).await;
+    assert_eq!(r.status, 200);
+    assert!(
+        r.text().trim().ends_with(" 1"),
+        "a new process: {}",
+        r.text()
+    );
+}
+
+#[tokio::test]
+async fn the_perl_engine_runs_plain_cgi_scripts_and_reloads_edits() {
+    let site = Site::new();
+    install(
+        &site.path("cgi-bin/a.pl"),
+        b"print \"Content-Type: text/plain\\n\\nA $$ $ENV{QUERY_STRING}\\n\";\n",
+        0o644,
+    );
+    install(
+        &site.path("cgi-bin/b.pl"),
+        b"read(STDIN, my $b, $ENV{CONTENT_LENGTH}); print \"Content-Type: text/plain\\n\\nB \", length($b), \"\\n\"; exit 0;\n",
+        0o644,
+    );
+    let h = cgiplus(&site, Engine::Perl, pool(1, 1));
+    let a1 = send(&h, Req::get("/cgi-bin/a.pl?x=1")).await;
+    assert_eq!(a1.status, 200, "{}", a1.text());
+    let mut post = Req::post("/cgi-bin/b.pl", vec![b'z'; 5000]);
+    post.pattern = "/cgi-bin";
+    let b = send(&h, post).await;
+    assert_eq!(b.text(), "B 5000\n");
+    let a2 = send(&h, Req::get("/cgi-bin/a.pl?y=2")).await;
+    let (p1, p2) = (
+        a1.text().split(' ').nth(1).unwrap().to_owned(),
+        a2.text().split(' ').nth(1).unwrap().to_owned(),
+    );
+    assert_eq!(p1, p2, "one engine process: {} / {}", a1.text(), a2.text());
+    assert!(a2.text().ends_with("y=2\n"), "{}", a2.text());
+    std::thread::sleep(Duration::from_millis(1100));
+    install(
+        &site.path("cgi-bin/a.pl"),
+        b"print \"Content-Type: text/plain\\n\\nedited\\n\";\n",
+        0o644,
+    );
+    assert_eq!(send(&h, Req::get("/cgi-bin/a.pl")).await.text(), "edited\n");
+}
+
+#[tokio::test]
+async fn the_python_engine_runs_plain_cgi_scripts() {
+    let site = Site::new();
+    install(
+        &site.path("cgi-bin/h.py"),
+        b"import os, sys\nprint('Content-Type: text/plain')\nprint()\nprint('py', os.getpid(), os.environ.get('QUERY_STRING'), len(sys.stdin.read()))\n",
+        0o644,
+    );
+    install(
+        &site.path("cgi-bin/boom.py"),
+        b"raise RuntimeError('boom')\n",
+        0o644,
+    );
+    let h = cgiplus(&site, Engine::Python, pool(1, 1));
+    let r1 = send(&h, Req::get("/cgi-bin/h.py?q=1")).await;
+    assert_eq!(r1.status, 200, "{}", r1.text());
+    assert!(r1.text().ends_with(" q=1 0\n"), "{}", r1.text());
+    assert_eq!(send(&h, Req::get("/cgi-bin/boom.py")).await.status, 500);
+    let r2 = send(&h, Req::get("/cgi-bin/h.py?q=2")).await;
+    assert_eq!(r2.status, 200);
+    assert_eq!(
+        r1.text().split(' ').nth(1),
+        r2.text().split(' ').nth(1),
+        "the engine survived the exception"
+    );
+}

@@ -1,0 +1,195 @@
+//! Persistent workers end to end: the demo's FastCGI, CGIplus and engine
+//! routes through the binary, a reload under load with zero failed
+//! requests, and no worker process left behind after shutdown.
+
+use std::io::{Read as _, Write as _};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use super::*;
+
+/// The process ids of `parent`'s children.
+fn children(parent: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some(rest) = stat.rsplit(')').next() else {
+            continue;
+        };
+        let mut f = rest.split_whitespace();
+        let state = f.next();
+        let ppid = f.next().and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(parent) && state != Some("Z") {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rsplit(')')
+            .next()
+            .and_then(|r| r.split_whitespace().next())
+            != Some("Z")
+    })
+}
+
+#[test]
+fn the_demo_serves_each_persistent_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = Tern::spawn(BIN, &["serve", "--listen", "127.0.0.1:0"], dir);
+    let r = get(&t, "/fcgi/a?x=1");
+    assert_eq!(r.status, 200, "{}\n{}", r.text(), t.log());
+    assert!(
+        r.text().starts_with("Hello from a FastCGI application"),
+        "{}",
+        r.text()
+    );
+    assert!(
+        r.text()
+            .contains("SCRIPT_NAME=/fcgi\nPATH_INFO=/a\nQUERY_STRING=x=1\n"),
+        "{}",
+        r.text()
+    );
+    let r = get(&t, "/cgiplus-bin/hello.pl?q");
+    assert_eq!(r.status, 200, "{}\n{}", r.text(), t.log());
+    assert!(r.text().contains("under CGIplus"), "{}", r.text());
+    let r = get(&t, "/face2face.pl");
+    assert_eq!(r.status, 200, "{}\n{}", r.text(), t.log());
+    assert!(r.text().contains("<B>Hello!</B>"), "{}", r.text());
+    let r = get(&t, "/hello.py?z=9");
+    assert_eq!(r.status, 200, "{}\n{}", r.text(), t.log());
+    assert!(r.text().contains("QUERY_STRING=z=9"), "{}", r.text());
+    if std::path::Path::new("/usr/bin/php-cgi").exists() {
+        let r = get(&t, "/php/face2face.php");
+        assert_eq!(r.status, 200, "{}\n{}", r.text(), t.log());
+        assert!(r.text().contains("<B>Hello!</B>"), "{}", r.text());
+    }
+}
+
+fn fcgi_config(app: &str, procs: usize) -> String {
+    config(
+        "",
+        &format!(
+            "[[site.route]]\nprefix = \"/app\"\nhandler = \"fastcgi\"\ncommand = [\"{app}\"]\nmin_processes = {procs}\nmax_processes = {procs}\n"
+        ),
+    )
+}
+
+/// tern's own binary under the demo's FastCGI name, in `dir`.
+fn fastcgi_app(dir: &std::path::Path) -> String {
+    let app = dir.join("hello.fcgi");
+    std::fs::hard_link(BIN, &app)
+        .or_else(|_| std::fs::copy(BIN, &app).map(|_| ()))
+        .unwrap();
+    app.to_string_lossy().into_owned()
+}
+
+#[test]
+fn a_reload_under_load_fails_no_request_and_leaves_no_worker_behind() {
+    let dir = docroot(&[]);
+    let app = fastcgi_app(dir.path());
+    let t = Tern::start_in(BIN, &fcgi_config(&app, 2), dir);
+    assert_eq!(get(&t, "/app/hello-only").text(), "Hello!\n");
+    let before = children(t.pid());
+    assert_eq!(before.len(), 2, "two workers: {before:?}");
+    let addr = t.addr();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let load: Vec<_> = (0..4)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let (mut ok, mut failed) = (0u32, Vec::new());
+                let end = Instant::now() + Duration::from_secs(30);
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) && Instant::now() < end {
+                    match request(
+                        addr,
+                        b"GET /app/hello-only HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+                    ) {
+                        Ok(r) if r.status == 200 && r.text() == "Hello!\n" => ok += 1,
+                        Ok(r) => failed.push(format!("{} {}", r.status, r.text())),
+                        Err(e) => failed.push(e.to_string()),
+                    }
+                }
+                (ok, failed)
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    t.signal(1);
+    assert!(t.wait_log("reloaded"), "{}", t.log());
+    std::thread::sleep(Duration::from_millis(500));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut total = 0;
+    for h in load {
+        let (ok, failed) = h.join().unwrap();
+        assert!(
+            failed.is_empty(),
+            "failed requests: {failed:?}\n{}",
+            t.log()
+        );
+        total += ok;
+    }
+    assert!(total > 0);
+    // The old generation drains and stops; the new one serves.
+    let end = Instant::now() + Duration::from_secs(20);
+    while before.iter().any(|p| alive(*p)) {
+        assert!(
+            Instant::now() < end,
+            "old workers still running: {before:?}\n{}",
+            t.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(get(&t, "/app/hello-only").text(), "Hello!\n");
+}
+
+#[test]
+fn shutdown_stops_every_worker() {
+    let dir = docroot(&[]);
+    let app = fastcgi_app(dir.path());
+    let mut t = Tern::start_in(BIN, &fcgi_config(&app, 3), dir);
+    assert_eq!(get(&t, "/app/hello-only").text(), "Hello!\n");
+    let workers = children(t.pid());
+    assert_eq!(workers.len(), 3, "{workers:?}");
+    t.signal(15);
+    assert!(
+        t.wait_exit(Duration::from_secs(20)).is_some(),
+        "{}",
+        t.log()
+    );
+    let end = Instant::now() + Duration::from_secs(10);
+    while workers.iter().any(|p| alive(*p)) {
+        assert!(Instant::now() < end, "workers outlived tern: {workers:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn keep_alive_requests_reuse_one_worker_connection() {
+    let dir = docroot(&[]);
+    let app = fastcgi_app(dir.path());
+    let t = Tern::start_in(BIN, &fcgi_config(&app, 1), dir);
+    let mut s = TcpStream::connect(t.addr()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    for i in 1..=50u32 {
+        s.write_all(b"GET /app/n HTTP/1.1\r\nHost: t\r\n\r\n")
+            .unwrap();
+        let r = Response::read_from(&mut s, false).unwrap();
+        assert_eq!(r.status, 200);
+        assert!(
+            r.text().contains(&format!("request {i} on it")),
+            "{}",
+            r.text()
+        );
+    }
+    let mut rest = Vec::new();
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    let _ = s.read_to_end(&mut rest);
+}
