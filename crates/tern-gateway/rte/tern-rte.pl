@@ -75,6 +75,7 @@ if (defined $ESC && defined $EOT) {
 
 my %scripts;    # file => { key, code, package, data }
 my $serial = 0;
+my $ENGINE = $$;
 
 while (my $vars = read_request()) {
     my $body = read_exactly($vars->{CONTENT_LENGTH} || 0);
@@ -162,6 +163,9 @@ sub serve {
         }
         $ok = eval { $script->{code}->(); 1 };
         $err = $@;
+        # A child the script forked that came back here (by `exit`, `die`
+        # or the end of the script) must not go on serving requests.
+        CORE::exit(0) if $$ != $ENGINE;
         select($selected);
         $wrote = $sink->{bytes};
         undef $sink;

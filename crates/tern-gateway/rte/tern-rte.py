@@ -80,6 +80,7 @@ class Engine:
         os.dup2(null, 0)
         os.close(null)
         self.scripts = {}  # path -> ((dev, ino, size, mtime_ns), code)
+        self.pid = os.getpid()
         esc, eot = env.get(b"CGIPLUSESC"), env.get(b"CGIPLUSEOT")
         if esc and eot:
             # Struct mode: each request's variables in one read. It applies
@@ -201,6 +202,11 @@ class Engine:
                     stdout.flush()
             except ValueError:
                 pass  # the script closed sys.stdout.buffer under it
+        if os.getpid() != self.pid:
+            # A child the script forked that came back here (by sys.exit(),
+            # an exception or the end of the script) must not go on serving
+            # requests.
+            os._exit(1 if failed else 0)
         if failed and sink.bytes == 0:
             write_all(SERVER_ERROR)
 

@@ -5,8 +5,9 @@
 //! tern, which writes them out ([`write_to`]) for its pools to start.
 //! `docs/cgiplus.md` says how to write scripts for them.
 //!
-//! Also here: a hello script that answers both as plain CGI and as
-//! CGIplus, for the demo site and the benchmarks.
+//! Also here: hello scripts in sh, Perl and Python that answer both as
+//! plain CGI and as CGIplus, for the demo site and the benchmarks; they
+//! are the examples `docs/cgiplus.md` shows.
 
 use std::fs;
 use std::io;
@@ -26,6 +27,10 @@ pub const HELLO_SH: &str = include_str!("../rte/examples/hello.sh");
 /// `rte/examples/hello.pl`: `Hello!` as plain CGI or CGIplus (struct mode,
 /// Perl).
 pub const HELLO_PL: &str = include_str!("../rte/examples/hello.pl");
+
+/// `rte/examples/hello.py`: `Hello!` as plain CGI or CGIplus (struct mode,
+/// Python).
+pub const HELLO_PY: &str = include_str!("../rte/examples/hello.py");
 
 /// A run-time engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -117,5 +122,20 @@ mod tests {
         assert_eq!(fs::read_to_string(&perl).unwrap(), PERL);
         assert!(PERL.starts_with("#!/usr/bin/perl\n"));
         assert!(PYTHON.starts_with("#!/usr/bin/env python3\n"));
+    }
+
+    /// The protocol's documentation shows the examples as they ship (and
+    /// as the integration tests run them).
+    #[test]
+    fn the_documentation_shows_the_examples_as_they_are() {
+        let doc = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/cgiplus.md");
+        let doc = fs::read_to_string(doc).unwrap();
+        for (lang, source) in [("sh", HELLO_SH), ("perl", HELLO_PL), ("python", HELLO_PY)] {
+            let block = format!("```{lang}\n{source}```\n");
+            assert!(
+                doc.contains(&block),
+                "docs/cgiplus.md lacks the {lang} example as shipped"
+            );
+        }
     }
 }

@@ -624,6 +624,7 @@ async fn the_hello_examples_answer_as_plain_cgi_and_as_cgiplus() {
     for (name, source) in [
         ("hello.sh", tern_gateway::rte::HELLO_SH),
         ("hello.pl", tern_gateway::rte::HELLO_PL),
+        ("hello.py", tern_gateway::rte::HELLO_PY),
     ] {
         let site = Site::new();
         site.script(name, source);
@@ -644,10 +645,10 @@ async fn the_hello_examples_answer_as_plain_cgi_and_as_cgiplus() {
         }
         assert_eq!(w.child.id(), pid);
         assert!(w.child.try_wait().unwrap().is_none(), "{name} still runs");
-        let want = if name == "hello.pl" {
-            Mode::Struct
-        } else {
+        let want = if name == "hello.sh" {
             Mode::Record
+        } else {
+            Mode::Struct
         };
         assert_eq!(w.pipes.as_ref().unwrap().mode(), want, "{name}");
     }

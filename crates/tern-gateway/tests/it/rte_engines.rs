@@ -7,7 +7,7 @@
 use tern_gateway::cgiplus::Mode;
 use tern_gateway::rte::{self, Engine};
 
-use super::cgiplus::{Body, Call, Worker};
+use super::cgiplus::{exchange, Body, Call, Worker};
 use super::*;
 
 /// The engine, written out by `rte::write_to` and started by its
@@ -42,6 +42,8 @@ struct Scripts {
     broken: &'static str,
     /// Prints its working directory's name.
     cwd: &'static str,
+    /// Forks a child that prints and exits; the parent waits for it.
+    fork: &'static str,
 }
 
 fn scripts(e: Engine) -> Scripts {
@@ -66,6 +68,12 @@ print "Content-Type: text/plain\n\n", length($body), ":", $body, defined $more ?
 "#,
             broken: "#!/usr/bin/perl\nsub {\n",
             cwd: "#!/usr/bin/perl\nuse Cwd;\nmy @p = split m{/}, getcwd();\nprint \"Content-Type: text/plain\\n\\ncwd=$p[-1]\";\n",
+            fork: r#"print "Content-Type: text/plain\n\n";
+my $pid = fork;
+if ($pid == 0) { print "child\n"; exit 0 }
+waitpid $pid, 0;
+print "parent\n";
+"#,
         },
         Engine::Python => Scripts {
             ext: "py",
@@ -89,6 +97,16 @@ sys.stdout.write("Content-Type: text/plain\n\n%d:%s%s" % (len(body), body, " mor
 "#,
             broken: "def (:\n",
             cwd: "import os\nprint('Content-Type: text/plain\\n')\nprint('cwd=' + os.path.basename(os.getcwd()), end='')\n",
+            fork: r#"import os, sys
+print("Content-Type: text/plain\n")
+sys.stdout.flush()
+pid = os.fork()
+if pid == 0:
+    print("child")
+    sys.exit(0)
+os.waitpid(pid, 0)
+print("parent")
+"#,
         },
     }
 }
@@ -238,6 +256,21 @@ async fn scripts_run_in_their_own_directory(e: Engine) {
     }
 }
 
+async fn a_forked_child_does_not_go_on_serving(e: Engine) {
+    let s = scripts(e);
+    let mut w = engine(e);
+    let fork = put(&w, &format!("fork.{}", s.ext), s.fork);
+    let hello = put(&w, &format!("hello.{}", s.ext), s.hello);
+    let pid = w.child.id();
+    // A child left reading the engine's stdin would take some of these.
+    for _ in 0..3 {
+        let out = w.ok(Call::get("/fork").script(&fork)).await;
+        assert_eq!(out, format!("{PLAIN}child\nparent\n"));
+        let out = w.ok(Call::get("/hello").script(&hello)).await;
+        assert_eq!(out, format!("{PLAIN}hello {pid}\n"));
+    }
+}
+
 /// Each scenario, once per engine.
 macro_rules! both_engines {
     ($($scenario:ident),* $(,)?) => {$(
@@ -264,4 +297,34 @@ both_engines!(
     errors_answer_500_and_the_engine_keeps_serving,
     the_body_is_on_stdin,
     scripts_run_in_their_own_directory,
+    a_forked_child_does_not_go_on_serving,
 );
+
+#[tokio::test]
+async fn perl_scripts_keep_data_sections_and_their_output_layers_do_not_stay() {
+    let mut w = engine(Engine::Perl);
+    let data = put(
+        &w,
+        "data.pl",
+        "#!/usr/bin/perl -w\nbinmode STDOUT, ':utf8';\nprint \"Content-Type: text/plain\\n\\n\";\nprint \"\\x{e9}\";\nsyswrite STDOUT, \"|\";\nprint while <DATA>;\n__DATA__\nline one\nline two\n",
+    );
+    let bytes = put(
+        &w,
+        "bytes.pl",
+        "print \"Content-Type: application/octet-stream\\n\\n\", \"\\xe9\";\n",
+    );
+    for _ in 0..2 {
+        // DATA is whole again on every request.
+        let out = w.ok(Call::get("/data").script(&data)).await;
+        assert_eq!(out, format!("{PLAIN}\u{e9}|line one\nline two\n"));
+        // The last script's `:utf8` layer is gone: a byte is a byte.
+        let pipes = w.pipes.take().unwrap();
+        let done = exchange(pipes, Call::get("/bytes").script(&bytes)).await;
+        done.end.unwrap();
+        assert_eq!(
+            done.out,
+            b"Content-Type: application/octet-stream\n\n\xe9".to_vec()
+        );
+        w.pipes = Some(done.reunited.unwrap());
+    }
+}
