@@ -41,12 +41,19 @@ pub(crate) enum Step {
     CalloutTooLong,
 }
 
-/// The sentinels of one worker, ready to search for.
-#[derive(Clone, Debug)]
+/// The sentinels of one worker, ready to search for. (`Debug` does not
+/// show them: see [`Sentinels`].)
+#[derive(Clone)]
 pub(crate) struct Scanner {
     eof: Finder<'static>,
     esc: Finder<'static>,
     eot: Finder<'static>,
+}
+
+impl std::fmt::Debug for Scanner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scanner").finish_non_exhaustive()
+    }
 }
 
 impl Scanner {

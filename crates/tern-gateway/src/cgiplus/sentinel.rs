@@ -4,6 +4,7 @@
 //! doing.
 
 use std::ffi::OsString;
+use std::fmt;
 use std::io;
 
 /// Random bytes in each string: 128 bits, written as 32 hex digits.
@@ -12,7 +13,12 @@ const RANDOM_BYTES: usize = 16;
 /// A worker process's sentinels. Each is `--tern-cgiplus-<role>-<32 hex>--`:
 /// printable (a shell script can `printf '%s'` it), distinct, and none a
 /// prefix of another.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// They are secrets: a client that knew a worker's CGIPLUSEOF and got a
+/// script to echo it could end a response early and put its own bytes at
+/// the start of the next client's response. So `Debug` does not show
+/// them, and tern never logs them.
+#[derive(Clone, PartialEq, Eq)]
 pub struct Sentinels {
     eof: String,
     esc: String,
@@ -67,6 +73,12 @@ impl Sentinels {
     }
 }
 
+impl fmt::Debug for Sentinels {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sentinels").finish_non_exhaustive()
+    }
+}
+
 fn sentinel(role: &str, random: &[u8]) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(19 + 2 * random.len() + 2);
@@ -101,5 +113,16 @@ mod tests {
         assert_eq!(env[0], ("CGIPLUSEOF".into(), a.eof().into()));
         assert_eq!(env[1], ("CGIPLUSESC".into(), a.esc().into()));
         assert_eq!(env[2], ("CGIPLUSEOT".into(), a.eot().into()));
+    }
+
+    #[test]
+    fn debug_output_keeps_the_sentinels_secret() {
+        let s = Sentinels::generate().unwrap();
+        let scanner = crate::cgiplus::scan::Scanner::new(&s);
+        for shown in [format!("{s:?}"), format!("{scanner:?}")] {
+            for secret in [s.eof(), s.esc(), s.eot()] {
+                assert!(!shown.contains(&secret[19..51]), "{shown}");
+            }
+        }
     }
 }
