@@ -36,6 +36,7 @@ pub(crate) fn walk_fastcgi(
             None
         }
         (Some(list), None) => {
+            let given = !list.is_empty();
             let mut addrs = Vec::new();
             for (a, span) in list {
                 match address_problem(&a) {
@@ -44,7 +45,9 @@ pub(crate) fn walk_fastcgi(
                 }
             }
             if addrs.is_empty() {
-                w.error(t.span(), t.key_path("connect"), "no address given");
+                if !given {
+                    w.error(t.span(), t.key_path("connect"), "no address given");
+                }
                 None
             } else {
                 Some(FastCgiApp::Connect(addrs))
@@ -65,7 +68,9 @@ pub(crate) fn walk_fastcgi(
     let dir = w
         .string_spanned(t, "dir")
         .map(|(d, span)| directory(w, t, base.join(d), span, opts));
-    let spawned = matches!(app, Some(FastCgiApp::Spawn(_)));
+    // By the key, not by its value, so that a bad command does not turn
+    // min_processes into an unknown key.
+    let spawned = t.contains("command");
     let pool = pool(w, t, spawned);
     let policy = policy(w, t);
     let connect_timeout = w

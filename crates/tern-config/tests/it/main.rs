@@ -337,3 +337,143 @@ wat = 1
         "{errs:#?}"
     );
 }
+
+#[test]
+fn fastcgi_and_cgiplus_routes_load_with_defaults_settings_and_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("www")).unwrap();
+    std::fs::create_dir(dir.path().join("bin")).unwrap();
+    let cfg = load(&write(
+        dir.path(),
+        r#"
+[[site]]
+root = "www"
+[[site.route]]
+extension = "php"
+handler = "fastcgi"
+connect = ["unix:/run/php/fpm.sock", "10.0.0.2:9000"]
+dir = "www"
+max_connections = 8
+[[site.route]]
+prefix = "/app"
+handler = "fastcgi"
+command = ["/bin/cat", "-u"]
+env = { A = "1" }
+min_processes = 0
+max_processes = 2
+max_requests = 500
+max_age = "1h"
+timeout = "5s"
+[[site.route]]
+prefix = "/plus"
+handler = "cgiplus"
+dir = "bin"
+[[site.route]]
+extension = "py"
+handler = "cgiplus"
+engine = "python"
+"#,
+    ))
+    .unwrap();
+    let routes = &cfg.sites[0].routes;
+    let HandlerConfig::FastCgi(php) = &routes[0].handler else {
+        panic!("{:?}", routes[0]);
+    };
+    assert_eq!(
+        php.app,
+        FastCgiApp::Connect(vec![
+            "unix:/run/php/fpm.sock".into(),
+            "10.0.0.2:9000".into()
+        ])
+    );
+    assert_eq!(php.dir.as_deref(), Some(dir.path().join("www").as_path()));
+    assert_eq!((php.pool.min, php.pool.max, php.pool.queue), (0, 8, 100));
+    assert_eq!(php.connect_timeout, Duration::from_secs(3));
+    let HandlerConfig::FastCgi(app) = &routes[1].handler else {
+        panic!("{:?}", routes[1]);
+    };
+    assert_eq!(
+        app.app,
+        FastCgiApp::Spawn(CommandConfig {
+            program: "/bin/cat".into(),
+            args: vec!["-u".into()],
+            env: vec![("A".into(), "1".into())],
+        })
+    );
+    assert_eq!(app.dir, None);
+    assert_eq!(
+        (app.pool.min, app.pool.max, app.pool.max_requests),
+        (0, 2, 500)
+    );
+    assert_eq!(app.pool.max_age, Some(Duration::from_secs(3600)));
+    assert_eq!(app.policy.timeout, Duration::from_secs(5));
+    let HandlerConfig::CgiPlus(plus) = &routes[2].handler else {
+        panic!("{:?}", routes[2]);
+    };
+    assert_eq!(plus.engine, Engine::Scripts);
+    assert_eq!((plus.pool.min, plus.pool.max), (1, 4));
+    assert_eq!(plus.pool.idle_timeout, Duration::from_secs(60));
+    let HandlerConfig::CgiPlus(py) = &routes[3].handler else {
+        panic!("{:?}", routes[3]);
+    };
+    assert_eq!(py.engine, Engine::Python);
+    assert_eq!(
+        py.dir,
+        dir.path().join("www"),
+        "an extension route defaults to the site root"
+    );
+
+    let errs = errors(
+        dir.path(),
+        r#"
+[[site]]
+root = "www"
+[[site.route]]
+prefix = "/a"
+handler = "fastcgi"
+[[site.route]]
+prefix = "/b"
+handler = "fastcgi"
+connect = ["unix:relative.sock", "nohost", "h:0"]
+[[site.route]]
+prefix = "/c"
+handler = "fastcgi"
+connect = "/x.sock"
+command = ["/bin/cat"]
+[[site.route]]
+prefix = "/d"
+handler = "fastcgi"
+command = ["cat"]
+min_processes = 5
+max_processes = 2
+queue = 0
+[[site.route]]
+prefix = "/e"
+handler = "cgiplus"
+engine = "ruby"
+[[site.route]]
+prefix = "/f"
+handler = "fastcgi"
+connect = "/x.sock"
+env = { A = "1" }
+"#,
+    );
+    let keys: Vec<(usize, &str)> = errs.iter().map(|e| (e.line, e.key.as_str())).collect();
+    assert_eq!(
+        keys,
+        [
+            (4, "site[0].route[0].connect"),
+            (10, "site[0].route[1].connect"),
+            (10, "site[0].route[1].connect"),
+            (10, "site[0].route[1].connect"),
+            (11, "site[0].route[2].connect"),
+            (19, "site[0].route[3].command"),
+            (22, "site[0].route[3].queue"),
+            (16, "site[0].route[3].min_processes"),
+            (26, "site[0].route[4].engine"),
+            (23, "site[0].route[4].dir"),
+            (31, "site[0].route[5].env"),
+        ],
+        "{errs:#?}"
+    );
+}
