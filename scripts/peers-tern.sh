@@ -17,5 +17,38 @@ root = "$root"
 prefix = "/cgi-bin"
 handler = "cgi"
 dir = "${PEERBENCH_CGI_BIN:-$root/cgi-bin}"
+
+[[site.route]]
+prefix = "/phpcgi"
+handler = "cgi"
+dir = "$root/phpcgi"
+interpreter = "/usr/bin/php-cgi"
 CONF
+# The shared FastCGI servers (peers.sh starts them with FCGI_PROCS processes
+# each): one kept connection per process at most, or a connection would wait
+# for a process that never frees up.
+procs=${FCGI_PROCS:-4}
+if [ -n "${PEERBENCH_FCGI_UNIX:-}" ]; then
+  cat >> "$cfg" <<CONF
+
+[[site.route]]
+prefix = "/fcgi"
+handler = "fastcgi"
+connect = "unix:$PEERBENCH_FCGI_UNIX"
+max_connections = $procs
+
+[[site.route]]
+prefix = "/fcgi-tcp"
+handler = "fastcgi"
+connect = "$PEERBENCH_FCGI_TCP"
+max_connections = $procs
+
+[[site.route]]
+prefix = "/php"
+handler = "fastcgi"
+connect = "unix:$PEERBENCH_PHP_FPM"
+dir = "$root/php"
+max_connections = $procs
+CONF
+fi
 exec "$tern" serve --config "$cfg"
