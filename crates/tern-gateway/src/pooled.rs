@@ -162,7 +162,11 @@ impl Body {
     fn of(source: Source) -> Body {
         match source {
             Source::Nothing => Body::Empty,
-            Source::Memory(b) => Body::Whole(b),
+            // Written with the head only while small: a worker may answer
+            // before it reads its body, and a large body written whole
+            // first would wait on it (the relay pumps both ways at once).
+            Source::Memory(b) if b.len() as u64 <= WHOLE_BODY_MAX => Body::Whole(b),
+            Source::Memory(b) => Body::Streamed(Rest::Memory(b)),
             Source::File(f) => Body::Streamed(Rest::File(f)),
             Source::Stream(b) => take_ready(b),
         }
@@ -254,8 +258,8 @@ async fn run_on<F: Transport>(
         }
     };
     drop(env);
-    let (tx, rx) = oneshot::channel();
-    tokio::spawn(async move {
+    let (tx, mut rx) = oneshot::channel();
+    let mut work = Box::pin(async move {
         let finish = relay::relay(&mut up, &mut down, rest, &settings, tx).await;
         match finish {
             Finish::Clean => {
@@ -269,9 +273,20 @@ async fn run_on<F: Transport>(
             Finish::Dirty(Dirty::Broken | Dirty::Silent) => lease.discard(Retire::Broken),
         }
     });
-    let (reply, output) = rx
-        .await
-        .map_err(|_| Error::Worker("the request's task ended without an answer".into()))??;
+    // The relay runs here while the response is unknown: most responses
+    // end with their head (a "Hello!", a page), and then no task is
+    // spawned and no wake-up crosses tasks. A response that streams on
+    // after its head gets a task of its own for the rest.
+    let started = tokio::select! {
+        biased;
+        () = &mut work => rx.await,
+        r = &mut rx => {
+            tokio::spawn(work);
+            r
+        }
+    };
+    let (reply, output) = started
+        .map_err(|_| Error::Worker("the request's relay ended without an answer".into()))??;
     Ok(match reply {
         Reply::LocalRedirect(target) => Answer::Redirect(target),
         Reply::Document(h) | Reply::ClientRedirect(h) => Answer::Response(render(h, output)),

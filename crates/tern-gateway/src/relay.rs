@@ -11,7 +11,6 @@
 //! the response while the head is complete never waits for the settling
 //! timer: the end is the end.
 
-
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -53,6 +52,8 @@ pub(crate) enum Rest {
     Nothing,
     /// Streamed from the client as it arrives.
     Stream(RequestBody),
+    /// Spooled in memory.
+    Memory(Bytes),
     /// What had arrived already, then the rest as it arrives.
     Prefixed(Bytes, RequestBody),
     /// Spooled to a file.
@@ -269,6 +270,10 @@ async fn feed<U: Upstream>(up: &mut U, rest: Rest) -> Result<u64, Error> {
     let mut sent = 0u64;
     match rest {
         Rest::Nothing => return Ok(0),
+        Rest::Memory(b) => {
+            sent += b.len() as u64;
+            up.send(b).await?;
+        }
         Rest::Stream(body) => sent += pump(up, body).await?,
         Rest::Prefixed(first, body) => {
             if !first.is_empty() {

@@ -149,6 +149,26 @@ impl Socket {
     }
 
     /// Registers the socket with the current runtime.
+    /// Writes what it can of `buf` without waiting, dropping the written
+    /// bytes from it.
+    fn write_now(&self, buf: &mut BytesMut) -> io::Result<()> {
+        use std::io::Write as _;
+        while !buf.is_empty() {
+            let n = match &self.0 {
+                Std::Unix(s) => (&*s).write(buf),
+                Std::Tcp(s) => (&*s).write(buf),
+            };
+            match n {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => bytes::Buf::advance(buf, n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
     fn register(self) -> io::Result<Registered> {
         Ok(match self.0 {
             Std::Unix(s) => Registered::Unix(tokio::net::UnixStream::from_std(s)?),
@@ -223,33 +243,42 @@ pub async fn start(
     env: &CgiEnv,
     body: StartBody,
 ) -> io::Result<(FcgiUpstream, FcgiDownstream)> {
-    let (read, write) = sock.register()?.split();
-    // The body's length, when the environment says it: a streamed body
-    // then ends itself with its last piece.
+    // The request is encoded first and written straight away on the plain
+    // socket: a kept connection is writable, and a socket newly registered
+    // with the runtime only learns that from its first readiness event (a
+    // trip through epoll for nothing). What does not fit is written once
+    // registered.
     let remaining = env
         .get("CONTENT_LENGTH")
         .and_then(|v| std::str::from_utf8(v.as_bytes()).ok()?.parse::<u64>().ok());
+    let mut buf = BytesMut::with_capacity(4096);
+    encode::begin_request(&mut buf, ID, Role::Responder, Connection::Keep);
+    let params = env.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes()));
+    encode::params(&mut buf, ID, params)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    encode::end_stream(&mut buf, ID, Stream::Params);
+    let ended = match body {
+        StartBody::Empty => true,
+        StartBody::Whole(bytes) => {
+            encode::stream(&mut buf, ID, Stream::Stdin, &bytes);
+            true
+        }
+        StartBody::Streamed => remaining == Some(0),
+    };
+    if ended {
+        encode::end_stream(&mut buf, ID, Stream::Stdin);
+    }
+    sock.write_now(&mut buf)?;
+    let (read, write) = sock.register()?.split();
     let mut up = FcgiUpstream {
         write,
-        buf: BytesMut::with_capacity(4096),
+        buf,
         remaining,
-        state: UpState::Open,
+        state: if ended { UpState::Ended } else { UpState::Open },
     };
-    let buf = &mut up.buf;
-    encode::begin_request(buf, ID, Role::Responder, Connection::Keep);
-    let params = env.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes()));
-    encode::params(buf, ID, params).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-    encode::end_stream(buf, ID, Stream::Params);
-    match body {
-        StartBody::Empty => up.end_in_buffer(),
-        StartBody::Whole(bytes) => {
-            encode::stream(&mut up.buf, ID, Stream::Stdin, &bytes);
-            up.end_in_buffer();
-        }
-        StartBody::Streamed if up.remaining == Some(0) => up.end_in_buffer(),
-        StartBody::Streamed => {}
+    if !up.buf.is_empty() {
+        up.write_buffer().await?;
     }
-    up.write_buffer().await?;
     let down = FcgiDownstream {
         read,
         buf: BytesMut::with_capacity(READ_CHUNK),
