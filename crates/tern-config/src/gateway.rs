@@ -20,22 +20,7 @@ pub(crate) fn walk_cgi(
     base: &Path,
     opts: LoadOptions,
 ) -> Option<CgiConfig> {
-    let dir = match w.string_spanned(t, "dir") {
-        Some((d, span)) => Some(directory(w, t, base.join(d), span, opts)),
-        None if t.contains("dir") => None,
-        None => match matcher {
-            Some(RouteMatcher::Extension(_)) => site_root.map(Path::to_path_buf),
-            Some(RouteMatcher::Prefix(_)) => {
-                w.error(
-                    t.span(),
-                    t.key_path("dir"),
-                    "missing (the directory holding the scripts)",
-                );
-                None
-            }
-            None => None,
-        },
-    };
+    let dir = script_dir(w, t, site_root, matcher, base, opts);
     let interpreter = match w.string_spanned(t, "interpreter") {
         Some((i, span)) => program(w, t, "interpreter", PathBuf::from(i), span, opts),
         None => None,
@@ -65,6 +50,34 @@ pub(crate) fn walk_cgi(
         env_allow,
         max_stderr_bytes,
     })
+}
+
+/// `dir`, the directory holding a route's scripts: required for a prefix
+/// route, the site's root by default for an extension route.
+pub(crate) fn script_dir(
+    w: &mut Walker<'_>,
+    t: &mut Table<'_>,
+    site_root: Option<&Path>,
+    matcher: Option<&RouteMatcher>,
+    base: &Path,
+    opts: LoadOptions,
+) -> Option<PathBuf> {
+    match w.string_spanned(t, "dir") {
+        Some((d, span)) => Some(directory(w, t, base.join(d), span, opts)),
+        None if t.contains("dir") => None,
+        None => match matcher {
+            Some(RouteMatcher::Extension(_)) => site_root.map(Path::to_path_buf),
+            Some(RouteMatcher::Prefix(_)) => {
+                w.error(
+                    t.span(),
+                    t.key_path("dir"),
+                    "missing (the directory holding the scripts)",
+                );
+                None
+            }
+            None => None,
+        },
+    }
 }
 
 /// An absolute form of `dir`, checked to be a directory when paths are

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::gateway::{directory, env_names, program};
+use crate::gateway::{directory, env_names, program, script_dir};
 use crate::load::LoadOptions;
 use crate::model::{
     CgiPlusConfig, CommandConfig, Engine, FastCgiApp, FastCgiConfig, GatewayPolicy, PoolSettings,
@@ -123,22 +123,7 @@ pub(crate) fn walk_cgiplus(
         (None, None) if t.contains("engine") || t.contains("command") => None,
         (None, None) => Some(Engine::Scripts),
     };
-    let dir = match w.string_spanned(t, "dir") {
-        Some((d, span)) => Some(directory(w, t, base.join(d), span, opts)),
-        None if t.contains("dir") => None,
-        None => match matcher {
-            Some(RouteMatcher::Extension(_)) => site_root.map(Path::to_path_buf),
-            Some(RouteMatcher::Prefix(_)) => {
-                w.error(
-                    t.span(),
-                    t.key_path("dir"),
-                    "missing (the directory holding the scripts)",
-                );
-                None
-            }
-            None => None,
-        },
-    };
+    let dir = script_dir(w, t, site_root, matcher, base, opts);
     let pool = pool(w, t, true);
     let policy = policy(w, t);
     Some(CgiPlusConfig {

@@ -72,17 +72,53 @@ pub(crate) struct FcgiConn {
     sock: Option<Socket>,
 }
 
-async fn start_fcgi(
-    slot: &mut Option<Socket>,
-    env: &CgiEnv,
-    body: Start,
-) -> Result<(FcgiUpstream, FcgiDownstream), StartFailure> {
-    let sock = slot
-        .take()
-        .ok_or_else(|| StartFailure::Broken(io::Error::other("no connection")))?;
-    conn::start(sock, env, fcgi_body(body))
-        .await
-        .map_err(StartFailure::Broken)
+/// A pooled item that carries FastCGI: its connection, taken out while a
+/// request uses it.
+pub(crate) trait FcgiSlot {
+    fn socket(&mut self) -> &mut Option<Socket>;
+}
+
+impl FcgiSlot for FcgiConn {
+    fn socket(&mut self) -> &mut Option<Socket> {
+        &mut self.sock
+    }
+}
+
+impl FcgiSlot for FcgiProcess {
+    fn socket(&mut self) -> &mut Option<Socket> {
+        &mut self.sock
+    }
+}
+
+/// Connections and processes carry a request the same way.
+impl<F> Transport for F
+where
+    F: Factory,
+    F::Item: FcgiSlot,
+{
+    type Up = FcgiUpstream;
+    type Down = FcgiDownstream;
+
+    async fn start(
+        item: &mut Lease<Self>,
+        env: &CgiEnv,
+        body: Start,
+    ) -> Result<(FcgiUpstream, FcgiDownstream), StartFailure> {
+        let sock = item
+            .socket()
+            .take()
+            .ok_or_else(|| StartFailure::Broken(io::Error::other("no connection")))?;
+        conn::start(sock, env, fcgi_body(body))
+            .await
+            .map_err(StartFailure::Broken)
+    }
+
+    fn reunite(item: &mut Lease<Self>, up: FcgiUpstream, down: FcgiDownstream) -> bool {
+        let sock = conn::reunite(up, down);
+        let ok = sock.is_some();
+        *item.socket() = sock;
+        ok
+    }
 }
 
 /// Connections to one address of a running FastCGI server.
@@ -113,24 +149,6 @@ impl Factory for FcgiConnections {
     fn destroy(&self, item: FcgiConn, _why: Retire) -> impl Future<Output = ()> + Send {
         drop(item);
         std::future::ready(())
-    }
-}
-
-impl Transport for FcgiConnections {
-    type Up = FcgiUpstream;
-    type Down = FcgiDownstream;
-
-    async fn start(
-        item: &mut Lease<Self>,
-        env: &CgiEnv,
-        body: Start,
-    ) -> Result<(FcgiUpstream, FcgiDownstream), StartFailure> {
-        start_fcgi(&mut item.sock, env, body).await
-    }
-
-    fn reunite(item: &mut Lease<Self>, up: FcgiUpstream, down: FcgiDownstream) -> bool {
-        item.sock = conn::reunite(up, down);
-        item.sock.is_some()
     }
 }
 
@@ -221,24 +239,6 @@ impl Factory for FcgiProcesses {
         async move {
             process::terminate(worker, KILL_GRACE).await;
         }
-    }
-}
-
-impl Transport for FcgiProcesses {
-    type Up = FcgiUpstream;
-    type Down = FcgiDownstream;
-
-    async fn start(
-        item: &mut Lease<Self>,
-        env: &CgiEnv,
-        body: Start,
-    ) -> Result<(FcgiUpstream, FcgiDownstream), StartFailure> {
-        start_fcgi(&mut item.sock, env, body).await
-    }
-
-    fn reunite(item: &mut Lease<Self>, up: FcgiUpstream, down: FcgiDownstream) -> bool {
-        item.sock = conn::reunite(up, down);
-        item.sock.is_some()
     }
 }
 

@@ -152,12 +152,16 @@ impl Resp {
     }
 }
 
-/// Sends `req` and reads the whole response (within 30 s).
-pub(crate) async fn call(h: &Cgi, req: Req) -> Resp {
+/// Sends `req` to any handler and reads the whole response (within 30 s).
+/// A body that fails part way (a response cut off) ends with a marker.
+pub(crate) async fn call(h: &dyn Handler, req: Req) -> Resp {
     let fut = async {
         let resp = h.call(req.exchange()).await;
         let (parts, body) = resp.into_parts();
-        let body = body.collect().await.expect("body").to_bytes().to_vec();
+        let body = match body.collect().await {
+            Ok(b) => b.to_bytes().to_vec(),
+            Err(e) => format!("<body error: {e}>").into_bytes(),
+        };
         Resp {
             status: parts.status.as_u16(),
             headers: parts.headers,

@@ -10,7 +10,6 @@ use tern_config::{
     CgiPlusConfig, CommandConfig, Engine, FastCgiApp, FastCgiConfig, GatewayPolicy, PoolSettings,
 };
 use tern_gateway::{CgiPlus, FastCgi};
-use tern_handler::Handler;
 
 use super::fastcgi_conn::Group;
 use super::*;
@@ -63,28 +62,8 @@ fn fcgi_get(target: &str) -> Req {
     r
 }
 
-/// Sends `req` to any handler and reads the whole response (within 30 s).
-async fn send(h: &dyn Handler, req: Req) -> Resp {
-    let fut = async {
-        let resp = h.call(req.exchange()).await;
-        let (parts, body) = resp.into_parts();
-        let body = match body.collect().await {
-            Ok(b) => b.to_bytes().to_vec(),
-            Err(e) => format!("<body error: {e}>").into_bytes(),
-        };
-        Resp {
-            status: parts.status.as_u16(),
-            headers: parts.headers,
-            body,
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(30), fut)
-        .await
-        .expect("the response took longer than 30 s")
-}
-
 async fn pid_of(h: &dyn Handler, target: &str) -> u32 {
-    let r = send(h, fcgi_get(target)).await;
+    let r = call(h, fcgi_get(target)).await;
     assert_eq!(r.status, 200, "{}", r.text());
     r.text()
         .trim()
@@ -96,13 +75,13 @@ async fn pid_of(h: &dyn Handler, target: &str) -> u32 {
 async fn a_spawned_application_answers_and_keeps_its_process() {
     let site = Site::new();
     let h = spawned(&site, test_app(), pool(1, 1), Duration::from_secs(10));
-    let r = send(&h, fcgi_get("/app/hello")).await;
+    let r = call(&h, fcgi_get("/app/hello")).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.text(), "Hello!\n");
     let a = pid_of(&h, "/app/pid").await;
     let b = pid_of(&h, "/app/pid").await;
     assert_eq!(a, b, "one process serves request after request");
-    let r = send(&h, fcgi_get("/app/x/64k")).await;
+    let r = call(&h, fcgi_get("/app/x/64k")).await;
     assert_eq!(r.body.len(), 65536);
 }
 
@@ -110,7 +89,7 @@ async fn a_spawned_application_answers_and_keeps_its_process() {
 async fn the_environment_names_the_route_and_the_rest_of_the_path() {
     let site = Site::new();
     let h = spawned(&site, test_app(), pool(1, 1), Duration::from_secs(10));
-    let r = send(&h, fcgi_get("/app/a/env?q=1")).await;
+    let r = call(&h, fcgi_get("/app/a/env?q=1")).await;
     let text = r.text();
     assert!(text.contains("SCRIPT_NAME=/app\n"), "{text}");
     assert!(text.contains("PATH_INFO=/a/env\n"), "{text}");
@@ -126,7 +105,7 @@ async fn a_posted_body_reaches_the_application_whole() {
         let body: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
         let mut req = Req::post("/app/echo", body.clone());
         req.pattern = "/app";
-        let r = send(&h, req).await;
+        let r = call(&h, req).await;
         assert_eq!(r.status, 200, "{len}");
         assert_eq!(r.body, body, "{len} bytes back");
     }
@@ -137,7 +116,7 @@ async fn a_crash_is_a_502_and_the_process_is_replaced() {
     let site = Site::new();
     let h = spawned(&site, test_app(), pool(1, 1), Duration::from_secs(10));
     let before = pid_of(&h, "/app/pid").await;
-    let r = send(&h, fcgi_get("/app/crash")).await;
+    let r = call(&h, fcgi_get("/app/crash")).await;
     assert!(
         r.status == 502 || r.body.ends_with(b">"),
         "{} {}",
@@ -154,7 +133,7 @@ async fn a_hang_is_a_504_and_the_process_is_killed() {
     let site = Site::new();
     let h = spawned(&site, test_app(), pool(1, 1), Duration::from_millis(500));
     let before = pid_of(&h, "/app/pid").await;
-    let r = send(&h, fcgi_get("/app/hang")).await;
+    let r = call(&h, fcgi_get("/app/hang")).await;
     assert_eq!(r.status, 504);
     eventually("the hung process to be killed", || is_dead(before)).await;
     let after = pid_of(&h, "/app/pid").await;
@@ -166,17 +145,17 @@ async fn protocol_violations_are_502() {
     let site = Site::new();
     let h = spawned(&site, test_app(), pool(1, 1), Duration::from_secs(10));
     for path in ["/app/bad-record", "/app/big-head"] {
-        let r = send(&h, fcgi_get(path)).await;
+        let r = call(&h, fcgi_get(path)).await;
         assert_eq!(r.status, 502, "{path}: {}", r.text());
     }
-    assert_eq!(send(&h, fcgi_get("/app/hello")).await.status, 200);
+    assert_eq!(call(&h, fcgi_get("/app/hello")).await.status, 200);
 }
 
 #[tokio::test]
 async fn a_flood_of_stderr_is_logged_up_to_the_cap_and_the_answer_arrives() {
     let site = Site::new();
     let h = spawned(&site, test_app(), pool(1, 1), Duration::from_secs(10));
-    let r = send(&h, fcgi_get("/app/stderr?5000000")).await;
+    let r = call(&h, fcgi_get("/app/stderr?5000000")).await;
     assert_eq!(r.status, 200, "{}", r.text());
 }
 
@@ -213,15 +192,15 @@ async fn a_full_queue_is_a_503_at_once_and_others_keep_working() {
     let h = spawned(&site, test_app(), p, Duration::from_millis(1500));
     let hang = {
         let h = h.clone();
-        tokio::spawn(async move { send(&h, fcgi_get("/app/hang")).await })
+        tokio::spawn(async move { call(&h, fcgi_get("/app/hang")).await })
     };
     tokio::time::sleep(Duration::from_millis(200)).await;
     let queued = {
         let h = h.clone();
-        tokio::spawn(async move { send(&h, fcgi_get("/app/hello")).await })
+        tokio::spawn(async move { call(&h, fcgi_get("/app/hello")).await })
     };
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let r = send(&h, fcgi_get("/app/hello")).await;
+    let r = call(&h, fcgi_get("/app/hello")).await;
     assert_eq!(r.status, 503);
     assert_eq!(r.header("retry-after"), Some("1"));
     assert!(!queued.is_finished(), "the queued request waits");
@@ -248,7 +227,7 @@ async fn a_crash_under_load_fails_only_its_own_request() {
             } else {
                 "/app/hello"
             };
-            (path, send(&h, fcgi_get(path)).await)
+            (path, call(&h, fcgi_get(path)).await)
         }));
     }
     for t in tasks {
@@ -277,7 +256,7 @@ async fn a_server_that_refuses_connections_is_a_quick_502() {
     let h = FastCgi::new(&cfg, "refused").unwrap();
     let started = Instant::now();
     for _ in 0..3 {
-        let r = send(&h, fcgi_get("/app/hello")).await;
+        let r = call(&h, fcgi_get("/app/hello")).await;
         assert_eq!(r.status, 502, "{}", r.text());
     }
     assert!(
@@ -400,18 +379,18 @@ async fn php_fpm_runs_scripts_beneath_the_directory() {
     };
     let h = FastCgi::new(&cfg, "php-fpm").unwrap();
     for _ in 0..5 {
-        let r = send(&h, php_req("/php/hello.php")).await;
+        let r = call(&h, php_req("/php/hello.php")).await;
         assert_eq!(r.status, 200, "{}", r.text());
         assert_eq!(r.text(), "Hello!\n");
     }
     let mut req = Req::post("/php/post.php/extra", vec![b'x'; 300_000]);
     req.pattern = "*.php";
-    let r = send(&h, req).await;
+    let r = call(&h, req).await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(r.text(), "300000 /extra\n");
     assert_eq!(r.header("x-script"), Some("/php/post.php"));
     // No such script: tern answers 404 itself, php-fpm is not asked.
-    assert_eq!(send(&h, php_req("/php/missing.php")).await.status, 404);
+    assert_eq!(call(&h, php_req("/php/missing.php")).await.status, 404);
     drop(php);
 }
 
@@ -440,7 +419,7 @@ async fn php_cgi_runs_as_a_pool_tern_spawns() {
     );
     let h = FastCgi::new(&cfg, "php-cgi").unwrap();
     for _ in 0..5 {
-        let r = send(&h, php_req("/php/hello.php")).await;
+        let r = call(&h, php_req("/php/hello.php")).await;
         assert_eq!(r.status, 200, "{}", r.text());
         assert_eq!(r.text(), "Hello!\n");
     }
@@ -471,7 +450,7 @@ async fn fcgiwrap_runs_cgi_scripts() {
     };
     let h = FastCgi::new(&cfg, "fcgiwrap").unwrap();
     for _ in 0..3 {
-        let r = send(&h, Req::get("/cgi-bin/hello.sh")).await;
+        let r = call(&h, Req::get("/cgi-bin/hello.sh")).await;
         assert_eq!(r.status, 200, "{}", r.text());
         assert_eq!(r.text(), "Hello from /cgi-bin/hello.sh\n");
     }
@@ -508,7 +487,7 @@ async fn a_cgiplus_script_serves_request_after_request_in_one_process() {
     let h = cgiplus(&site, Engine::Scripts, pool(0, 1));
     let mut pids = Vec::new();
     for i in 1..=5 {
-        let r = send(&h, Req::get("/cgi-bin/loop.sh")).await;
+        let r = call(&h, Req::get("/cgi-bin/loop.sh")).await;
         assert_eq!(r.status, 200, "{}", r.text());
         let text = r.text();
         let (pid, n) = text.trim().split_once(' ').unwrap();
@@ -526,16 +505,16 @@ async fn a_cgiplus_script_that_exits_mid_response_is_replaced() {
     std::fs::write(site.path("cgi-bin/loop.sh.crash"), "").unwrap();
     let h = cgiplus(&site, Engine::Scripts, pool(0, 1));
     for _ in 0..2 {
-        assert_eq!(send(&h, Req::get("/cgi-bin/loop.sh")).await.status, 200);
+        assert_eq!(call(&h, Req::get("/cgi-bin/loop.sh")).await.status, 200);
     }
-    let r = send(&h, Req::get("/cgi-bin/loop.sh")).await;
+    let r = call(&h, Req::get("/cgi-bin/loop.sh")).await;
     assert!(r.status == 200 || r.status == 502, "{}", r.status);
     assert!(
         r.status == 502 || r.body.ends_with(b">"),
         "the third response is not complete: {:?}",
         r.text()
     );
-    let r = send(&h, Req::get("/cgi-bin/loop.sh")).await;
+    let r = call(&h, Req::get("/cgi-bin/loop.sh")).await;
     assert_eq!(r.status, 200);
     assert!(
         r.text().trim().ends_with(" 1"),
@@ -558,13 +537,13 @@ async fn the_perl_engine_runs_plain_cgi_scripts_and_reloads_edits() {
         0o644,
     );
     let h = cgiplus(&site, Engine::Perl, pool(1, 1));
-    let a1 = send(&h, Req::get("/cgi-bin/a.pl?x=1")).await;
+    let a1 = call(&h, Req::get("/cgi-bin/a.pl?x=1")).await;
     assert_eq!(a1.status, 200, "{}", a1.text());
     let mut post = Req::post("/cgi-bin/b.pl", vec![b'z'; 5000]);
     post.pattern = "/cgi-bin";
-    let b = send(&h, post).await;
+    let b = call(&h, post).await;
     assert_eq!(b.text(), "B 5000\n");
-    let a2 = send(&h, Req::get("/cgi-bin/a.pl?y=2")).await;
+    let a2 = call(&h, Req::get("/cgi-bin/a.pl?y=2")).await;
     let (p1, p2) = (
         a1.text().split(' ').nth(1).unwrap().to_owned(),
         a2.text().split(' ').nth(1).unwrap().to_owned(),
@@ -577,7 +556,7 @@ async fn the_perl_engine_runs_plain_cgi_scripts_and_reloads_edits() {
         b"print \"Content-Type: text/plain\\n\\nedited\\n\";\n",
         0o644,
     );
-    assert_eq!(send(&h, Req::get("/cgi-bin/a.pl")).await.text(), "edited\n");
+    assert_eq!(call(&h, Req::get("/cgi-bin/a.pl")).await.text(), "edited\n");
 }
 
 #[tokio::test]
@@ -594,11 +573,11 @@ async fn the_python_engine_runs_plain_cgi_scripts() {
         0o644,
     );
     let h = cgiplus(&site, Engine::Python, pool(1, 1));
-    let r1 = send(&h, Req::get("/cgi-bin/h.py?q=1")).await;
+    let r1 = call(&h, Req::get("/cgi-bin/h.py?q=1")).await;
     assert_eq!(r1.status, 200, "{}", r1.text());
     assert!(r1.text().ends_with(" q=1 0\n"), "{}", r1.text());
-    assert_eq!(send(&h, Req::get("/cgi-bin/boom.py")).await.status, 500);
-    let r2 = send(&h, Req::get("/cgi-bin/h.py?q=2")).await;
+    assert_eq!(call(&h, Req::get("/cgi-bin/boom.py")).await.status, 500);
+    let r2 = call(&h, Req::get("/cgi-bin/h.py?q=2")).await;
     assert_eq!(r2.status, 200);
     assert_eq!(
         r1.text().split(' ').nth(1),
