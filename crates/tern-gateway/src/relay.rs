@@ -14,12 +14,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::pin::Pin;
+
 use bytes::{Bytes, BytesMut};
 use http_body_util::BodyExt as _;
 use tern_handler::{RequestBody, RequestId};
 use tokio::io::AsyncReadExt as _;
 use tokio::sync::{mpsc, oneshot};
-use tokio::time::Instant;
+use tokio::time::Sleep;
 
 use crate::output::Chunk;
 use crate::persist::{Broken, Downstream, Event, Upstream};
@@ -110,9 +112,13 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
     let mut head = Some(HeadReader::new(Mode::Cgi, MAX_HEAD_BYTES));
     let mut settling: Option<(Reply, BytesMut)> = None;
     let mut tx: Option<mpsc::Sender<Chunk>> = None;
-    let silence = tokio::time::sleep(s.timeout);
-    let settle = tokio::time::sleep(SETTLE);
-    tokio::pin!(silence, settle);
+    // Timers are made when needed and registered only when first polled:
+    // the select below is biased, so neither is polled while the worker's
+    // events are ready, and a response that ends with its head (most do)
+    // never registers the settling timer at all. Registering a timer
+    // earlier than the runtime's next wake-up costs a wake of the driver.
+    let mut silence = Box::pin(tokio::time::sleep(s.timeout));
+    let mut settle: Option<Pin<Box<Sleep>>> = None;
     let mut seen = 0;
     let mut opened: Option<mpsc::Sender<Chunk>> = None;
 
@@ -121,6 +127,7 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
             tx = Some(t);
         }
         tokio::select! {
+            biased;
             r = &mut feeding, if !fed => {
                 fed = true;
                 match r {
@@ -172,12 +179,12 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
                         continue;
                     }
                     settling = Some((reply, BytesMut::from(body)));
-                    settle.as_mut().reset(Instant::now() + SETTLE);
+                    settle = Some(Box::pin(tokio::time::sleep(SETTLE)));
                 } else if let Some(p) = permit {
                     p.send(Ok(data));
                 }
             }
-            () = &mut settle, if settling.is_some() => {
+            () = until(&mut settle), if settling.is_some() => {
                 opened = Some(stream(&mut settling, &mut start));
             }
             () = &mut silence => {
@@ -186,7 +193,7 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
                     break End::Timeout;
                 }
                 seen = progress;
-                silence.as_mut().reset(Instant::now() + s.timeout);
+                silence = Box::pin(tokio::time::sleep(s.timeout));
             }
         }
     };
@@ -224,6 +231,17 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
             send(start, Err(e));
             Finish::Dirty(Dirty::Abandoned)
         }
+    }
+}
+
+/// Waits for `timer`, if there is one.
+///
+/// # Cancel safety
+/// Cancel safe.
+async fn until(timer: &mut Option<Pin<Box<Sleep>>>) {
+    match timer {
+        Some(t) => t.as_mut().await,
+        None => std::future::pending().await,
     }
 }
 
