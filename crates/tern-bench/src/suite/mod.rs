@@ -1,19 +1,25 @@
 //! `tern suite`: the founding reports' tables in one command. It writes a
 //! temporary docroot ([`workdir`], compiling the CGI programs with `cc`),
-//! starts fcgiwrap when nginx is to run CGI ([`fcgiwrap`]), starts tern and
-//! the requested peers on loopback ([`server`], [`peer`]), checks that each
-//! serves every row's URL
-//! with the expected length, then measures each row ([`row`]) on each server
-//! in turn (A B C, A B C, ... so that drift falls on all alike), with the
-//! server's CPU time (its process tree, plus fcgiwrap's for nginx), and
-//! prints one table per section ([`table`]).
+//! starts the backends the servers share ([`gateway`], [`backend`]: fcgiwrap
+//! when nginx is to run CGI, the C FastCGI responder, php-fpm), starts tern
+//! and the requested peers on loopback ([`server`], [`peer`]), checks that
+//! each serves every row's URL with the expected length, then measures each
+//! row ([`row`]) on each server in turn (A B C, A B C, ... so that drift
+//! falls on all alike), with the server's CPU time (its process tree, plus
+//! the trees of the backends it uses for the row), and prints one table per
+//! section ([`table`]), with the ratios the registry asks for ([`ratio`]).
 //!
 //! Every cell is a bounded run; every started server is stopped by process
 //! group at the end, on error, on panic (drop guards) and on Ctrl-C.
 
+pub mod backend;
+pub mod fcgi_app;
 pub mod fcgiwrap;
 pub mod fetch;
+pub mod gateway;
 pub mod peer;
+pub mod php;
+pub mod ratio;
 pub mod row;
 pub mod server;
 pub mod table;
@@ -33,9 +39,9 @@ use crate::plan::{Load, Plan, PlanSettings, Reuse, Stop, Target, Windows};
 use crate::report::human::MB;
 use crate::Error;
 
-use fcgiwrap::{Fcgiwrap, FcgiwrapPrograms};
-use peer::{PeerKind, RunAs};
-use row::{Feature, Registry, RowSpec};
+use gateway::Backends;
+use peer::PeerKind;
+use row::{Feature, LengthCheck, Registry, RowSpec};
 use server::{RunningServer, ServerKind, ServerSpec};
 use workdir::Workdir;
 
@@ -63,8 +69,8 @@ pub struct SuiteConfig {
 }
 
 impl SuiteConfig {
-    /// Defaults: tern from `tern`, no peers, the seed rows (static and CGI),
-    /// one round of 5 s after a 1 s warm-up.
+    /// Defaults: tern from `tern`, no peers, the seed rows (static, CGI,
+    /// persistent, engines), one round of 5 s after a 1 s warm-up.
     pub fn new(tern: Option<PathBuf>) -> SuiteConfig {
         SuiteConfig {
             tern,
@@ -290,36 +296,56 @@ pub fn run(config: &SuiteConfig, stop: &StopHandle) -> Result<SuiteReport, Error
         let skipped = registry.remove_rows_fetching(&format!("/{}", u.path));
         notes.push(format!("{}: {}; its {skipped} rows skipped", u.path, u.why));
     }
-    let cgi = registry.needs(Feature::Cgi);
-
-    let mut candidates: Vec<(ServerSpec, PathBuf)> = Vec::new();
+    // The servers to run, then the backends their gateways need.
+    let mut kinds: Vec<(ServerKind, PathBuf)> = Vec::new();
     if let Some(bin) = &config.tern {
-        for spec in ServerSpec::variants(ServerKind::Tern {
-            binary: bin.clone(),
-        }) {
-            candidates.push((spec.with_cgi(cgi), bin.clone()));
+        kinds.push((
+            ServerKind::Tern {
+                binary: bin.clone(),
+            },
+            bin.clone(),
+        ));
+    }
+    for &p in &config.peers {
+        match p.find(&config.search_path) {
+            Some(program) => kinds.push((ServerKind::Peer(p), program)),
+            None => notes.push(format!("{}: not installed, skipped", p.name())),
         }
     }
-    let mut fcgiwrap: Option<Fcgiwrap> = None;
-    for &p in &config.peers {
-        let Some(program) = p.find(&config.search_path) else {
-            notes.push(format!("{}: not installed, skipped", p.name()));
-            continue;
-        };
-        let mut peer_cgi = cgi;
-        if cgi && p == PeerKind::Nginx {
-            match start_fcgiwrap(config, &work) {
-                Ok(f) => fcgiwrap = Some(f),
-                Err(note) => {
-                    notes.push(format!("nginx: {note}; CGI rows skipped on nginx"));
-                    peer_cgi = false;
-                }
+    let wanted = registry.gateways();
+    let just_kinds: Vec<ServerKind> = kinds.iter().map(|(k, _)| k.clone()).collect();
+    let (backends, lost) =
+        Backends::start(&wanted, &just_kinds, &work, &config.search_path, &mut notes);
+    for l in lost {
+        let skipped = registry.remove_rows_needing(l.feature);
+        notes.push(format!(
+            "{}; its {skipped} {} rows skipped",
+            l.why,
+            l.feature.label()
+        ));
+    }
+    let wanted = registry.gateways();
+
+    let mut candidates: Vec<(ServerSpec, PathBuf)> = Vec::new();
+    for (kind, program) in &kinds {
+        if let ServerKind::Peer(p) = kind {
+            // Features some peer offers but this one does not: say so once.
+            let missing: Vec<&str> = wanted
+                .iter()
+                .filter(|&&f| !p.offers(f) && PeerKind::ALL.iter().any(|q| q.offers(f)))
+                .map(|f| f.label())
+                .collect();
+            if !missing.is_empty() {
+                notes.push(format!(
+                    "{}: no {}; those rows skipped",
+                    p.name(),
+                    missing.join(", no ")
+                ));
             }
-        } else if cgi && p.cgi_gateway().is_none() {
-            notes.push(format!("{}: no CGI, CGI rows skipped", p.name()));
         }
-        for spec in ServerSpec::variants(ServerKind::Peer(p)) {
-            candidates.push((spec.with_cgi(peer_cgi), program.clone()));
+        let available = backends.available(&wanted, kind);
+        for spec in ServerSpec::variants(kind.clone()) {
+            candidates.push((spec.with_features(&available), program.clone()));
         }
     }
 
@@ -333,7 +359,7 @@ pub fn run(config: &SuiteConfig, stop: &StopHandle) -> Result<SuiteReport, Error
         if stop.is_stopped() {
             break;
         }
-        match RunningServer::start(spec, program, &work, fcgiwrap.as_ref()) {
+        match RunningServer::start(spec, program, &work, &backends) {
             Ok(s) => {
                 infos.push(ServerInfo {
                     name: spec.name().to_owned(),
@@ -352,7 +378,7 @@ pub fn run(config: &SuiteConfig, stop: &StopHandle) -> Result<SuiteReport, Error
         }
     }
     let specs: Vec<&ServerSpec> = servers.iter().map(RunningServer::spec).collect();
-    let footnotes = footnotes(&registry, &specs);
+    let mut footnotes = footnotes(&registry, &specs);
 
     let rows = registry.rows();
     // A server that answers a row's URL wrongly gets a note instead of figures.
@@ -417,7 +443,7 @@ pub fn run(config: &SuiteConfig, stop: &StopHandle) -> Result<SuiteReport, Error
         for (si, s) in servers.iter().enumerate() {
             if s.spec().serves(row) {
                 let mut cell = summarise(s.spec(), &runs[ri][si], broken[ri][si].clone());
-                if row.needs == Feature::Cgi {
+                if row.needs.is_cgi() {
                     cell.gateway = s.spec().cgi_gateway().map(|g| g.label().to_owned());
                 }
                 cells.push(cell);
@@ -429,9 +455,10 @@ pub fn run(config: &SuiteConfig, stop: &StopHandle) -> Result<SuiteReport, Error
         });
     }
     drop(servers); // stops every server
-    drop(fcgiwrap); // and then nginx's CGI helper
+    drop(backends); // and then the backends they shared
+    footnotes.extend(ratio::footnotes(registry.comparisons(), &report_rows));
     Ok(SuiteReport {
-        about: about(config, cgi),
+        about: about(config, &wanted),
         servers: infos,
         rows: report_rows,
         notes,
@@ -441,13 +468,6 @@ pub fn run(config: &SuiteConfig, stop: &StopHandle) -> Result<SuiteReport, Error
 
 fn find_program(search: &[PathBuf], name: &str) -> Option<PathBuf> {
     search.iter().map(|d| d.join(name)).find(|p| p.is_file())
-}
-
-/// fcgiwrap for nginx, as the peers' user when the suite runs as root.
-fn start_fcgiwrap(config: &SuiteConfig, work: &Workdir) -> Result<Fcgiwrap, String> {
-    let programs = FcgiwrapPrograms::find(&config.search_path)
-        .ok_or("fcgiwrap not installed (nginx runs CGI through it)")?;
-    Fcgiwrap::start(&programs, work.path(), RunAs::for_this_process().as_ref())
 }
 
 /// The CPU caveat of gateways whose children nobody reaps.
@@ -460,7 +480,7 @@ fn footnotes(registry: &Registry, servers: &[&ServerSpec]) -> Vec<Footnote> {
                 registry
                     .rows()
                     .iter()
-                    .any(|r| r.section == section && r.needs == Feature::Cgi && s.serves(r))
+                    .any(|r| r.section == section && r.needs.is_cgi() && s.serves(r))
             })
             .filter_map(|s| {
                 let g = s.cgi_gateway()?;
@@ -498,18 +518,23 @@ fn check(row: &RowSpec, s: &RunningServer, config: &SuiteConfig) -> Result<Optio
         &RunControl::default(),
     )?;
     let status = r.counts.status.keys().next().copied();
+    let fits = |len: u64| row.length.accepts(row.body_bytes, len);
     Ok(match (status, r.document_length) {
-        (Some(200), Some(len)) if len == row.body_bytes => None,
+        (Some(200), Some(len)) if fits(len) => None,
         // Perhaps chunked (counted with its framing): ask again in HTTP/1.0.
         (Some(200), Some(_))
             if fetch::get_length(s.port(), &row.path, config.timeout)
-                == Ok((200, row.body_bytes)) =>
+                .is_ok_and(|(code, len)| code == 200 && fits(len)) =>
         {
             None
         }
         (Some(code), len) => Some(format!(
-            "answered {code} with {} bytes, expected 200 with {}",
+            "answered {code} with {} bytes, expected 200 with {}{}",
             len.unwrap_or(0),
+            match row.length {
+                LengthCheck::Exact => "",
+                LengthCheck::AtLeast => "at least ",
+            },
             row.body_bytes
         )),
         (None, _) => Some(format!("no response ({} errors)", r.counts.errors.total())),
@@ -543,7 +568,7 @@ fn measure(
     let control = RunControl {
         stop: stop.clone(),
         progress: None,
-        server_cpu: Some(CpuSource::Trees(s.cpu_roots())),
+        server_cpu: Some(CpuSource::Trees(s.cpu_roots(row.needs))),
     };
     let r = run_plan(&plan, &control)?;
     let lat = Stats::of(&r.histograms.latency);
@@ -588,7 +613,7 @@ fn summarise(spec: &ServerSpec, runs: &[CellRun], note: Option<String>) -> Cell 
     }
 }
 
-fn about(config: &SuiteConfig, cgi: bool) -> Vec<String> {
+fn about(config: &SuiteConfig, wanted: &[Feature]) -> Vec<String> {
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     let mut lines = vec![
@@ -602,10 +627,34 @@ fn about(config: &SuiteConfig, cgi: bool) -> Vec<String> {
         ),
         "figures: req/s (median, with min–max over rounds); MB/s with MB = 2^20 bytes (ab's Kbytes/sec / 1024); p50/p99 latency in ms from when each request was due; server CPU = user+system seconds of the server's process tree in the measured window, and µs per request".to_owned(),
     ];
-    if cgi {
+    if wanted.contains(&Feature::Cgi) {
         lines.push(format!(
             "cgi: a process per request, C programs built with cc -O2 (\"Hello!\" and 65536 bytes); tern's CGI route, nginx via fcgiwrap ({} workers on a Unix socket, its CPU counted with nginx's), lighttpd mod_cgi, Apache mod_cgid",
             fcgiwrap::WORKERS
+        ));
+    }
+    if wanted.contains(&Feature::CgiPlus) {
+        lines.push(format!(
+            "CGIplus: one C program answers as CGI under /cgi-bin/ (a process per request) and, under /cgiplus-bin/, as a CGIplus script started once and looping over requests in record mode (tern: 1 to {} processes per script)",
+            fcgi_app::PROCESSES
+        ));
+    }
+    if wanted.contains(&Feature::FastCgi) || wanted.contains(&Feature::FastCgiSpawned) {
+        lines.push(format!(
+            "FastCGI: a C responder on libfcgi (\"Hello!\" or 65536 bytes); under /fcgi/ {n} processes on one Unix socket started by the suite and shared by every server (tern with {n} pooled connections, the peers a connection per request), its CPU counted with each server's; under /fcgi-spawn/ tern runs {n} processes of it itself",
+            n = fcgi_app::PROCESSES
+        ));
+    }
+    if wanted.contains(&Feature::PerlEngine) {
+        lines.push(format!(
+            "Perl: face2face.pl in tern's Perl run-time engine ({} processes) beside the same file as CGI (perl started per request)",
+            fcgi_app::PROCESSES
+        ));
+    }
+    if wanted.contains(&Feature::PhpFpm) || wanted.contains(&Feature::PhpCgi) {
+        lines.push(format!(
+            "PHP: php-fpm started by the suite (pm = static, {n} children, a Unix socket) and shared by every server (tern with {n} pooled connections), its CPU counted with each server's; php-cgi as a CGI program per request (tern, lighttpd); php_info.php's length varies with each server's environment",
+            n = php::FPM_CHILDREN
         ));
     }
     lines
@@ -616,20 +665,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_cpu_footnote_goes_under_cgi_only_and_names_the_leaky_gateways() {
+    fn the_cpu_footnote_goes_under_sections_with_cgi_rows_and_names_the_leaky_gateways() {
         let registry = Registry::seed();
         let spec = |p: PeerKind| {
             ServerSpec::variants(ServerKind::Peer(p))
                 .remove(0)
-                .with_cgi(true)
+                .with_features(&Feature::GATEWAYS)
         };
         let (apache, lighttpd) = (spec(PeerKind::Apache2), spec(PeerKind::Lighttpd));
         let notes = footnotes(&registry, &[&apache, &lighttpd]);
-        assert_eq!(notes.len(), 1, "{notes:?}");
-        assert_eq!(notes[0].section, "cgi");
-        assert!(notes[0]
+        let sections: Vec<&str> = notes.iter().map(|n| n.section.as_str()).collect();
+        assert_eq!(sections, ["cgi", "persistent", "engines"], "{notes:?}");
+        assert!(notes.iter().all(|n| n
             .text
-            .starts_with("server CPU of apache2+mod_cgid leaves out"));
+            .starts_with("server CPU of apache2+mod_cgid leaves out")));
         assert!(
             footnotes(&registry, &[&lighttpd]).is_empty(),
             "lighttpd reaps"

@@ -8,18 +8,26 @@
 //! in the foreground, so that the suite can measure and stop its process
 //! tree. Modelled on the configs of `bench/peers.sh` (the peer baseline).
 //!
-//! CGI, for the rows that need it: `/cgi-bin/` maps to the docroot's
-//! `cgi-bin/` on every server. nginx passes it to fcgiwrap over a Unix
-//! socket (the suite starts fcgiwrap, see [`super::fcgiwrap`]), lighttpd
-//! runs it with mod_cgi and Apache with mod_cgid; h2o and Caddy have no CGI
-//! and sit those rows out.
+//! Gateways, for the rows that need them ([`Gateway`]), as `bench/peers.sh`
+//! sets them up. CGI: `/cgi-bin/` maps to the docroot's `cgi-bin/` on every
+//! server; nginx passes it to fcgiwrap over a Unix socket (the suite starts
+//! fcgiwrap, see [`super::fcgiwrap`]), lighttpd runs it with mod_cgi and
+//! Apache with mod_cgid; h2o and Caddy have no CGI and sit those rows out.
+//! FastCGI: `/fcgi/` goes to the suite's responder and `*.php` under
+//! `/php/` to php-fpm on every peer (nginx `fastcgi_pass`, lighttpd
+//! mod_fastcgi, Apache mod_proxy_fcgi, h2o `fastcgi.connect`, Caddy's
+//! fastcgi transport and `php_fastcgi`), a new connection per request as
+//! each does by default. php-cgi: lighttpd's mod_cgi runs `*.php` under
+//! `/phpcgi/` with it. CGIplus, spawned FastCGI and the Perl engine are
+//! tern's own.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::row::CacheMode;
+use super::gateway::Gateway;
+use super::row::{CacheMode, Feature};
 
 /// A server the suite can compare tern with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -61,15 +69,22 @@ pub struct PeerSetup<'a> {
     pub cache: Option<CacheMode>,
     /// The user to drop to when started as root.
     pub user: Option<RunAs>,
-    /// Serve `/cgi-bin/` as CGI (`None`: static files only).
-    pub cgi: Option<CgiSetup<'a>>,
+    /// The gateways beyond static files (none: static files only).
+    pub gateways: &'a [Gateway<'a>],
 }
 
-/// How a peer reaches its CGI programs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CgiSetup<'a> {
-    /// fcgiwrap's Unix socket: nginx needs it, the others run CGI themselves.
-    pub fcgiwrap: Option<&'a Path>,
+impl PeerSetup<'_> {
+    /// The gateway for `feature`, if it is to be served.
+    fn gateway(&self, feature: Feature) -> Option<&Gateway<'_>> {
+        self.gateways.iter().find(|g| g.feature() == feature)
+    }
+
+    /// Whether any of `features` is to be served.
+    fn any(&self, features: &[Feature]) -> bool {
+        self.gateways
+            .iter()
+            .any(|g| features.contains(&g.feature()))
+    }
 }
 
 /// The CGI machinery a peer uses.
@@ -166,6 +181,17 @@ impl PeerKind {
         matches!(self, PeerKind::Nginx | PeerKind::Lighttpd)
     }
 
+    /// Whether it can serve rows that need `feature` (given the backends).
+    pub fn offers(self, feature: Feature) -> bool {
+        match feature {
+            Feature::StaticFiles => true,
+            Feature::Cgi => self.cgi_gateway().is_some(),
+            Feature::FastCgi | Feature::PhpFpm => true,
+            Feature::PhpCgi => self == PeerKind::Lighttpd,
+            Feature::CgiPlus | Feature::FastCgiSpawned | Feature::PerlEngine => false,
+        }
+    }
+
     /// How it runs CGI programs, if it can.
     pub fn cgi_gateway(self) -> Option<CgiGateway> {
         match self {
@@ -188,6 +214,13 @@ impl PeerKind {
     pub fn configure(self, program: &Path, s: &PeerSetup<'_>) -> Result<Launch, String> {
         let run = s.dir.join("run");
         let logs = s.dir.join("logs");
+        if let Some(g) = s.gateways.iter().find(|g| !self.offers(g.feature())) {
+            return Err(format!(
+                "{} cannot serve {}",
+                self.name(),
+                g.feature().label()
+            ));
+        }
         let (conf_name, text) = match self {
             PeerKind::Nginx => ("nginx.conf", nginx(s, &run, &logs)?),
             PeerKind::Lighttpd => ("lighttpd.conf", lighttpd(s, &logs)),
@@ -271,15 +304,30 @@ fn nginx(s: &PeerSetup<'_>, run: &Path, logs: &Path) -> Result<String, String> {
     for temp in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"] {
         let _ = writeln!(t, "  {temp}_temp_path {r}/{temp};");
     }
+    if !s.gateways.is_empty() {
+        // peers.sh's buffers: a 64 KB response fits, instead of going to a
+        // temporary file past the default 8 x 4 KB.
+        let _ = writeln!(t, "  fastcgi_buffer_size 16k;\n  fastcgi_buffers 8 16k;");
+    }
     let _ = writeln!(
         t,
         "  server {{\n    listen 127.0.0.1:{};\n    root {};",
         s.port,
         s.docroot.display()
     );
-    if let Some(cgi) = &s.cgi {
-        let socket = cgi.fcgiwrap.ok_or("CGI needs fcgiwrap's socket")?;
-        let _ = writeln!(t, "    location /cgi-bin/ {{");
+    for g in s.gateways {
+        let (location, socket) = match *g {
+            Gateway::Cgi { fcgiwrap } => (
+                "/cgi-bin/".to_owned(),
+                fcgiwrap.ok_or("CGI needs fcgiwrap's socket")?,
+            ),
+            Gateway::FastCgi { socket } => (format!("{}/", Feature::FastCgi.prefix()), socket),
+            Gateway::PhpFpm { socket } => {
+                (format!("~ ^{}/.*\\.php$", Feature::PhpFpm.prefix()), socket)
+            }
+            _ => continue, // refused in `configure`
+        };
+        let _ = writeln!(t, "    location {location} {{");
         for (name, value) in NGINX_FASTCGI_PARAMS {
             let _ = writeln!(t, "      fastcgi_param {name} {value};");
         }
@@ -336,12 +384,50 @@ fn lighttpd(s: &PeerSetup<'_>, logs: &Path) -> String {
         t,
         "mimetype.assign = ( \".html\" => \"text/html\", \"\" => \"application/octet-stream\" )"
     );
-    if s.cgi.is_some() {
-        let _ = writeln!(t, "server.modules = ( \"mod_cgi\" )");
-        let _ = writeln!(
-            t,
-            "$HTTP[\"url\"] =~ \"^/cgi-bin/\" {{ cgi.assign = ( \".cgi\" => \"\" ) }}"
-        );
+    let mut modules = Vec::new();
+    if s.any(&[Feature::Cgi, Feature::PhpCgi]) {
+        modules.push("\"mod_cgi\"");
+    }
+    if s.any(&[Feature::FastCgi, Feature::PhpFpm]) {
+        modules.push("\"mod_fastcgi\"");
+    }
+    if !modules.is_empty() {
+        let _ = writeln!(t, "server.modules = ( {} )", modules.join(", "));
+    }
+    for g in s.gateways {
+        match *g {
+            Gateway::Cgi { .. } => {
+                let _ = writeln!(
+                    t,
+                    "$HTTP[\"url\"] =~ \"^/cgi-bin/\" {{ cgi.assign = ( \".cgi\" => \"\", \".pl\" => \"\" ) }}"
+                );
+            }
+            Gateway::PhpCgi { program } => {
+                let _ = writeln!(
+                    t,
+                    "$HTTP[\"url\"] =~ \"^{}/\" {{ cgi.assign = ( \".php\" => \"{}\" ) }}",
+                    Feature::PhpCgi.prefix(),
+                    program.display()
+                );
+            }
+            Gateway::FastCgi { socket } => {
+                let _ = writeln!(
+                    t,
+                    "fastcgi.server = ( \"{}/\" => (( \"socket\" => \"{}\", \"check-local\" => \"disable\" )) )",
+                    Feature::FastCgi.prefix(),
+                    socket.display()
+                );
+            }
+            Gateway::PhpFpm { socket } => {
+                let _ = writeln!(
+                    t,
+                    "$HTTP[\"url\"] =~ \"^{}/\" {{ fastcgi.server = ( \".php\" => (( \"socket\" => \"{}\" )) ) }}",
+                    Feature::PhpFpm.prefix(),
+                    socket.display()
+                );
+            }
+            _ => {} // refused in `configure`
+        }
     }
     t
 }
@@ -371,9 +457,13 @@ fn apache2(s: &PeerSetup<'_>, run: &Path, logs: &Path) -> Result<String, String>
         ("authz_core_module", "mod_authz_core.so"),
         ("mime_module", "mod_mime.so"),
     ];
-    if s.cgi.is_some() {
+    if s.gateway(Feature::Cgi).is_some() {
         wanted.push(("alias_module", "mod_alias.so"));
         wanted.push(("cgid_module", "mod_cgid.so"));
+    }
+    if s.any(&[Feature::FastCgi, Feature::PhpFpm]) {
+        wanted.push(("proxy_module", "mod_proxy.so"));
+        wanted.push(("proxy_fcgi_module", "mod_proxy_fcgi.so"));
     }
     for (name, file) in wanted {
         if !modules.join(file).is_file() {
@@ -410,13 +500,34 @@ fn apache2(s: &PeerSetup<'_>, run: &Path, logs: &Path) -> Result<String, String>
         t,
         "<Directory \"{d}\">\n  Options None\n  AllowOverride None\n  Require all granted\n</Directory>"
     );
-    if s.cgi.is_some() {
-        let _ = writeln!(t, "ScriptSock {r}/cgid.sock");
-        let _ = writeln!(t, "ScriptAlias /cgi-bin/ \"{d}/cgi-bin/\"");
-        let _ = writeln!(
-            t,
-            "<Directory \"{d}/cgi-bin\">\n  Options +ExecCGI\n</Directory>"
-        );
+    for g in s.gateways {
+        match *g {
+            Gateway::Cgi { .. } => {
+                let _ = writeln!(t, "ScriptSock {r}/cgid.sock");
+                let _ = writeln!(t, "ScriptAlias /cgi-bin/ \"{d}/cgi-bin/\"");
+                let _ = writeln!(
+                    t,
+                    "<Directory \"{d}/cgi-bin\">\n  Options +ExecCGI\n</Directory>"
+                );
+            }
+            Gateway::FastCgi { socket } => {
+                let _ = writeln!(
+                    t,
+                    "ProxyPass \"{}/\" \"unix:{}|fcgi://localhost/\"",
+                    Feature::FastCgi.prefix(),
+                    socket.display()
+                );
+            }
+            Gateway::PhpFpm { socket } => {
+                let _ = writeln!(
+                    t,
+                    "<Directory \"{d}{}\">\n  <FilesMatch \"\\.php$\">\n    SetHandler \"proxy:unix:{}|fcgi://localhost\"\n  </FilesMatch>\n</Directory>",
+                    Feature::PhpFpm.prefix(),
+                    socket.display()
+                );
+            }
+            _ => {} // refused in `configure`
+        }
     }
     Ok(t)
 }
@@ -431,20 +542,62 @@ fn h2o(s: &PeerSetup<'_>, logs: &Path) -> String {
     let _ = writeln!(t, "num-threads: 2");
     let _ = writeln!(t, "error-log: {}/error.log", logs.display());
     let _ = writeln!(t, "listen:\n  host: 127.0.0.1\n  port: {}", s.port);
-    let _ = writeln!(
-        t,
-        "hosts:\n  \"default\":\n    paths:\n      \"/\":\n        file.dir: {}",
-        s.docroot.display()
-    );
+    let _ = writeln!(t, "hosts:\n  \"default\":\n    paths:");
+    for g in s.gateways {
+        match *g {
+            Gateway::FastCgi { socket } => {
+                let _ = writeln!(
+                    t,
+                    "      \"{}/\":\n        fastcgi.connect:\n          port: {}\n          type: unix",
+                    Feature::FastCgi.prefix(),
+                    socket.display()
+                );
+            }
+            Gateway::PhpFpm { socket } => {
+                let p = Feature::PhpFpm.prefix();
+                let _ = writeln!(
+                    t,
+                    "      \"{p}/\":\n        file.dir: {}{p}\n        file.custom-handler:\n          extension: .php\n          fastcgi.connect:\n            port: {}\n            type: unix",
+                    s.docroot.display(),
+                    socket.display()
+                );
+            }
+            _ => {} // refused in `configure`
+        }
+    }
+    let _ = writeln!(t, "      \"/\":\n        file.dir: {}", s.docroot.display());
     t
 }
 
 fn caddy(s: &PeerSetup<'_>) -> String {
-    format!(
-        "{{\n\tadmin off\n\tauto_https off\n\tservers {{\n\t\tprotocols h1\n\t}}\n}}\nhttp://:{} {{\n\tbind 127.0.0.1\n\troot * {}\n\tfile_server\n}}\n",
+    let mut t = format!(
+        "{{\n\tadmin off\n\tauto_https off\n\tservers {{\n\t\tprotocols h1\n\t}}\n}}\nhttp://:{} {{\n\tbind 127.0.0.1\n\troot * {}\n",
         s.port,
         s.docroot.display()
-    )
+    );
+    for g in s.gateways {
+        match *g {
+            Gateway::FastCgi { socket } => {
+                let _ = writeln!(
+                    t,
+                    "\treverse_proxy {}/* unix/{} {{\n\t\ttransport fastcgi\n\t}}",
+                    Feature::FastCgi.prefix(),
+                    socket.display()
+                );
+            }
+            Gateway::PhpFpm { socket } => {
+                let _ = writeln!(
+                    t,
+                    "\tphp_fastcgi {}/* unix/{}",
+                    Feature::PhpFpm.prefix(),
+                    socket.display()
+                );
+            }
+            _ => {} // refused in `configure`
+        }
+    }
+    t.push_str("\tfile_server\n}\n");
+    t
 }
 
 #[cfg(test)]
@@ -469,7 +622,7 @@ mod tests {
                 user: "www-data".into(),
                 group: "www-data".into(),
             }),
-            cgi: None,
+            gateways: &[],
         };
         let launch = PeerKind::Nginx
             .configure(Path::new("/usr/sbin/nginx"), &setup)
@@ -497,54 +650,69 @@ mod tests {
             .contains("http://:18999 {"));
     }
 
-    #[test]
-    fn cgi_configs_map_cgi_bin_the_same_way() {
+    /// A peer's config with `gateways`, or why it cannot have one.
+    fn config_with(p: PeerKind, gateways: &[Gateway<'_>]) -> Result<String, String> {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("run")).unwrap();
         std::fs::create_dir_all(dir.path().join("logs")).unwrap();
-        let socket = Path::new("/tmp/suite/fcgiwrap.sock");
-        let mut setup = PeerSetup {
+        let setup = PeerSetup {
             dir: dir.path(),
             docroot: Path::new("/srv/www"),
             port: 18998,
             cache: Some(CacheMode::On),
             user: None,
-            cgi: Some(CgiSetup { fcgiwrap: None }),
+            gateways,
         };
-        let err = PeerKind::Nginx
-            .configure(Path::new("/usr/sbin/nginx"), &setup)
-            .unwrap_err();
+        p.configure(Path::new("/usr/sbin/x"), &setup)?;
+        let name = match p {
+            PeerKind::Nginx => "nginx.conf",
+            PeerKind::Lighttpd => "lighttpd.conf",
+            PeerKind::Apache2 => "apache2.conf",
+            PeerKind::H2o => "h2o.yaml",
+            PeerKind::Caddy => "Caddyfile",
+        };
+        Ok(std::fs::read_to_string(dir.path().join(name)).unwrap())
+    }
+
+    fn has_apache_modules(names: &[&str]) -> bool {
+        names
+            .iter()
+            .all(|n| Path::new("/usr/lib/apache2/modules").join(n).is_file())
+    }
+
+    #[test]
+    fn cgi_configs_map_cgi_bin_the_same_way() {
+        let socket = Path::new("/tmp/suite/fcgiwrap.sock");
+        let err = config_with(PeerKind::Nginx, &[Gateway::Cgi { fcgiwrap: None }]).unwrap_err();
         assert!(err.contains("fcgiwrap"), "{err}");
-        setup.cgi = Some(CgiSetup {
+        let via = [Gateway::Cgi {
             fcgiwrap: Some(socket),
-        });
-        PeerKind::Nginx
-            .configure(Path::new("/usr/sbin/nginx"), &setup)
-            .unwrap();
-        let conf = std::fs::read_to_string(dir.path().join("nginx.conf")).unwrap();
+        }];
+        let conf = config_with(PeerKind::Nginx, &via).unwrap();
         assert!(conf.contains("location /cgi-bin/ {"), "{conf}");
         assert!(conf.contains("fastcgi_pass unix:/tmp/suite/fcgiwrap.sock;"));
         assert!(conf.contains("fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;"));
+        assert!(
+            conf.contains("fastcgi_buffers 8 16k;"),
+            "64 KB stays in memory"
+        );
         assert_eq!(conf.matches('{').count(), conf.matches('}').count());
 
-        PeerKind::Lighttpd
-            .configure(Path::new("/usr/sbin/lighttpd"), &setup)
-            .unwrap();
-        let conf = std::fs::read_to_string(dir.path().join("lighttpd.conf")).unwrap();
+        let conf = config_with(PeerKind::Lighttpd, &via).unwrap();
         assert!(conf.contains("server.modules = ( \"mod_cgi\" )"));
-        assert!(
-            conf.contains("$HTTP[\"url\"] =~ \"^/cgi-bin/\" { cgi.assign = ( \".cgi\" => \"\" ) }")
-        );
+        assert!(conf.contains(
+            "$HTTP[\"url\"] =~ \"^/cgi-bin/\" { cgi.assign = ( \".cgi\" => \"\", \".pl\" => \"\" ) }"
+        ));
 
-        if Path::new("/usr/lib/apache2/modules/mod_cgid.so").is_file() {
-            PeerKind::Apache2
-                .configure(Path::new("/usr/sbin/apache2"), &setup)
-                .unwrap();
-            let conf = std::fs::read_to_string(dir.path().join("apache2.conf")).unwrap();
+        if has_apache_modules(&["mod_mpm_event.so", "mod_cgid.so"]) {
+            let conf = config_with(PeerKind::Apache2, &via).unwrap();
             assert!(conf.contains("/mod_cgid.so\n"));
             assert!(conf.contains("ScriptAlias /cgi-bin/ \"/srv/www/cgi-bin/\""));
             assert!(conf.contains("Options +ExecCGI"));
+            assert!(!conf.contains("proxy"));
         }
+        let err = config_with(PeerKind::H2o, &via).unwrap_err();
+        assert_eq!(err, "h2o cannot serve CGI");
         assert_eq!(PeerKind::H2o.cgi_gateway(), None);
         assert!(PeerKind::Nginx
             .cgi_gateway()
@@ -554,5 +722,75 @@ mod tests {
             .cgi_gateway()
             .unwrap()
             .children_cpu_escapes());
+    }
+
+    #[test]
+    fn fastcgi_and_php_go_to_the_shared_sockets_on_every_peer() {
+        let app = Path::new("/w/fcgi-app.sock");
+        let fpm = Path::new("/w/php-fpm.sock");
+        let both = [
+            Gateway::FastCgi { socket: app },
+            Gateway::PhpFpm { socket: fpm },
+        ];
+        for p in PeerKind::ALL {
+            assert!(p.offers(Feature::FastCgi) && p.offers(Feature::PhpFpm));
+            assert!(!p.offers(Feature::CgiPlus) && !p.offers(Feature::PerlEngine));
+            assert!(!p.offers(Feature::FastCgiSpawned));
+            assert_eq!(p.offers(Feature::PhpCgi), p == PeerKind::Lighttpd);
+        }
+
+        let conf = config_with(PeerKind::Nginx, &both).unwrap();
+        assert!(conf.contains("    location /fcgi/ {\n"), "{conf}");
+        assert!(conf.contains("fastcgi_pass unix:/w/fcgi-app.sock;"));
+        assert!(
+            conf.contains("    location ~ ^/php/.*\\.php$ {\n"),
+            "{conf}"
+        );
+        assert!(conf.contains("fastcgi_pass unix:/w/php-fpm.sock;"));
+        assert_eq!(conf.matches('{').count(), conf.matches('}').count());
+
+        let conf = config_with(PeerKind::Lighttpd, &both).unwrap();
+        assert!(
+            conf.contains("server.modules = ( \"mod_fastcgi\" )"),
+            "{conf}"
+        );
+        assert!(conf.contains(
+            "fastcgi.server = ( \"/fcgi/\" => (( \"socket\" => \"/w/fcgi-app.sock\", \"check-local\" => \"disable\" )) )"
+        ));
+        assert!(conf.contains(
+            "$HTTP[\"url\"] =~ \"^/php/\" { fastcgi.server = ( \".php\" => (( \"socket\" => \"/w/php-fpm.sock\" )) ) }"
+        ));
+        let php_cgi = [Gateway::PhpCgi {
+            program: Path::new("/usr/bin/php-cgi"),
+        }];
+        let conf = config_with(PeerKind::Lighttpd, &php_cgi).unwrap();
+        assert!(conf.contains(
+            "$HTTP[\"url\"] =~ \"^/phpcgi/\" { cgi.assign = ( \".php\" => \"/usr/bin/php-cgi\" ) }"
+        ));
+        assert!(config_with(PeerKind::Nginx, &php_cgi).is_err());
+
+        if has_apache_modules(&["mod_mpm_event.so", "mod_proxy.so", "mod_proxy_fcgi.so"]) {
+            let conf = config_with(PeerKind::Apache2, &both).unwrap();
+            assert!(conf.contains("/mod_proxy_fcgi.so\n"));
+            assert!(
+                conf.contains("ProxyPass \"/fcgi/\" \"unix:/w/fcgi-app.sock|fcgi://localhost/\"")
+            );
+            assert!(conf.contains(
+                "<Directory \"/srv/www/php\">\n  <FilesMatch \"\\.php$\">\n    SetHandler \"proxy:unix:/w/php-fpm.sock|fcgi://localhost\"\n"
+            ));
+            assert!(!conf.contains("cgid"));
+        }
+
+        let conf = config_with(PeerKind::H2o, &both).unwrap();
+        assert!(conf.ends_with(
+            "    paths:\n      \"/fcgi/\":\n        fastcgi.connect:\n          port: /w/fcgi-app.sock\n          type: unix\n\
+             \x20     \"/php/\":\n        file.dir: /srv/www/php\n        file.custom-handler:\n          extension: .php\n          fastcgi.connect:\n            port: /w/php-fpm.sock\n            type: unix\n\
+             \x20     \"/\":\n        file.dir: /srv/www\n"
+        ), "{conf}");
+
+        let conf = config_with(PeerKind::Caddy, &both).unwrap();
+        assert!(conf.contains(
+            "\troot * /srv/www\n\treverse_proxy /fcgi/* unix//w/fcgi-app.sock {\n\t\ttransport fastcgi\n\t}\n\tphp_fastcgi /php/* unix//w/php-fpm.sock\n\tfile_server\n}\n"
+        ), "{conf}");
     }
 }

@@ -3,15 +3,20 @@
 //! off) and the feature a server must offer to take part; fixtures are the
 //! files the rows need in the docroot.
 //!
-//! [`Registry::seed`] holds two sections. "static": the static-file rows of
-//! the founding reports (WASD 21.1: 0 KB and 64 KB files at 1 and 10
+//! [`Registry::seed`] holds four sections. "static": the static-file rows
+//! of the founding reports (WASD 21.1: 0 KB and 64 KB files at 1 and 10
 //! connections, cache on and off; the 3.9 MB transfer-rate file), each
 //! without keep-alive as in the reports and with it. "cgi": a process per
 //! request, the reports' "Hello!" and a 64 KB body from C programs compiled
 //! at start, at 1 and 10 connections, with and without keep-alive.
-//! Persistent-script and WebAssembly rows come the same way: `add_fixture`
-//! for their scripts, `add_row` with a new [`Feature`], and the servers that
-//! offer it (see [`super::server::ServerSpec::offers`]) take part.
+//! "persistent" (WASD 21.2): one C program run as CGI and under CGIplus, and
+//! a C FastCGI responder, shared or spawned by the server, on the same grid.
+//! "engines" (WASD's persistent scripting table): face2face.pl in a Perl
+//! engine and as CGI, face2face.php and php_info.php on php-fpm, and
+//! face2face.php through php-cgi. WebAssembly rows come the same way:
+//! `add_fixture` for their files, `add_row` with a new [`Feature`], and the
+//! servers that offer it (see [`super::server::ServerSpec::offers`]) take
+//! part. A [`Comparison`] asks for a ratio of two ways under a table.
 
 use serde::{Deserialize, Serialize};
 
@@ -24,6 +29,93 @@ pub enum Feature {
     StaticFiles,
     /// CGI programs under `/cgi-bin/`, a process per request.
     Cgi,
+    /// CGIplus scripts under `/cgiplus-bin/`, each started once and looping
+    /// over requests (tern).
+    CgiPlus,
+    /// The suite's C FastCGI responder under `/fcgi/`, one set of processes
+    /// on a Unix socket shared by every server.
+    FastCgi,
+    /// The same responder under `/fcgi-spawn/`, its processes run by the
+    /// server itself (tern's `command`).
+    FastCgiSpawned,
+    /// Perl scripts under `/rte/` in persistent interpreters (tern's Perl
+    /// run-time engine).
+    PerlEngine,
+    /// PHP scripts under `/php/` on php-fpm, shared by every server.
+    PhpFpm,
+    /// PHP scripts under `/phpcgi/` run by php-cgi, a process per request.
+    PhpCgi,
+}
+
+impl Feature {
+    /// Every feature a server may be set up with beyond its static files.
+    pub const GATEWAYS: [Feature; 7] = [
+        Feature::Cgi,
+        Feature::CgiPlus,
+        Feature::FastCgi,
+        Feature::FastCgiSpawned,
+        Feature::PerlEngine,
+        Feature::PhpFpm,
+        Feature::PhpCgi,
+    ];
+
+    /// The URL prefix the rows use and the servers map, the same on every
+    /// server; its scripts live in the docroot directory of that name.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Feature::StaticFiles => "/",
+            Feature::Cgi => "/cgi-bin",
+            Feature::CgiPlus => "/cgiplus-bin",
+            Feature::FastCgi => "/fcgi",
+            Feature::FastCgiSpawned => "/fcgi-spawn",
+            Feature::PerlEngine => "/rte",
+            Feature::PhpFpm => "/php",
+            Feature::PhpCgi => "/phpcgi",
+        }
+    }
+
+    /// For notes: "CGI", "php-fpm".
+    pub fn label(self) -> &'static str {
+        match self {
+            Feature::StaticFiles => "static files",
+            Feature::Cgi => "CGI",
+            Feature::CgiPlus => "CGIplus",
+            Feature::FastCgi => "FastCGI",
+            Feature::FastCgiSpawned => "spawned FastCGI",
+            Feature::PerlEngine => "a Perl engine",
+            Feature::PhpFpm => "php-fpm",
+            Feature::PhpCgi => "php-cgi",
+        }
+    }
+
+    /// Its rows start a process per request, through the server's CGI
+    /// machinery (whose children some gateways never reap).
+    pub fn is_cgi(self) -> bool {
+        matches!(self, Feature::Cgi | Feature::PhpCgi)
+    }
+}
+
+/// How the body length a server returns is checked before measuring.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LengthCheck {
+    /// Exactly `body_bytes`.
+    #[default]
+    Exact,
+    /// At least `body_bytes`: the body differs from server to server
+    /// (phpinfo() prints the request's environment), but an error page
+    /// would be shorter.
+    AtLeast,
+}
+
+impl LengthCheck {
+    /// Whether a body of `got` bytes passes when `expected` were asked for.
+    pub fn accepts(self, expected: u64, got: u64) -> bool {
+        match self {
+            LengthCheck::Exact => got == expected,
+            LengthCheck::AtLeast => got >= expected,
+        }
+    }
 }
 
 /// Which variant of a server a row needs.
@@ -47,6 +139,9 @@ pub struct RowSpec {
     pub path: String,
     /// Body length every server must return (checked before measuring).
     pub body_bytes: u64,
+    /// How `body_bytes` is checked.
+    #[serde(default)]
+    pub length: LengthCheck,
     /// Server variant.
     pub cache: CacheMode,
     /// Concurrent connections.
@@ -99,6 +194,15 @@ pub enum FixtureContents {
     /// A program compiled from this C source with `cc -O2` (skipped, with
     /// the rows that fetch it, when there is no compiler).
     C(String),
+    /// A script run by `interpreter` (an absolute path, written as its
+    /// `#!` line before `body`; skipped, with the rows that fetch it, when
+    /// the interpreter is not installed).
+    Script {
+        /// The interpreter.
+        interpreter: String,
+        /// The script after the `#!` line.
+        body: String,
+    },
 }
 
 impl Fixture {
@@ -120,9 +224,38 @@ impl Fixture {
         }
     }
 
+    /// An executable script with a `#!interpreter` line.
+    pub fn script(path: &str, interpreter: &str, body: &str) -> Fixture {
+        Fixture {
+            path: path.to_owned(),
+            contents: FixtureContents::Script {
+                interpreter: interpreter.to_owned(),
+                body: body.to_owned(),
+            },
+            executable: true,
+        }
+    }
+
+    /// A file of these bytes, readable by all.
+    pub fn text(path: &str, text: &str) -> Fixture {
+        Fixture {
+            path: path.to_owned(),
+            contents: FixtureContents::Bytes(text.as_bytes().to_vec()),
+            executable: false,
+        }
+    }
+
     /// The URL path that fetches it.
     pub fn url_path(&self) -> String {
         format!("/{}", self.path)
+    }
+
+    /// A program or script: made only when a row fetches it.
+    fn is_program(&self) -> bool {
+        matches!(
+            self.contents,
+            FixtureContents::C(_) | FixtureContents::Script { .. }
+        )
     }
 }
 
@@ -143,11 +276,100 @@ int main(void) {
 }
 "#;
 
+/// One C program for both ways of the "persistent" section: plain CGI
+/// without `CGIPLUSEOF` in its environment, a CGIplus loop (record mode,
+/// docs/cgiplus.md) with it. It answers "Hello!" or, when the request's URI
+/// holds "64k", 65536 bytes, like the FastCGI responder, so that the same
+/// file serves both rows under two names. Under CGIplus the response and
+/// the sentinel leave in one write.
+pub const CGIPLUS_C: &str = r#"#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+static char big[65536];
+static char out[sizeof big + 4096];
+static void respond(const char *uri) {
+    if (uri && strstr(uri, "64k")) {
+        fputs("Content-Type: application/octet-stream
+
+", stdout);
+        fwrite(big, 1, sizeof big, stdout);
+    } else {
+        fputs("Content-Type: text/plain
+
+Hello!
+", stdout);
+    }
+}
+int main(void) {
+    const char *eof = getenv("CGIPLUSEOF");
+    char *line = NULL, *uri = NULL;
+    size_t cap = 0;
+    memset(big, 'x', sizeof big);
+    if (!eof) { /* plain CGI: one request, from the environment */
+        respond(getenv("REQUEST_URI"));
+        return 0;
+    }
+    setvbuf(stdout, out, _IOFBF, sizeof out);
+    /* "!", NAME=value lines, an empty line, CONTENT_LENGTH bytes of body */
+    while (getline(&line, &cap, stdin) > 0) {
+        long body = 0;
+        if (strcmp(line, "!
+") != 0) return 1;
+        free(uri);
+        uri = NULL;
+        while (getline(&line, &cap, stdin) > 0 && strcmp(line, "
+") != 0) {
+            if (strncmp(line, "REQUEST_URI=", 12) == 0) uri = strdup(line + 12);
+            else if (strncmp(line, "CONTENT_LENGTH=", 15) == 0) body = atol(line + 15);
+        }
+        while (body-- > 0 && getchar() != EOF) {}
+        respond(uri);
+        fputs(eof, stdout);
+        fputc('
+', stdout);
+        fflush(stdout);
+    }
+    return 0;
+}
+"#;
+
+/// The Perl interpreter the Perl fixtures name in their `#!` line.
+pub const PERL: &str = "/usr/bin/perl";
+
+/// WASD's face2face.pl: "a simple script ... to measure the script
+/// environment and its activation latencies".
+pub const FACE2FACE_PL: &str = "print \"Content-Type:  text/html\\n\\n<B>Hello!</B>\\n\";\n";
+
+/// WASD's face2face.php (PHP drops the newline after `?>`: 13 bytes).
+pub const FACE2FACE_PHP: &str = "<?php echo \"<B>Hello!</B>\"; ?>\n";
+
+/// The standard php_info.php: a script that does some work.
+pub const PHP_INFO_PHP: &str = "<?php phpinfo();\n";
+
+/// The least phpinfo() output accepted (about 70 KB on Debian's PHP 8; an
+/// error page is far shorter).
+pub const PHP_INFO_MIN_BYTES: u64 = 16_384;
+
+/// Two ways to serve the same thing in one section, whose req/s the suite
+/// divides per server and load, under the section's table ("CGIplus over
+/// CGI").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Comparison {
+    /// The section.
+    pub section: String,
+    /// The row case measured (`"Hello!" CGIplus`).
+    pub case: String,
+    /// The row case it is divided by (`"Hello!" CGI`).
+    pub baseline: String,
+}
+
 /// The rows and fixtures of a suite run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Registry {
     rows: Vec<RowSpec>,
     fixtures: Vec<Fixture>,
+    comparisons: Vec<Comparison>,
 }
 
 /// WASD's "3.9 MB" file: 7700 blocks of 512 bytes.
@@ -159,10 +381,12 @@ impl Registry {
         Registry::default()
     }
 
-    /// Every section: static files, then CGI.
+    /// Every section: static files, CGI, persistent programs, engines.
     pub fn seed() -> Registry {
         let mut r = Registry::static_files();
         r.append(Registry::cgi());
+        r.append(Registry::persistent());
+        r.append(Registry::engines());
         r
     }
 
@@ -185,6 +409,7 @@ impl Registry {
                             case: case.to_owned(),
                             path: path.to_owned(),
                             body_bytes: len,
+                            length: LengthCheck::Exact,
                             cache,
                             connections,
                             keepalive,
@@ -201,6 +426,7 @@ impl Registry {
                     case: "3.9 MB file".to_owned(),
                     path: "/4m.bin".to_owned(),
                     body_bytes: SIZE_3_9_MB,
+                    length: LengthCheck::Exact,
                     cache: CacheMode::On,
                     connections,
                     keepalive,
@@ -229,6 +455,7 @@ impl Registry {
                         case: case.to_owned(),
                         path: path.to_owned(),
                         body_bytes: len,
+                        length: LengthCheck::Exact,
                         cache: CacheMode::On,
                         connections,
                         keepalive,
@@ -240,10 +467,151 @@ impl Registry {
         r
     }
 
-    /// Adds another registry's rows and fixtures after these.
+    /// The "persistent" rows: "Hello!" and 64 KB at 1 and 10 connections,
+    /// without keep-alive and with it, each served four ways: one C program
+    /// ([`CGIPLUS_C`]) as CGI under `/cgi-bin/` and under CGIplus under
+    /// `/cgiplus-bin/`, and the C FastCGI responder, shared under `/fcgi/`
+    /// and spawned by the server under `/fcgi-spawn/`. CGIplus is compared
+    /// with CGI.
+    pub fn persistent() -> Registry {
+        const SECTION: &str = "persistent";
+        let mut r = Registry::new();
+        for dir in [Feature::Cgi, Feature::CgiPlus] {
+            for stem in ["hello", "64k"] {
+                let path = format!("{}/plus-{stem}.cgi", &dir.prefix()[1..]);
+                r.add_fixture(Fixture::c_program(&path, CGIPLUS_C));
+            }
+        }
+        let ways = [
+            ("CGI", Feature::Cgi),
+            ("CGIplus", Feature::CgiPlus),
+            ("FastCGI", Feature::FastCgi),
+            ("FastCGI spawned", Feature::FastCgiSpawned),
+        ];
+        let bodies = [("\"Hello!\"", "hello", 7), ("64 KB", "64k", 65_536)];
+        for (body, stem, len) in bodies {
+            for keepalive in [false, true] {
+                for connections in [1, 10] {
+                    for (way, needs) in ways {
+                        let path = match needs {
+                            Feature::Cgi | Feature::CgiPlus => {
+                                format!("{}/plus-{stem}.cgi", needs.prefix())
+                            }
+                            _ => format!("{}/{stem}", needs.prefix()),
+                        };
+                        r.add_row(RowSpec {
+                            section: SECTION.to_owned(),
+                            case: format!("{body} {way}"),
+                            path,
+                            body_bytes: len,
+                            length: LengthCheck::Exact,
+                            cache: CacheMode::On,
+                            connections,
+                            keepalive,
+                            needs,
+                        });
+                    }
+                }
+            }
+            r.add_comparison(Comparison {
+                section: SECTION.to_owned(),
+                case: format!("{body} CGIplus"),
+                baseline: format!("{body} CGI"),
+            });
+        }
+        r
+    }
+
+    /// The "engines" rows, WASD's persistent scripting table: face2face.pl
+    /// in a Perl engine under `/rte/` and as CGI (perl started per
+    /// request); face2face.php and php_info.php on php-fpm under `/php/`,
+    /// and face2face.php through php-cgi under `/phpcgi/`; at 1 and 10
+    /// connections, without keep-alive and with it. Each engine is compared
+    /// with its process-per-request way.
+    pub fn engines() -> Registry {
+        const SECTION: &str = "engines";
+        let mut r = Registry::new();
+        r.add_fixture(Fixture::script("cgi-bin/face2face.pl", PERL, FACE2FACE_PL));
+        r.add_fixture(Fixture::script("rte/face2face.pl", PERL, FACE2FACE_PL));
+        r.add_fixture(Fixture::text("php/face2face.php", FACE2FACE_PHP));
+        r.add_fixture(Fixture::text("php/php_info.php", PHP_INFO_PHP));
+        r.add_fixture(Fixture::text("phpcgi/face2face.php", FACE2FACE_PHP));
+        let ways = [
+            ("face2face.pl CGI", Feature::Cgi, "face2face.pl", 14),
+            (
+                "face2face.pl Perl engine",
+                Feature::PerlEngine,
+                "face2face.pl",
+                14,
+            ),
+            (
+                "face2face.php php-fpm",
+                Feature::PhpFpm,
+                "face2face.php",
+                13,
+            ),
+            (
+                "face2face.php php-cgi",
+                Feature::PhpCgi,
+                "face2face.php",
+                13,
+            ),
+            (
+                "php_info.php php-fpm",
+                Feature::PhpFpm,
+                "php_info.php",
+                PHP_INFO_MIN_BYTES,
+            ),
+        ];
+        for keepalive in [false, true] {
+            for connections in [1, 10] {
+                for (case, needs, file, len) in ways {
+                    r.add_row(RowSpec {
+                        section: SECTION.to_owned(),
+                        case: case.to_owned(),
+                        path: format!("{}/{file}", needs.prefix()),
+                        body_bytes: len,
+                        length: if file == "php_info.php" {
+                            LengthCheck::AtLeast
+                        } else {
+                            LengthCheck::Exact
+                        },
+                        cache: CacheMode::On,
+                        connections,
+                        keepalive,
+                        needs,
+                    });
+                }
+            }
+        }
+        for (case, baseline) in [
+            ("face2face.pl Perl engine", "face2face.pl CGI"),
+            ("face2face.php php-fpm", "face2face.php php-cgi"),
+        ] {
+            r.add_comparison(Comparison {
+                section: SECTION.to_owned(),
+                case: case.to_owned(),
+                baseline: baseline.to_owned(),
+            });
+        }
+        r
+    }
+
+    /// Adds another registry's rows, fixtures and comparisons after these.
     pub fn append(&mut self, other: Registry) {
         self.rows.extend(other.rows);
         self.fixtures.extend(other.fixtures);
+        self.comparisons.extend(other.comparisons);
+    }
+
+    /// Asks for a ratio under a section's table.
+    pub fn add_comparison(&mut self, comparison: Comparison) {
+        self.comparisons.push(comparison);
+    }
+
+    /// The comparisons.
+    pub fn comparisons(&self) -> &[Comparison] {
+        &self.comparisons
     }
 
     /// Adds a row (rows are measured and printed in the order added).
@@ -294,20 +662,33 @@ impl Registry {
         before - self.rows.len()
     }
 
+    /// Removes the rows that need `feature`; returns how many there were.
+    pub fn remove_rows_needing(&mut self, feature: Feature) -> usize {
+        let before = self.rows.len();
+        self.rows.retain(|r| r.needs != feature);
+        before - self.rows.len()
+    }
+
     /// Whether any row needs `feature`.
     pub fn needs(&self, feature: Feature) -> bool {
         self.rows.iter().any(|r| r.needs == feature)
     }
 
-    /// The fixtures worth making: data files always, programs only when a
-    /// row fetches them (compiling is the slow part of the start).
+    /// The gateway features the rows need, in [`Feature::GATEWAYS`] order.
+    pub fn gateways(&self) -> Vec<Feature> {
+        Feature::GATEWAYS
+            .into_iter()
+            .filter(|&f| self.needs(f))
+            .collect()
+    }
+
+    /// The fixtures worth making: data files always, programs and scripts
+    /// only when a row fetches them (compiling is the slow part of the
+    /// start, and a missing interpreter matters only then).
     pub fn fixtures_in_use(&self) -> Vec<Fixture> {
         self.fixtures
             .iter()
-            .filter(|f| {
-                !matches!(f.contents, FixtureContents::C(_))
-                    || self.rows.iter().any(|r| r.path == f.url_path())
-            })
+            .filter(|f| !f.is_program() || self.rows.iter().any(|r| r.path == f.url_path()))
             .cloned()
             .collect()
     }
@@ -331,7 +712,8 @@ mod tests {
 
     #[test]
     fn cgi_rows_follow_the_static_ones_and_sections_filter() {
-        let mut r = Registry::seed();
+        let mut r = Registry::static_files();
+        r.append(Registry::cgi());
         assert_eq!(r.sections(), ["static", "cgi"]);
         let cgi: Vec<&RowSpec> = r.rows().iter().filter(|x| x.section == "cgi").collect();
         assert_eq!(cgi.len(), 2 * 2 * 2);
@@ -360,5 +742,131 @@ mod tests {
             ["cgi-bin/64k.cgi"],
             "unused programs are not built"
         );
+    }
+
+    #[test]
+    fn the_seed_runs_every_section_in_order() {
+        let r = Registry::seed();
+        assert_eq!(r.sections(), ["static", "cgi", "persistent", "engines"]);
+        assert_eq!(
+            r.gateways(),
+            Feature::GATEWAYS,
+            "every gateway has rows by default"
+        );
+        let names: Vec<String> = r.rows().iter().map(RowSpec::name).collect();
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "row names tell rows apart");
+    }
+
+    #[test]
+    fn persistent_rows_serve_one_program_four_ways() {
+        let r = Registry::persistent();
+        assert_eq!(r.sections(), ["persistent"]);
+        // 2 bodies x 2 keep-alive x 2 connection counts x 4 ways.
+        assert_eq!(r.rows().len(), 32);
+        let names: Vec<String> = r.rows().iter().map(RowSpec::name).collect();
+        for name in [
+            "\"Hello!\" CGI, c=1, no keep-alive, cache on",
+            "\"Hello!\" CGIplus, c=1, no keep-alive, cache on",
+            "\"Hello!\" FastCGI, c=10, keep-alive, cache on",
+            "64 KB FastCGI spawned, c=10, no keep-alive, cache on",
+            "64 KB CGIplus, c=1, keep-alive, cache on",
+        ] {
+            assert!(names.contains(&name.to_owned()), "{name}: {names:?}");
+        }
+        // Each way fetches its own prefix; CGI and CGIplus the same program.
+        for row in r.rows() {
+            assert!(row.path.starts_with(row.needs.prefix()), "{row:?}");
+            assert_eq!(row.length, LengthCheck::Exact);
+            let big = row.case.starts_with("64 KB");
+            assert_eq!(row.body_bytes, if big { 65_536 } else { 7 });
+            assert_eq!(row.path.contains("64k"), big, "the program looks for 64k");
+        }
+        let programs: Vec<&Fixture> = r
+            .fixtures()
+            .iter()
+            .filter(|f| matches!(&f.contents, FixtureContents::C(c) if c == CGIPLUS_C))
+            .collect();
+        assert_eq!(
+            programs.len(),
+            4,
+            "hello and 64k, under /cgi-bin/ and /cgiplus-bin/"
+        );
+        assert_eq!(r.fixtures_in_use().len(), 4, "every program is fetched");
+        // The first rows: one load, four ways, side by side.
+        let first: Vec<Feature> = r.rows()[..4].iter().map(|x| x.needs).collect();
+        assert_eq!(
+            first,
+            [
+                Feature::Cgi,
+                Feature::CgiPlus,
+                Feature::FastCgi,
+                Feature::FastCgiSpawned
+            ]
+        );
+        let pairs: Vec<(&str, &str)> = r
+            .comparisons()
+            .iter()
+            .map(|c| (c.case.as_str(), c.baseline.as_str()))
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                ("\"Hello!\" CGIplus", "\"Hello!\" CGI"),
+                ("64 KB CGIplus", "64 KB CGI")
+            ]
+        );
+    }
+
+    #[test]
+    fn engine_rows_are_wasds_persistent_scripting_table() {
+        let mut r = Registry::engines();
+        assert_eq!(r.rows().len(), 2 * 2 * 5);
+        let cases: Vec<&str> = r.rows()[..5].iter().map(|x| x.case.as_str()).collect();
+        assert_eq!(
+            cases,
+            [
+                "face2face.pl CGI",
+                "face2face.pl Perl engine",
+                "face2face.php php-fpm",
+                "face2face.php php-cgi",
+                "php_info.php php-fpm"
+            ]
+        );
+        let paths: Vec<&str> = r.rows()[..5].iter().map(|x| x.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "/cgi-bin/face2face.pl",
+                "/rte/face2face.pl",
+                "/php/face2face.php",
+                "/phpcgi/face2face.php",
+                "/php/php_info.php"
+            ]
+        );
+        let info = &r.rows()[4];
+        assert_eq!(info.length, LengthCheck::AtLeast);
+        assert!(info.length.accepts(PHP_INFO_MIN_BYTES, 73_000));
+        assert!(
+            !info.length.accepts(PHP_INFO_MIN_BYTES, 500),
+            "an error page"
+        );
+        assert!(LengthCheck::Exact.accepts(13, 13) && !LengthCheck::Exact.accepts(13, 14));
+        assert_eq!(r.comparisons().len(), 2);
+        // Perl scripts are made only when fetched (a missing perl matters then).
+        let scripts = |r: &Registry| {
+            r.fixtures_in_use()
+                .iter()
+                .filter(|f| matches!(f.contents, FixtureContents::Script { .. }))
+                .count()
+        };
+        assert_eq!(scripts(&r), 2);
+        r.retain_matching("php");
+        assert_eq!(scripts(&r), 0);
+        assert_eq!(r.gateways(), [Feature::PhpFpm, Feature::PhpCgi]);
+        assert_eq!(r.remove_rows_needing(Feature::PhpFpm), 8);
+        assert_eq!(r.gateways(), [Feature::PhpCgi]);
     }
 }

@@ -6,9 +6,11 @@
 //! or a panic in the suite never leaves a server behind.
 //!
 //! tern runs from a config file the suite writes ([`tern_config`]): the
-//! docroot as its one site and, when CGI rows run, `/cgi-bin` as a CGI route
-//! onto the docroot's `cgi-bin/`. The suite depends on no server crate, so
-//! the file is plain TOML in tern's documented format.
+//! docroot as its one site and a route for each gateway its rows need
+//! (`/cgi-bin` as CGI, `/cgiplus-bin` as CGIplus, FastCGI to the shared
+//! responder and to its own processes, the Perl engine, php-fpm, php-cgi).
+//! The suite depends on no server crate, so the file is plain TOML in
+//! tern's documented format.
 
 use std::fs::File;
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -19,8 +21,10 @@ use std::time::{Duration, Instant};
 
 use rustix::process::{kill_process_group, test_kill_process_group, Pid, Signal};
 
-use super::fcgiwrap::Fcgiwrap;
-use super::peer::{CgiGateway, CgiSetup, Launch, PeerKind, PeerSetup, RunAs};
+use super::fcgi_app;
+use super::gateway::{Backends, Gateway};
+use super::peer::{CgiGateway, Launch, PeerKind, PeerSetup, RunAs};
+use super::php::FPM_CHILDREN;
 use super::row::{CacheMode, Feature, RowSpec};
 use super::workdir::Workdir;
 
@@ -45,8 +49,8 @@ pub struct ServerSpec {
     /// Cache variant; `None` for servers without a knob (they take the
     /// cache-on rows as they are).
     pub cache: Option<CacheMode>,
-    /// Configured with `/cgi-bin/` as CGI (so it takes the CGI rows).
-    pub cgi: bool,
+    /// The gateway features it is set up with (so it takes their rows).
+    pub features: Vec<Feature>,
 }
 
 impl ServerSpec {
@@ -74,10 +78,7 @@ impl ServerSpec {
 
     /// Whether the server can serve rows that need `feature`.
     pub fn offers(&self, feature: Feature) -> bool {
-        match feature {
-            Feature::StaticFiles => true,
-            Feature::Cgi => self.cgi,
-        }
+        feature == Feature::StaticFiles || self.features.contains(&feature)
     }
 
     /// Whether this variant takes part in `row`.
@@ -89,25 +90,25 @@ impl ServerSpec {
             }
     }
 
-    /// Whether the server can run CGI at all (`tern`, and peers with a
-    /// [`CgiGateway`]).
-    pub fn can_run_cgi(kind: &ServerKind) -> bool {
+    /// Whether a server of `kind` can be set up to serve `feature` (tern:
+    /// everything; peers: see [`PeerKind::offers`]).
+    pub fn can_offer(kind: &ServerKind, feature: Feature) -> bool {
         match kind {
             ServerKind::Tern { .. } => true,
-            ServerKind::Peer(p) => p.cgi_gateway().is_some(),
+            ServerKind::Peer(p) => p.offers(feature),
         }
     }
 
     /// How it runs CGI, for notes (`None` for tern and servers without CGI).
     pub fn cgi_gateway(&self) -> Option<CgiGateway> {
         match &self.kind {
-            ServerKind::Peer(p) if self.cgi => p.cgi_gateway(),
+            ServerKind::Peer(p) if self.offers(Feature::Cgi) => p.cgi_gateway(),
             _ => None,
         }
     }
 
     /// The variants to run for a server kind: two with a cache knob, else
-    /// one; all without CGI (see [`ServerSpec::with_cgi`]).
+    /// one; all without gateways (see [`ServerSpec::with_features`]).
     pub fn variants(kind: ServerKind) -> Vec<ServerSpec> {
         let knob = match &kind {
             ServerKind::Tern { .. } => true,
@@ -118,28 +119,36 @@ impl ServerSpec {
                 ServerSpec {
                     kind: kind.clone(),
                     cache: Some(CacheMode::On),
-                    cgi: false,
+                    features: Vec::new(),
                 },
                 ServerSpec {
                     kind,
                     cache: Some(CacheMode::Off),
-                    cgi: false,
+                    features: Vec::new(),
                 },
             ]
         } else {
             vec![ServerSpec {
                 kind,
                 cache: None,
-                cgi: false,
+                features: Vec::new(),
             }]
         }
     }
 
-    /// The same variant with `/cgi-bin/` as CGI when `cgi` and it takes the
-    /// cache-on rows (the CGI rows are all cache-on; the cache-off variants
-    /// stay as plain as the static rows want them).
-    pub fn with_cgi(mut self, cgi: bool) -> ServerSpec {
-        self.cgi = cgi && self.cache != Some(CacheMode::Off) && ServerSpec::can_run_cgi(&self.kind);
+    /// The same variant set up with those of `available` it can offer,
+    /// when it takes the cache-on rows (gateway rows are all cache-on; the
+    /// cache-off variants stay as plain as the static rows want them).
+    pub fn with_features(mut self, available: &[Feature]) -> ServerSpec {
+        self.features = if self.cache == Some(CacheMode::Off) {
+            Vec::new()
+        } else {
+            available
+                .iter()
+                .copied()
+                .filter(|&f| f != Feature::StaticFiles && ServerSpec::can_offer(&self.kind, f))
+                .collect()
+        };
         self
     }
 
@@ -149,12 +158,12 @@ impl ServerSpec {
         dir: &Path,
         docroot: &Path,
         port: u16,
-        fcgiwrap: Option<&Fcgiwrap>,
+        gateways: &[Gateway<'_>],
     ) -> Result<Launch, String> {
         match &self.kind {
             ServerKind::Tern { binary } => {
                 let conf = dir.join("tern.toml");
-                std::fs::write(&conf, tern_config(docroot, port, self.cgi))
+                std::fs::write(&conf, tern_config(docroot, port, gateways))
                     .map_err(|e| format!("writing {}: {e}", conf.display()))?;
                 let mut args = vec![
                     "serve".to_owned(),
@@ -178,9 +187,7 @@ impl ServerSpec {
                     port,
                     cache: self.cache,
                     user: RunAs::for_this_process(),
-                    cgi: self.cgi.then(|| CgiSetup {
-                        fcgiwrap: fcgiwrap.map(Fcgiwrap::socket),
-                    }),
+                    gateways,
                 },
             ),
         }
@@ -188,18 +195,61 @@ impl ServerSpec {
 }
 
 /// tern's config for the suite: one listener on 127.0.0.1:`port`, the
-/// docroot as the one site, and with `cgi` a CGI route from `/cgi-bin` to
-/// the docroot's `cgi-bin/`.
-pub fn tern_config(docroot: &Path, port: u16, cgi: bool) -> String {
+/// docroot as the one site, and a route for each gateway. Script
+/// directories are the docroot's directories named after the prefixes.
+/// Pools match the shared backends: as many connections to the FastCGI
+/// responder and php-fpm as they have processes, as many processes of its
+/// own for the spawned responder and the Perl engine; CGIplus scripts
+/// start one process each and grow to as many on demand.
+pub fn tern_config(docroot: &Path, port: u16, gateways: &[Gateway<'_>]) -> String {
+    let path = |p: &Path| toml_string(&p.display().to_string());
+    let scripts = |f: Feature| path(&docroot.join(&f.prefix()[1..]));
     let mut t = format!(
         "[[listen]]\naddress = \"127.0.0.1:{port}\"\n\n[[site]]\nroot = {}\n",
-        toml_string(&docroot.display().to_string())
+        path(docroot)
     );
-    if cgi {
-        t.push_str(&format!(
-            "\n[[site.route]]\nprefix = \"/cgi-bin\"\nhandler = \"cgi\"\ndir = {}\n",
-            toml_string(&docroot.join("cgi-bin").display().to_string())
-        ));
+    for g in gateways {
+        let f = g.feature();
+        t.push_str("\n[[site.route]]\n");
+        if f == Feature::PhpFpm {
+            // Every *.php but php-cgi's, whose prefix wins over an extension.
+            t.push_str("extension = \"php\"\n");
+        } else {
+            t.push_str(&format!("prefix = \"{}\"\n", f.prefix()));
+        }
+        t.push_str(&match *g {
+            Gateway::Cgi { .. } => format!("handler = \"cgi\"\ndir = {}\n", scripts(f)),
+            Gateway::CgiPlus => format!(
+                "handler = \"cgiplus\"\ndir = {}\nmin_processes = 1\nmax_processes = {}\n",
+                scripts(f),
+                fcgi_app::PROCESSES
+            ),
+            Gateway::FastCgi { socket } => format!(
+                "handler = \"fastcgi\"\nconnect = {}\nmax_connections = {}\n",
+                toml_string(&format!("unix:{}", socket.display())),
+                fcgi_app::PROCESSES
+            ),
+            Gateway::FastCgiSpawned { program } => format!(
+                "handler = \"fastcgi\"\ncommand = [{}]\nenv = {{ FCGI_WORKERS = \"1\" }}\nmin_processes = {n}\nmax_processes = {n}\n",
+                path(program),
+                n = fcgi_app::PROCESSES
+            ),
+            Gateway::PerlEngine => format!(
+                "handler = \"cgiplus\"\nengine = \"perl\"\ndir = {}\nmin_processes = {n}\nmax_processes = {n}\n",
+                scripts(f),
+                n = fcgi_app::PROCESSES
+            ),
+            Gateway::PhpFpm { socket } => format!(
+                "handler = \"fastcgi\"\nconnect = {}\ndir = {}\nmax_connections = {FPM_CHILDREN}\n",
+                toml_string(&format!("unix:{}", socket.display())),
+                path(docroot)
+            ),
+            Gateway::PhpCgi { program } => format!(
+                "handler = \"cgi\"\ndir = {}\ninterpreter = {}\n",
+                scripts(f),
+                path(program)
+            ),
+        });
     }
     t
 }
@@ -227,8 +277,9 @@ pub struct RunningServer {
     port: u16,
     child: Option<Child>,
     log: PathBuf,
-    /// Helper processes whose CPU counts as the server's (fcgiwrap).
-    helpers: Vec<u32>,
+    /// Shared backends whose CPU counts as the server's in the rows of a
+    /// feature (fcgiwrap for nginx's CGI, the FastCGI responder, php-fpm).
+    backends: Vec<(Feature, u32)>,
 }
 
 /// How long a server may take to accept its first connection.
@@ -237,22 +288,32 @@ const START_TIMEOUT: Duration = Duration::from_secs(15);
 const STOP_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl RunningServer {
-    /// Starts `spec` (executable `program`) on a free loopback port and waits
-    /// until it accepts connections; `fcgiwrap` is nginx's way to CGI. The
-    /// error is a note for the report.
+    /// Starts `spec` (executable `program`) on a free loopback port with
+    /// its gateways served by `backends`, and waits until it accepts
+    /// connections. The error is a note for the report.
     pub fn start(
         spec: &ServerSpec,
         program: &Path,
         work: &Workdir,
-        fcgiwrap: Option<&Fcgiwrap>,
+        backends: &Backends,
     ) -> Result<RunningServer, String> {
         let dir = work.server_dir(&spec.id()).map_err(|e| e.to_string())?;
         let port = free_port().map_err(|e| format!("no free port: {e}"))?;
-        let launch = spec.launch(program, &dir, work.docroot(), port, fcgiwrap)?;
-        let helpers = match (spec.cgi_gateway(), fcgiwrap) {
-            (Some(CgiGateway::Fcgiwrap), Some(f)) => vec![f.pid()],
-            _ => Vec::new(),
-        };
+        let gateways = spec
+            .features
+            .iter()
+            .map(|&f| {
+                backends
+                    .gateway(f, &spec.kind)
+                    .ok_or_else(|| format!("nothing here serves {} for {}", f.label(), spec.name()))
+            })
+            .collect::<Result<Vec<Gateway<'_>>, String>>()?;
+        let launch = spec.launch(program, &dir, work.docroot(), port, &gateways)?;
+        let shared = spec
+            .features
+            .iter()
+            .filter_map(|&f| Some((f, backends.backend(f, &spec.kind)?.pid())))
+            .collect();
         let log = dir.join("logs").join("output.log");
         let out = File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
         let err = out
@@ -275,7 +336,7 @@ impl RunningServer {
             port,
             child: Some(child),
             log,
-            helpers,
+            backends: shared,
         };
         server.wait_ready()?;
         Ok(server)
@@ -296,10 +357,16 @@ impl RunningServer {
         self.child.as_ref().map_or(0, Child::id)
     }
 
-    /// Whose CPU is the server's: its process tree, and its helpers' trees.
-    pub fn cpu_roots(&self) -> Vec<u32> {
+    /// Whose CPU is the server's in the rows of `feature`: its process
+    /// tree, and the trees of the backends it uses for them.
+    pub fn cpu_roots(&self, feature: Feature) -> Vec<u32> {
         let mut roots = vec![self.pid()];
-        roots.extend(&self.helpers);
+        roots.extend(
+            self.backends
+                .iter()
+                .filter(|(f, _)| *f == feature)
+                .map(|(_, pid)| *pid),
+        );
         roots
     }
 
@@ -400,7 +467,7 @@ mod tests {
             ["tern-cache-on", "tern-cache-off"]
         );
         let caddy = ServerSpec::variants(ServerKind::Peer(PeerKind::Caddy));
-        assert!(tern.iter().chain(&caddy).all(|s| !s.cgi));
+        assert!(tern.iter().chain(&caddy).all(|s| s.features.is_empty()));
         assert_eq!(caddy.len(), 1);
         let mut row = super::super::row::Registry::seed().rows()[0].clone();
         row.cache = CacheMode::Off;
@@ -417,24 +484,33 @@ mod tests {
                 binary: "/bin/false".into(),
             },
             cache: None,
-            cgi: false,
+            features: vec![],
         };
-        let err = RunningServer::start(&spec, Path::new("/bin/false"), &work, None).unwrap_err();
+        let none = Backends::default();
+        let err = RunningServer::start(&spec, Path::new("/bin/false"), &work, &none).unwrap_err();
         assert!(err.contains("exited at start"), "{err}");
         let spec = ServerSpec {
             kind: ServerKind::Tern {
                 binary: "/nonexistent/tern".into(),
             },
             cache: None,
-            cgi: false,
+            features: vec![],
         };
         let err =
-            RunningServer::start(&spec, Path::new("/nonexistent/tern"), &work, None).unwrap_err();
+            RunningServer::start(&spec, Path::new("/nonexistent/tern"), &work, &none).unwrap_err();
         assert!(err.contains("cannot start"), "{err}");
+        // A feature the backends cannot serve is a note before anything starts.
+        let spec = ServerSpec {
+            features: vec![Feature::PhpFpm],
+            ..spec
+        };
+        let err =
+            RunningServer::start(&spec, Path::new("/nonexistent/tern"), &work, &none).unwrap_err();
+        assert_eq!(err, "nothing here serves php-fpm for tern");
     }
 
     #[test]
-    fn cgi_goes_to_cache_on_variants_of_servers_that_run_it() {
+    fn gateways_go_to_cache_on_variants_of_servers_that_offer_them() {
         let seed = super::super::row::Registry::seed();
         let cgi_row = seed
             .rows()
@@ -445,32 +521,69 @@ mod tests {
             binary: "/x/tern".into(),
         })
         .into_iter()
-        .map(|s| s.with_cgi(true))
+        .map(|s| s.with_features(&Feature::GATEWAYS))
         .collect();
-        assert!(tern[0].cgi && !tern[1].cgi, "cache off stays static");
+        assert_eq!(tern[0].features, Feature::GATEWAYS, "tern offers all");
+        assert!(tern[1].features.is_empty(), "cache off stays static");
         assert!(tern[0].serves(cgi_row) && !tern[1].serves(cgi_row));
         assert_eq!(tern[0].cgi_gateway(), None);
         let h2o = ServerSpec::variants(ServerKind::Peer(PeerKind::H2o))
             .remove(0)
-            .with_cgi(true);
+            .with_features(&Feature::GATEWAYS);
         assert!(!h2o.serves(cgi_row), "h2o has no CGI");
+        assert_eq!(h2o.features, [Feature::FastCgi, Feature::PhpFpm]);
         let apache = ServerSpec::variants(ServerKind::Peer(PeerKind::Apache2))
             .remove(0)
-            .with_cgi(true);
+            .with_features(&[Feature::Cgi, Feature::CgiPlus]);
         assert!(apache.serves(cgi_row));
+        assert_eq!(apache.features, [Feature::Cgi], "CGIplus is tern's");
         assert_eq!(apache.cgi_gateway(), Some(CgiGateway::ModCgid));
-        let plain = apache.clone().with_cgi(false);
+        let plain = apache.clone().with_features(&[]);
         assert!(!plain.serves(cgi_row));
     }
 
     #[test]
     fn tern_config_has_the_site_and_the_cgi_route() {
-        let t = tern_config(Path::new("/tmp/s \"q\"/www"), 18081, true);
+        let cgi = [Gateway::Cgi { fcgiwrap: None }];
+        let t = tern_config(Path::new("/tmp/s \"q\"/www"), 18081, &cgi);
         assert_eq!(
             t,
             "[[listen]]\naddress = \"127.0.0.1:18081\"\n\n[[site]]\nroot = \"/tmp/s \\\"q\\\"/www\"\n\n\
              [[site.route]]\nprefix = \"/cgi-bin\"\nhandler = \"cgi\"\ndir = \"/tmp/s \\\"q\\\"/www/cgi-bin\"\n"
         );
-        assert!(!tern_config(Path::new("/w"), 1, false).contains("site.route"));
+        assert!(!tern_config(Path::new("/w"), 1, &[]).contains("site.route"));
+    }
+
+    #[test]
+    fn tern_config_routes_every_persistent_gateway() {
+        let gateways = [
+            Gateway::CgiPlus,
+            Gateway::FastCgi {
+                socket: Path::new("/s/fcgi-app.sock"),
+            },
+            Gateway::FastCgiSpawned {
+                program: Path::new("/s/bin/fcgi-app"),
+            },
+            Gateway::PerlEngine,
+            Gateway::PhpFpm {
+                socket: Path::new("/s/php-fpm.sock"),
+            },
+            Gateway::PhpCgi {
+                program: Path::new("/usr/bin/php-cgi"),
+            },
+        ];
+        let t = tern_config(Path::new("/w"), 1, &gateways);
+        let routes: Vec<&str> = t.split("\n[[site.route]]\n").skip(1).collect();
+        assert_eq!(
+            routes,
+            [
+                "prefix = \"/cgiplus-bin\"\nhandler = \"cgiplus\"\ndir = \"/w/cgiplus-bin\"\nmin_processes = 1\nmax_processes = 4\n",
+                "prefix = \"/fcgi\"\nhandler = \"fastcgi\"\nconnect = \"unix:/s/fcgi-app.sock\"\nmax_connections = 4\n",
+                "prefix = \"/fcgi-spawn\"\nhandler = \"fastcgi\"\ncommand = [\"/s/bin/fcgi-app\"]\nenv = { FCGI_WORKERS = \"1\" }\nmin_processes = 4\nmax_processes = 4\n",
+                "prefix = \"/rte\"\nhandler = \"cgiplus\"\nengine = \"perl\"\ndir = \"/w/rte\"\nmin_processes = 4\nmax_processes = 4\n",
+                "extension = \"php\"\nhandler = \"fastcgi\"\nconnect = \"unix:/s/php-fpm.sock\"\ndir = \"/w\"\nmax_connections = 4\n",
+                "prefix = \"/phpcgi\"\nhandler = \"cgi\"\ndir = \"/w/phpcgi\"\ninterpreter = \"/usr/bin/php-cgi\"\n",
+            ]
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! The suite's temporary directory: the docroot with the registry's
-//! fixtures (programs compiled with `cc -O2`), and one directory per server
-//! for its config, pid files and logs. Everything is removed when the suite
-//! ends.
+//! fixtures (programs compiled with `cc -O2`), `bin/` for the programs the
+//! suite runs beside the servers (the FastCGI responder), and one directory
+//! per server for its config, pid files and logs. Everything is removed
+//! when the suite ends.
 //!
 //! Servers started as root drop to an unprivileged user, so the docroot is
 //! world-readable and the log directories world-writable (sticky).
@@ -21,11 +22,13 @@ use crate::Error;
 pub struct Workdir {
     dir: tempfile::TempDir,
     docroot: PathBuf,
+    cc: Option<PathBuf>,
     unbuilt: Vec<Unbuilt>,
 }
 
-/// A program fixture that could not be made (no compiler, or it failed):
-/// the rows that fetch it are skipped with a note.
+/// A program fixture that could not be made (no compiler, it failed, or
+/// its interpreter is not installed): the rows that fetch it are skipped
+/// with a note.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unbuilt {
     /// The fixture's path under the docroot.
@@ -54,23 +57,48 @@ impl Workdir {
         let src = dir.path().join("src");
         let mut unbuilt = Vec::new();
         for f in fixtures {
-            match &f.contents {
+            let made = match &f.contents {
                 FixtureContents::C(source) => {
-                    if let Err(why) = compile(cc, &src, &docroot, f, source) {
-                        unbuilt.push(Unbuilt {
-                            path: f.path.clone(),
-                            why,
-                        });
-                    }
+                    let out = docroot.join(&f.path);
+                    compile(cc, &src, &out, source, &[])
                 }
-                _ => write_fixture(&docroot, f)?,
+                FixtureContents::Script { interpreter, .. }
+                    if !Path::new(interpreter).is_file() =>
+                {
+                    Err(format!("{interpreter} not installed"))
+                }
+                _ => {
+                    write_fixture(&docroot, f)?;
+                    Ok(())
+                }
+            };
+            if let Err(why) = made {
+                unbuilt.push(Unbuilt {
+                    path: f.path.clone(),
+                    why,
+                });
             }
         }
         Ok(Workdir {
             dir,
             docroot,
+            cc: cc.map(Path::to_owned),
             unbuilt,
         })
+    }
+
+    /// Compiles `source` into `bin/NAME` with `cc -O2`, linking `libs`
+    /// (`["-lfcgi"]`); the error is a note.
+    pub fn build_program(
+        &self,
+        name: &str,
+        source: &str,
+        libs: &[&str],
+    ) -> Result<PathBuf, String> {
+        let out = self.dir.path().join("bin").join(name);
+        let src = self.dir.path().join("src");
+        compile(self.cc.as_deref(), &src, &out, source, libs)?;
+        Ok(out)
     }
 
     /// The programs that could not be built.
@@ -114,29 +142,35 @@ fn set_mode(path: &Path, mode: u32) -> Result<(), Error> {
     })
 }
 
-/// Compiles `source` into the fixture's place with `cc -O2`; the error is
-/// a note.
+/// Compiles `source` into `out` with `cc -O2`, then `libs`; the error is a
+/// note.
 fn compile(
     cc: Option<&Path>,
     src: &Path,
-    docroot: &Path,
-    f: &Fixture,
+    out: &Path,
     source: &str,
+    libs: &[&str],
 ) -> Result<(), String> {
     let cc = cc.ok_or("no C compiler (cc) found")?;
-    let out = docroot.join(&f.path);
-    let parent = out.parent().unwrap_or(docroot);
-    make_dir(parent, 0o755).map_err(|e| e.to_string())?;
+    if let Some(parent) = out.parent() {
+        make_dir(parent, 0o755).map_err(|e| e.to_string())?;
+    }
     make_dir(src, 0o755).map_err(|e| e.to_string())?;
-    let c_file = src.join(f.path.replace('/', "_")).with_extension("c");
+    let name = out
+        .strip_prefix(src.parent().unwrap_or(src))
+        .unwrap_or(out)
+        .to_string_lossy()
+        .replace('/', "_");
+    let c_file = src.join(name).with_extension("c");
     fs::write(&c_file, source).map_err(|e| format!("{}: {e}", c_file.display()))?;
     let log = src.join("cc.log");
     let log_file = fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
     let mut child = Command::new(cc)
         .arg("-O2")
         .arg("-o")
-        .arg(&out)
+        .arg(out)
         .arg(&c_file)
+        .args(libs)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(log_file)
@@ -160,7 +194,7 @@ fn compile(
         return Err(format!("{} failed ({status}): {first}", cc.display()));
     }
     // cc made it executable for us; make it runnable by an unprivileged user.
-    set_mode(&out, 0o755).map_err(|e| e.to_string())
+    set_mode(out, 0o755).map_err(|e| e.to_string())
 }
 
 fn write_fixture(docroot: &Path, f: &Fixture) -> Result<(), Error> {
@@ -176,6 +210,10 @@ fn write_fixture(docroot: &Path, f: &Fixture) -> Result<(), Error> {
     match &f.contents {
         FixtureContents::Bytes(b) => file.write_all(b).map_err(file_err)?,
         FixtureContents::C(source) => file.write_all(source.as_bytes()).map_err(file_err)?,
+        FixtureContents::Script { interpreter, body } => {
+            let text = format!("#!{interpreter}\n{body}");
+            file.write_all(text.as_bytes()).map_err(file_err)?;
+        }
         FixtureContents::Pattern(len) => {
             let block: Vec<u8> = PATTERN
                 .iter()
