@@ -1,11 +1,12 @@
 //! What serves each gateway URL space ([`Feature::prefix`]) on a server:
-//! the [`Backends`] the suite started once (fcgiwrap, the C FastCGI
-//! responder, php-fpm) and the programs servers run themselves (the
-//! responder again, php-cgi). [`Backends::start`] decides which are needed
-//! for the rows and the servers of a run and starts them;
-//! [`Backends::gateway`] says how one server serves one feature, as a
-//! [`Gateway`] that tern's config and the peers' configs are written from,
-//! so that a row's URL means the same thing on every server.
+//! [`Backends`], fcgiwrap started once for nginx, a FastCGI responder and a
+//! php-fpm started for each server that uses them ([`OwnBackends`]), and
+//! the programs servers run themselves (the responder again, php-cgi).
+//! [`Backends::start`] decides which are needed for the rows and the
+//! servers of a run and makes them ready; [`Backends::gateway`] says how
+//! one server serves one feature, as a [`Gateway`] that tern's config and
+//! the peers' configs are written from, so that a row's URL means the same
+//! thing on every server.
 
 use std::path::{Path, PathBuf};
 
@@ -27,7 +28,7 @@ pub enum Gateway<'a> {
     },
     /// `/cgiplus-bin/` as CGIplus scripts.
     CgiPlus,
-    /// `/fcgi/` to the shared FastCGI responder.
+    /// `/fcgi/` to the server's own FastCGI responder.
     FastCgi {
         /// The responder's socket.
         socket: &'a Path,
@@ -39,7 +40,7 @@ pub enum Gateway<'a> {
     },
     /// `/rte/` in the server's Perl engine.
     PerlEngine,
-    /// `*.php` under `/php/` to php-fpm.
+    /// `*.php` under `/php/` to the server's own php-fpm.
     PhpFpm {
         /// php-fpm's socket.
         socket: &'a Path,
@@ -66,17 +67,23 @@ impl Gateway<'_> {
     }
 }
 
-/// The backends and programs of a run. Dropping it stops the backends.
+/// What the gateways of a run are made of: fcgiwrap, started once for
+/// nginx's CGI; the programs each server gets its own backends from (the
+/// FastCGI responder, php-fpm); php-cgi. Dropping it stops fcgiwrap.
+///
+/// The FastCGI responder and php-fpm are started per server, not shared:
+/// tern keeps its FastCGI connections open between requests (up to
+/// `max_connections`, as many as the backend has processes), and each open
+/// connection holds one of the backend's processes, so a backend tern has
+/// used would have none left for the next server in the row.
 #[derive(Debug, Default)]
 pub struct Backends {
     /// fcgiwrap, for nginx's CGI.
     pub fcgiwrap: Option<Backend>,
     /// The FastCGI responder's executable.
     pub fcgi_program: Option<PathBuf>,
-    /// The shared FastCGI responder.
-    pub fcgi_app: Option<Backend>,
-    /// php-fpm.
-    pub php_fpm: Option<Backend>,
+    /// php-fpm's executable.
+    pub php_fpm: Option<PathBuf>,
     /// php-cgi's executable.
     pub php_cgi: Option<PathBuf>,
 }
@@ -90,12 +97,44 @@ pub struct Lost {
     pub why: String,
 }
 
+/// The backends one server has to itself. Dropping it stops them.
+#[derive(Debug, Default)]
+pub struct OwnBackends {
+    /// Its FastCGI responder under `/fcgi/`.
+    pub fcgi_app: Option<Backend>,
+    /// Its php-fpm.
+    pub php_fpm: Option<Backend>,
+}
+
+impl OwnBackends {
+    /// The backend serving `feature`, whose CPU counts with the server's.
+    pub fn get(&self, feature: Feature) -> Option<&Backend> {
+        match feature {
+            Feature::FastCgi => self.fcgi_app.as_ref(),
+            Feature::PhpFpm => self.php_fpm.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// Stops them (also done when dropped).
+    pub fn stop(&mut self) {
+        for b in [&mut self.fcgi_app, &mut self.php_fpm]
+            .into_iter()
+            .flatten()
+        {
+            b.stop();
+        }
+    }
+}
+
 impl Backends {
-    /// Starts the backends that the `wanted` features need on the servers
-    /// of `kinds` (none for a feature no such server offers), with their
-    /// sockets and logs in the suite's directory. What cannot be had is
-    /// returned as [`Lost`], except nginx's fcgiwrap, which costs only
-    /// nginx its CGI rows: that goes into `notes`.
+    /// Makes ready what the `wanted` features need on the servers of
+    /// `kinds` (nothing for a feature no such server offers): starts
+    /// fcgiwrap for nginx, builds the FastCGI responder, finds php-fpm and
+    /// php-cgi, and starts the responder and php-fpm once in the suite's
+    /// directory to learn that they run. What cannot be had is returned as
+    /// [`Lost`], except nginx's fcgiwrap, which costs only nginx its CGI
+    /// rows: that goes into `notes`.
     pub fn start(
         wanted: &[Feature],
         kinds: &[ServerKind],
@@ -140,18 +179,20 @@ impl Backends {
             }
         }
         if let (true, Some(program)) = (needed(Feature::FastCgi), &b.fcgi_program) {
-            match Backend::start(&fcgi_app::launch(program, dir), dir) {
-                Ok(app) => b.fcgi_app = Some(app),
-                Err(why) => lose(Feature::FastCgi, &why),
+            if let Err(why) = Backend::start(&fcgi_app::launch(program, dir), dir) {
+                b.fcgi_program = None;
+                lose(Feature::FastCgi, &why);
             }
         }
 
         if needed(Feature::PhpFpm) {
-            let started = php::find_fpm(search)
+            let tried = php::find_fpm(search)
                 .ok_or_else(|| "php-fpm not installed".to_owned())
-                .and_then(|fpm| php::fpm_launch(&fpm, dir, user.as_ref()))
-                .and_then(|launch| Backend::start(&launch, dir));
-            match started {
+                .and_then(|fpm| {
+                    let launch = php::fpm_launch(&fpm, dir, user.as_ref())?;
+                    Backend::start(&launch, dir).map(|_| fpm)
+                });
+            match tried {
                 Ok(fpm) => b.php_fpm = Some(fpm),
                 Err(why) => lose(Feature::PhpFpm, &why),
             }
@@ -165,29 +206,73 @@ impl Backends {
         (b, lost)
     }
 
-    /// How a server of `kind` serves `feature`, if it can here.
-    pub fn gateway(&self, feature: Feature, kind: &ServerKind) -> Option<Gateway<'_>> {
-        if !ServerSpec::can_offer(kind, feature) {
+    /// The features of `wanted` a server of `kind` can have here.
+    pub fn available(&self, wanted: &[Feature], kind: &ServerKind) -> Vec<Feature> {
+        wanted
+            .iter()
+            .copied()
+            .filter(|&f| ServerSpec::can_offer(kind, f) && self.supplies(f, kind))
+            .collect()
+    }
+
+    fn supplies(&self, feature: Feature, kind: &ServerKind) -> bool {
+        match feature {
+            Feature::StaticFiles => false,
+            Feature::Cgi => *kind != ServerKind::Peer(PeerKind::Nginx) || self.fcgiwrap.is_some(),
+            Feature::CgiPlus | Feature::PerlEngine => true,
+            Feature::FastCgi | Feature::FastCgiSpawned => self.fcgi_program.is_some(),
+            Feature::PhpFpm => self.php_fpm.is_some(),
+            Feature::PhpCgi => self.php_cgi.is_some(),
+        }
+    }
+
+    /// Starts the backends a server set up with `features` has to itself,
+    /// in its directory `dir`. The error is a note.
+    pub fn start_own(&self, features: &[Feature], dir: &Path) -> Result<OwnBackends, String> {
+        let mut own = OwnBackends::default();
+        if features.contains(&Feature::FastCgi) {
+            let program = self.fcgi_program.as_deref().ok_or("no FastCGI responder")?;
+            own.fcgi_app = Some(Backend::start(&fcgi_app::launch(program, dir), dir)?);
+        }
+        if features.contains(&Feature::PhpFpm) {
+            let fpm = self.php_fpm.as_deref().ok_or("no php-fpm")?;
+            let launch = php::fpm_launch(fpm, dir, RunAs::for_this_process().as_ref())?;
+            own.php_fpm = Some(Backend::start(&launch, dir)?);
+        }
+        Ok(own)
+    }
+
+    /// How a server of `kind`, with its own backends `own`, serves
+    /// `feature`, if it can.
+    pub fn gateway<'a>(
+        &'a self,
+        feature: Feature,
+        kind: &ServerKind,
+        own: &'a OwnBackends,
+    ) -> Option<Gateway<'a>> {
+        if !ServerSpec::can_offer(kind, feature) || !self.supplies(feature, kind) {
             return None;
         }
         match feature {
             Feature::StaticFiles => None,
-            Feature::Cgi => match kind {
-                ServerKind::Peer(PeerKind::Nginx) => Some(Gateway::Cgi {
-                    fcgiwrap: Some(self.fcgiwrap.as_ref()?.socket()),
-                }),
-                _ => Some(Gateway::Cgi { fcgiwrap: None }),
-            },
+            Feature::Cgi => Some(Gateway::Cgi {
+                fcgiwrap: match kind {
+                    ServerKind::Peer(PeerKind::Nginx) => {
+                        self.fcgiwrap.as_ref().map(Backend::socket)
+                    }
+                    _ => None,
+                },
+            }),
             Feature::CgiPlus => Some(Gateway::CgiPlus),
             Feature::FastCgi => Some(Gateway::FastCgi {
-                socket: self.fcgi_app.as_ref()?.socket(),
+                socket: own.fcgi_app.as_ref()?.socket(),
             }),
             Feature::FastCgiSpawned => Some(Gateway::FastCgiSpawned {
                 program: self.fcgi_program.as_deref()?,
             }),
             Feature::PerlEngine => Some(Gateway::PerlEngine),
             Feature::PhpFpm => Some(Gateway::PhpFpm {
-                socket: self.php_fpm.as_ref()?.socket(),
+                socket: own.php_fpm.as_ref()?.socket(),
             }),
             Feature::PhpCgi => Some(Gateway::PhpCgi {
                 program: self.php_cgi.as_deref()?,
@@ -195,24 +280,13 @@ impl Backends {
         }
     }
 
-    /// The shared backend a server of `kind` uses for `feature`, whose CPU
-    /// counts with the server's.
-    pub fn backend(&self, feature: Feature, kind: &ServerKind) -> Option<&Backend> {
+    /// The shared backend a server of `kind` uses for `feature` (nginx's
+    /// fcgiwrap), whose CPU counts with the server's.
+    pub fn shared(&self, feature: Feature, kind: &ServerKind) -> Option<&Backend> {
         match (feature, kind) {
             (Feature::Cgi, ServerKind::Peer(PeerKind::Nginx)) => self.fcgiwrap.as_ref(),
-            (Feature::FastCgi, _) => self.fcgi_app.as_ref(),
-            (Feature::PhpFpm, _) => self.php_fpm.as_ref(),
             _ => None,
         }
-    }
-
-    /// The features of `wanted` a server of `kind` can have here.
-    pub fn available(&self, wanted: &[Feature], kind: &ServerKind) -> Vec<Feature> {
-        wanted
-            .iter()
-            .copied()
-            .filter(|&f| self.gateway(f, kind).is_some())
-            .collect()
     }
 }
 
@@ -221,7 +295,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn nothing_started_nothing_served_but_what_needs_no_backend() {
+    fn nothing_ready_nothing_served_but_what_needs_no_backend() {
         let b = Backends::default();
         let tern = ServerKind::Tern {
             binary: "/x/tern".into(),
@@ -247,7 +321,8 @@ mod tests {
         };
         assert_eq!(
             with_cgi.available(&all, &ServerKind::Peer(PeerKind::Lighttpd)),
-            [Feature::Cgi, Feature::PhpCgi]
+            [Feature::Cgi, Feature::FastCgi, Feature::PhpCgi],
+            "the responder's program is all a server needs to get its own"
         );
         assert!(with_cgi
             .available(&all, &tern)
@@ -265,6 +340,12 @@ mod tests {
         // h2o has no CGI: fcgiwrap is not started even though CGI is wanted.
         let (b, lost) = Backends::start(&[Feature::Cgi], &h2o, &work, &[], &mut notes);
         assert!(b.fcgiwrap.is_none() && lost.is_empty() && notes.is_empty());
+        assert!(
+            b.start_own(&[Feature::Cgi], work.path()).is_ok(),
+            "nothing of its own"
+        );
+        let err = b.start_own(&[Feature::PhpFpm], work.path()).unwrap_err();
+        assert_eq!(err, "no php-fpm");
         // Without a compiler the responder cannot be built: the FastCGI
         // feature wanted is lost, with the reason.
         let tern = [ServerKind::Tern {

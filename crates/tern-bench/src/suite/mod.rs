@@ -219,6 +219,19 @@ pub struct ServerInfo {
     pub pid: u32,
     /// Its loopback port.
     pub port: u16,
+    /// The backends it used (its own FastCGI responder and php-fpm, stopped
+    /// with it; nginx's fcgiwrap), whose CPU counted with its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub backends: Vec<BackendInfo>,
+}
+
+/// A backend process a server used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BackendInfo {
+    /// "php-fpm", "fcgi-app", "fcgiwrap".
+    pub name: String,
+    /// Process id of its main process (also its process group).
+    pub pid: u32,
 }
 
 /// The cells of one row.
@@ -367,6 +380,14 @@ pub fn run(config: &SuiteConfig, stop: &StopHandle) -> Result<SuiteReport, Error
                     program: program.display().to_string(),
                     pid: s.pid(),
                     port: s.port(),
+                    backends: s
+                        .backends()
+                        .into_iter()
+                        .map(|(name, pid)| BackendInfo {
+                            name: name.to_owned(),
+                            pid,
+                        })
+                        .collect(),
                 });
                 servers.push(s);
             }
@@ -455,7 +476,7 @@ pub fn run(config: &SuiteConfig, stop: &StopHandle) -> Result<SuiteReport, Error
         });
     }
     drop(servers); // stops every server
-    drop(backends); // and then the backends they shared
+    drop(backends); // and then nginx's fcgiwrap
     footnotes.extend(ratio::footnotes(registry.comparisons(), &report_rows));
     Ok(SuiteReport {
         about: about(config, &wanted),
@@ -609,7 +630,17 @@ fn summarise(spec: &ServerSpec, runs: &[CellRun], note: Option<String>) -> Cell 
         cpu_us_per_request: med(&|r| r.cpu_us),
         errors: runs.iter().map(|r| r.errors).sum(),
         responses: runs.iter().map(|r| r.responses).sum(),
-        note: note.or_else(|| runs.is_empty().then(|| "not measured".to_owned())),
+        note: note.or_else(|| {
+            if runs.is_empty() {
+                Some("not measured".to_owned())
+            } else if runs.iter().all(|r| r.responses == 0) {
+                // Requests still waiting when the window closed count as
+                // neither responses nor errors.
+                Some("no response in the measured window".to_owned())
+            } else {
+                None
+            }
+        }),
     }
 }
 
@@ -641,7 +672,7 @@ fn about(config: &SuiteConfig, wanted: &[Feature]) -> Vec<String> {
     }
     if wanted.contains(&Feature::FastCgi) || wanted.contains(&Feature::FastCgiSpawned) {
         lines.push(format!(
-            "FastCGI: a C responder on libfcgi (\"Hello!\" or 65536 bytes); under /fcgi/ {n} processes on one Unix socket started by the suite and shared by every server (tern with {n} pooled connections, the peers a connection per request), its CPU counted with each server's; under /fcgi-spawn/ tern runs {n} processes of it itself",
+            "FastCGI: a C responder on libfcgi (\"Hello!\" or 65536 bytes); under /fcgi/ {n} processes of it on a Unix socket, started by the suite for each server (tern keeps {n} connections open, each holding a process, so the servers cannot share one set), its CPU counted with the server's; tern with {n} pooled connections, the peers a connection per request; under /fcgi-spawn/ tern runs {n} processes of it itself",
             n = fcgi_app::PROCESSES
         ));
     }
@@ -653,7 +684,7 @@ fn about(config: &SuiteConfig, wanted: &[Feature]) -> Vec<String> {
     }
     if wanted.contains(&Feature::PhpFpm) || wanted.contains(&Feature::PhpCgi) {
         lines.push(format!(
-            "PHP: php-fpm started by the suite (pm = static, {n} children, a Unix socket) and shared by every server (tern with {n} pooled connections), its CPU counted with each server's; php-cgi as a CGI program per request (tern, lighttpd); php_info.php's length varies with each server's environment",
+            "PHP: a php-fpm started by the suite for each server (pm = static, {n} children, a Unix socket), its CPU counted with the server's; tern with {n} pooled connections; php-cgi as a CGI program per request (tern, lighttpd); php_info.php's length varies with each server's environment",
             n = php::FPM_CHILDREN
         ));
     }

@@ -510,10 +510,13 @@ fn apache2(s: &PeerSetup<'_>, run: &Path, logs: &Path) -> Result<String, String>
                     "<Directory \"{d}/cgi-bin\">\n  Options +ExecCGI\n</Directory>"
                 );
             }
+            // Apache names a backend by its URL, whatever the socket: one
+            // host name for both would send *.php to the responder
+            // (`bench/peers.sh` has them both "localhost").
             Gateway::FastCgi { socket } => {
                 let _ = writeln!(
                     t,
-                    "ProxyPass \"{}/\" \"unix:{}|fcgi://localhost/\"",
+                    "ProxyPass \"{}/\" \"unix:{}|fcgi://fcgi-app/\"",
                     Feature::FastCgi.prefix(),
                     socket.display()
                 );
@@ -521,7 +524,7 @@ fn apache2(s: &PeerSetup<'_>, run: &Path, logs: &Path) -> Result<String, String>
             Gateway::PhpFpm { socket } => {
                 let _ = writeln!(
                     t,
-                    "<Directory \"{d}{}\">\n  <FilesMatch \"\\.php$\">\n    SetHandler \"proxy:unix:{}|fcgi://localhost\"\n  </FilesMatch>\n</Directory>",
+                    "<Directory \"{d}{}\">\n  <FilesMatch \"\\.php$\">\n    SetHandler \"proxy:unix:{}|fcgi://php-fpm\"\n  </FilesMatch>\n</Directory>",
                     Feature::PhpFpm.prefix(),
                     socket.display()
                 );
@@ -773,10 +776,10 @@ mod tests {
             let conf = config_with(PeerKind::Apache2, &both).unwrap();
             assert!(conf.contains("/mod_proxy_fcgi.so\n"));
             assert!(
-                conf.contains("ProxyPass \"/fcgi/\" \"unix:/w/fcgi-app.sock|fcgi://localhost/\"")
+                conf.contains("ProxyPass \"/fcgi/\" \"unix:/w/fcgi-app.sock|fcgi://fcgi-app/\"")
             );
             assert!(conf.contains(
-                "<Directory \"/srv/www/php\">\n  <FilesMatch \"\\.php$\">\n    SetHandler \"proxy:unix:/w/php-fpm.sock|fcgi://localhost\"\n"
+                "<Directory \"/srv/www/php\">\n  <FilesMatch \"\\.php$\">\n    SetHandler \"proxy:unix:/w/php-fpm.sock|fcgi://php-fpm\"\n"
             ));
             assert!(!conf.contains("cgid"));
         }

@@ -62,10 +62,11 @@ pub fn footnotes(comparisons: &[Comparison], rows: &[RowReport]) -> Vec<Footnote
     out
 }
 
-/// `cell`'s median req/s over `base`'s, when both were measured.
+/// `cell`'s median req/s over `base`'s, when both were measured and
+/// answered.
 fn ratio(cell: &Cell, base: &Cell) -> Option<f64> {
     let (a, b) = (cell.rps?.median, base.rps?.median);
-    (b > 0.0).then(|| a / b)
+    (a > 0.0 && b > 0.0).then(|| a / b)
 }
 
 #[cfg(test)]

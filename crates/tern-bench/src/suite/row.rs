@@ -278,56 +278,48 @@ int main(void) {
 
 /// One C program for both ways of the "persistent" section: plain CGI
 /// without `CGIPLUSEOF` in its environment, a CGIplus loop (record mode,
-/// docs/cgiplus.md) with it. It answers "Hello!" or, when the request's URI
-/// holds "64k", 65536 bytes, like the FastCGI responder, so that the same
-/// file serves both rows under two names. Under CGIplus the response and
-/// the sentinel leave in one write.
+/// docs/cgiplus.md) with it. It answers "Hello!" or, when its SCRIPT_NAME
+/// holds "64k", 65536 bytes, so that the same file serves both rows under
+/// two names. Under CGIplus the response and the sentinel leave in one
+/// write.
 pub const CGIPLUS_C: &str = r#"#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 static char big[65536];
 static char out[sizeof big + 4096];
-static void respond(const char *uri) {
-    if (uri && strstr(uri, "64k")) {
-        fputs("Content-Type: application/octet-stream
-
-", stdout);
+static void respond(const char *script) {
+    if (script && strstr(script, "64k")) {
+        fputs("Content-Type: application/octet-stream\n\n", stdout);
         fwrite(big, 1, sizeof big, stdout);
     } else {
-        fputs("Content-Type: text/plain
-
-Hello!
-", stdout);
+        fputs("Content-Type: text/plain\n\nHello!\n", stdout);
     }
 }
 int main(void) {
     const char *eof = getenv("CGIPLUSEOF");
-    char *line = NULL, *uri = NULL;
+    char *line = NULL, *script = NULL;
     size_t cap = 0;
     memset(big, 'x', sizeof big);
     if (!eof) { /* plain CGI: one request, from the environment */
-        respond(getenv("REQUEST_URI"));
+        respond(getenv("SCRIPT_NAME"));
         return 0;
     }
     setvbuf(stdout, out, _IOFBF, sizeof out);
     /* "!", NAME=value lines, an empty line, CONTENT_LENGTH bytes of body */
     while (getline(&line, &cap, stdin) > 0) {
         long body = 0;
-        if (strcmp(line, "!
-") != 0) return 1;
-        free(uri);
-        uri = NULL;
-        while (getline(&line, &cap, stdin) > 0 && strcmp(line, "
-") != 0) {
-            if (strncmp(line, "REQUEST_URI=", 12) == 0) uri = strdup(line + 12);
+        if (strcmp(line, "!\n") != 0) return 1;
+        free(script);
+        script = NULL;
+        while (getline(&line, &cap, stdin) > 0 && strcmp(line, "\n") != 0) {
+            if (strncmp(line, "SCRIPT_NAME=", 12) == 0) script = strdup(line + 12);
             else if (strncmp(line, "CONTENT_LENGTH=", 15) == 0) body = atol(line + 15);
         }
         while (body-- > 0 && getchar() != EOF) {}
-        respond(uri);
+        respond(script);
         fputs(eof, stdout);
-        fputc('
-', stdout);
+        fputc('\n', stdout);
         fflush(stdout);
     }
     return 0;
@@ -782,7 +774,7 @@ mod tests {
             assert_eq!(row.length, LengthCheck::Exact);
             let big = row.case.starts_with("64 KB");
             assert_eq!(row.body_bytes, if big { 65_536 } else { 7 });
-            assert_eq!(row.path.contains("64k"), big, "the program looks for 64k");
+            assert_eq!(row.path.contains("64k"), big, "the programs look for 64k");
         }
         let programs: Vec<&Fixture> = r
             .fixtures()

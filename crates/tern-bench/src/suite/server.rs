@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use rustix::process::{kill_process_group, test_kill_process_group, Pid, Signal};
 
 use super::fcgi_app;
-use super::gateway::{Backends, Gateway};
+use super::gateway::{Backends, Gateway, OwnBackends};
 use super::peer::{CgiGateway, Launch, PeerKind, PeerSetup, RunAs};
 use super::php::FPM_CHILDREN;
 use super::row::{CacheMode, Feature, RowSpec};
@@ -277,9 +277,11 @@ pub struct RunningServer {
     port: u16,
     child: Option<Child>,
     log: PathBuf,
-    /// Shared backends whose CPU counts as the server's in the rows of a
-    /// feature (fcgiwrap for nginx's CGI, the FastCGI responder, php-fpm).
-    backends: Vec<(Feature, u32)>,
+    /// Its own backends (the FastCGI responder, php-fpm), stopped after it.
+    own: OwnBackends,
+    /// Backends whose CPU counts as the server's in the rows of a feature
+    /// (its own, and fcgiwrap for nginx's CGI).
+    backends: Vec<(Feature, &'static str, u32)>,
 }
 
 /// How long a server may take to accept its first connection.
@@ -299,20 +301,24 @@ impl RunningServer {
     ) -> Result<RunningServer, String> {
         let dir = work.server_dir(&spec.id()).map_err(|e| e.to_string())?;
         let port = free_port().map_err(|e| format!("no free port: {e}"))?;
+        let own = backends.start_own(&spec.features, &dir)?;
         let gateways = spec
             .features
             .iter()
             .map(|&f| {
                 backends
-                    .gateway(f, &spec.kind)
+                    .gateway(f, &spec.kind, &own)
                     .ok_or_else(|| format!("nothing here serves {} for {}", f.label(), spec.name()))
             })
             .collect::<Result<Vec<Gateway<'_>>, String>>()?;
         let launch = spec.launch(program, &dir, work.docroot(), port, &gateways)?;
-        let shared = spec
+        let cpu = spec
             .features
             .iter()
-            .filter_map(|&f| Some((f, backends.backend(f, &spec.kind)?.pid())))
+            .filter_map(|&f| {
+                let b = own.get(f).or_else(|| backends.shared(f, &spec.kind))?;
+                Some((f, b.name(), b.pid()))
+            })
             .collect();
         let log = dir.join("logs").join("output.log");
         let out = File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
@@ -336,7 +342,8 @@ impl RunningServer {
             port,
             child: Some(child),
             log,
-            backends: shared,
+            own,
+            backends: cpu,
         };
         server.wait_ready()?;
         Ok(server)
@@ -364,10 +371,19 @@ impl RunningServer {
         roots.extend(
             self.backends
                 .iter()
-                .filter(|(f, _)| *f == feature)
-                .map(|(_, pid)| *pid),
+                .filter(|(f, _, _)| *f == feature)
+                .map(|(_, _, pid)| *pid),
         );
         roots
+    }
+
+    /// The backends it uses, by name and process id (its own, stopped with
+    /// it, and nginx's fcgiwrap).
+    pub fn backends(&self) -> Vec<(&'static str, u32)> {
+        self.backends
+            .iter()
+            .map(|(_, name, pid)| (*name, *pid))
+            .collect()
     }
 
     /// The server is still running.
@@ -411,11 +427,13 @@ impl RunningServer {
         }
     }
 
-    /// Stops the server's process group: TERM, then KILL after 5 s; reaps it.
+    /// Stops the server's process group: TERM, then KILL after 5 s; reaps
+    /// it; then its own backends.
     pub fn stop(&mut self) {
         if let Some(child) = self.child.take() {
             stop_group(child);
         }
+        self.own.stop();
     }
 }
 
@@ -499,14 +517,14 @@ mod tests {
         let err =
             RunningServer::start(&spec, Path::new("/nonexistent/tern"), &work, &none).unwrap_err();
         assert!(err.contains("cannot start"), "{err}");
-        // A feature the backends cannot serve is a note before anything starts.
+        // A backend that cannot be had is a note before anything starts.
         let spec = ServerSpec {
             features: vec![Feature::PhpFpm],
             ..spec
         };
         let err =
             RunningServer::start(&spec, Path::new("/nonexistent/tern"), &work, &none).unwrap_err();
-        assert_eq!(err, "nothing here serves php-fpm for tern");
+        assert_eq!(err, "no php-fpm");
     }
 
     #[test]

@@ -14,7 +14,15 @@ pub fn markdown(r: &SuiteReport) -> String {
     let servers: Vec<String> = r
         .servers
         .iter()
-        .map(|s| format!("{} (cache {}, {})", s.name, s.cache, s.program))
+        .map(|s| {
+            let mut text = format!("{} (cache {}, {}", s.name, s.cache, s.program);
+            if !s.backends.is_empty() {
+                let names: Vec<&str> = s.backends.iter().map(|b| b.name.as_str()).collect();
+                text.push_str(&format!(", with {}", names.join(", ")));
+            }
+            text.push(')');
+            text
+        })
         .collect();
     let _ = writeln!(
         o,

@@ -190,7 +190,12 @@ fn compile(
     };
     if !status.success() {
         let text = fs::read_to_string(&log).unwrap_or_default();
-        let first = text.lines().next().unwrap_or("no output");
+        // The first error says more than the "In function ..." before it.
+        let first = text
+            .lines()
+            .find(|l| l.contains("error"))
+            .or_else(|| text.lines().next())
+            .unwrap_or("no output");
         return Err(format!("{} failed ({status}): {first}", cc.display()));
     }
     // cc made it executable for us; make it runnable by an unprivileged user.
@@ -290,10 +295,65 @@ mod tests {
         assert_eq!(w.unbuilt().len(), 1, "{:?}", w.unbuilt());
         assert_eq!(w.unbuilt()[0].path, "cgi-bin/broken.cgi");
         assert!(w.unbuilt()[0].why.contains("failed"), "{:?}", w.unbuilt());
+        assert!(w.unbuilt()[0].why.contains("error"), "{:?}", w.unbuilt());
         let program = w.docroot().join("cgi-bin/hello.cgi");
         let out = Command::new(&program).output().unwrap();
         assert_eq!(out.stdout, b"Content-Type: text/plain\n\nHello!\n");
         let mode = fs::metadata(&program).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o755);
+    }
+
+    #[test]
+    fn the_cgiplus_program_answers_as_cgi_and_loops_under_cgiplus() {
+        use super::super::row::CGIPLUS_C;
+        use std::io::Read as _;
+
+        let Some(cc) = cc() else {
+            return; // its rows are skipped with a note, as above
+        };
+        let f = Fixture::c_program("cgiplus-bin/plus-hello.cgi", CGIPLUS_C);
+        let w = Workdir::create(&[f], Some(&cc)).unwrap();
+        assert!(w.unbuilt().is_empty(), "{:?}", w.unbuilt());
+        let program = w.docroot().join("cgiplus-bin/plus-hello.cgi");
+
+        // Plain CGI: the request in the environment, one response.
+        let out = Command::new(&program)
+            .env_clear()
+            .env("SCRIPT_NAME", "/cgi-bin/plus-64k.cgi")
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let head = b"Content-Type: application/octet-stream\n\n";
+        assert_eq!(&out.stdout[..head.len()], head);
+        assert_eq!(out.stdout.len(), head.len() + 65_536);
+
+        // CGIplus: two requests (the first with a body that looks like
+        // requests, to be skipped by its length), each
+        // answered and ended by the sentinel and one newline; end of input
+        // ends the loop.
+        let mut child = Command::new(&program)
+            .env_clear()
+            .env("CGIPLUSEOF", "--eof-1234--")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin
+            .write_all(
+                b"!\nREQUEST_METHOD=POST\nCONTENT_LENGTH=5\nSCRIPT_NAME=/cgiplus-bin/plus-hello.cgi\n\n!\n\n\n\n\
+                  !\nREQUEST_URI=/cgiplus-bin/plus-64k.cgi\nSCRIPT_NAME=/cgiplus-bin/plus-64k.cgi\n\n",
+            )
+            .unwrap();
+        drop(stdin);
+        let mut text = Vec::new();
+        child.stdout.take().unwrap().read_to_end(&mut text).unwrap();
+        assert!(child.wait().unwrap().success());
+        let first = b"Content-Type: text/plain\n\nHello!\n--eof-1234--\n";
+        assert_eq!(&text[..first.len()], first);
+        let rest = &text[first.len()..];
+        assert_eq!(&rest[..head.len()], head);
+        assert_eq!(rest.len(), head.len() + 65_536 + b"--eof-1234--\n".len());
+        assert!(rest.ends_with(b"xx--eof-1234--\n"));
     }
 }

@@ -18,19 +18,33 @@ fn quick(mut c: SuiteConfig) -> SuiteConfig {
     c
 }
 
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| !stat.contains(") Z "))
+}
+
+/// Every server and every backend it used were stopped.
 fn assert_all_stopped(r: &SuiteReport) {
     for s in &r.servers {
-        let alive = std::fs::read_to_string(format!("/proc/{}/stat", s.pid))
-            .is_ok_and(|stat| !stat.contains(") Z "));
-        assert!(!alive, "{} (pid {}) still runs", s.name, s.pid);
+        assert!(!alive(s.pid), "{} (pid {}) still runs", s.name, s.pid);
+        for b in &s.backends {
+            assert!(
+                !alive(b.pid),
+                "{}'s {} (pid {}) still runs",
+                s.name,
+                b.name,
+                b.pid
+            );
+        }
     }
 }
 
 /// A stand-in for tern: a script that takes tern's `serve --config FILE
-/// [--no-cache]`, reads the TOML the suite wrote (listener, site root, CGI
-/// routes) and serves it with Python's http.server, running the CGI routes'
-/// programs as CGI (forked and waited for, like tern), noting its arguments
-/// and its routes.
+/// [--no-cache]`, reads the TOML the suite wrote (listener, site root,
+/// routes) and serves it with Python's http.server, running the programs of
+/// the CGI and CGIplus routes as CGI (forked and waited for, like tern; the
+/// suite's CGIplus program answers as CGI without CGIPLUSEOF), noting its
+/// arguments and every route (handler, prefix or extension, and where it
+/// goes). FastCGI and engine routes are noted, not served.
 fn fake_tern(dir: &Path) -> std::path::PathBuf {
     let script = dir.join("tern");
     let log = dir.join("args.log");
@@ -46,9 +60,15 @@ with open(args[2], "rb") as f:
     conf = tomllib.load(f)
 site = conf["site"][0]
 root = site["root"]
-routes = [r for r in site.get("route", []) if r.get("handler") == "cgi"]
+def describe(r):
+    where = r.get("prefix") or "*." + r.get("extension", "")
+    to = r.get("connect") or r.get("dir") or " ".join(r.get("command", []))
+    return " | %s %s -> %s" % (r["handler"], where, to)
+routes = [r for r in site.get("route", [])
+          if r.get("handler") in ("cgi", "cgiplus") and "prefix" in r
+          and "engine" not in r and "interpreter" not in r]
 with open("{}", "a") as f:
-    f.write(" ".join(args) + "".join(" | cgi %s -> %s" % (r["prefix"], r["dir"]) for r in routes) + "\n")
+    f.write(" ".join(args) + "".join(describe(r) for r in site.get("route", [])) + "\n")
 class Handler(http.server.CGIHTTPRequestHandler):
     cgi_directories = [r["prefix"] for r in routes]
     def __init__(self, *a, **k):
@@ -276,12 +296,206 @@ fn nginx_runs_cgi_through_fcgiwrap_with_its_cpu() {
     let md = table::markdown(&report);
     assert!(md.contains("| nginx+fcgiwrap |"), "{md}");
     assert!(md.contains("peer-baseline.md §2.6"), "{md}");
+    // fcgiwrap is nginx's backend, and went with it.
+    assert_eq!(report.servers[0].backends[0].name, "fcgiwrap");
+    assert!(md.contains(", with fcgiwrap)"), "{md}");
     assert_all_stopped(&report);
-    // fcgiwrap went with it: no process of ours still holds a suite socket.
-    let leftover = std::fs::read_dir("/proc")
+}
+
+/// Live processes whose command line holds `text` (a temp dir's path).
+fn processes_of(text: &str) -> usize {
+    std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
+        .filter(|e| {
+            let pid = e.file_name().to_string_lossy().parse::<u32>();
+            pid.is_ok_and(alive)
+        })
         .filter_map(|e| std::fs::read_to_string(e.path().join("cmdline")).ok())
-        .any(|c| c.contains("tern-suite-") && c.contains("fcgiwrap.sock"));
-    assert!(!leftover, "fcgiwrap still runs");
+        .filter(|c| c.contains(text))
+        .count()
+}
+
+fn has(name: &str) -> bool {
+    default_search_path().iter().any(|d| d.join(name).is_file())
+}
+
+#[test]
+fn persistent_rows_give_tern_a_route_for_each_way_and_a_ratio() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = SuiteConfig::new(Some(fake_tern(dir.path())));
+    config.registry.retain_sections(&["persistent".to_owned()]);
+    config.registry.retain_matching("c=1, no keep-alive");
+    config.registry.retain_matching("\"Hello!\"");
+    config.duration = Duration::from_millis(150);
+    config.warmup = Duration::from_millis(50);
+    config.timeout = Duration::from_secs(3);
+    config.quiet = true;
+    let report = run(&config, &StopHandle::new()).unwrap();
+    if !has("cc") {
+        assert!(report.rows.len() <= 2, "{:?}", report.notes);
+        return;
+    }
+    assert_eq!(report.servers.len(), 1, "{:?}", report.notes);
+    let args = std::fs::read_to_string(dir.path().join("args.log")).unwrap();
+    let line = args.lines().next().unwrap();
+    assert!(line.contains(" | cgi /cgi-bin -> /"), "{line}");
+    assert!(line.contains(" | cgiplus /cgiplus-bin -> /"), "{line}");
+    assert!(line.contains("/www/cgiplus-bin"), "{line}");
+    let libfcgi = Path::new(tern_bench::suite::fcgi_app::HEADER).is_file();
+    if libfcgi {
+        // tern's own responder, in its own directory, and the one it spawns.
+        assert!(
+            line.contains(" | fastcgi /fcgi -> unix:/")
+                && line.contains("/servers/tern-cache-on/fcgi-app.sock"),
+            "{line}"
+        );
+        assert!(line.contains(" | fastcgi /fcgi-spawn -> /"), "{line}");
+        assert!(line.contains("/bin/fcgi-app"), "{line}");
+    } else {
+        assert!(
+            report.notes.iter().any(|n| n.contains("libfcgi-dev")),
+            "{:?}",
+            report.notes
+        );
+    }
+    // The stand-in runs both ways of the C program as CGI: both measured.
+    for case in ["\"Hello!\" CGI", "\"Hello!\" CGIplus"] {
+        let row = report.rows.iter().find(|r| r.row.case == case).unwrap();
+        let cell = &row.cells[0];
+        assert!(cell.note.is_none(), "{case}: {:?}", cell.note);
+        assert!(cell.responses > 0 && cell.errors == 0, "{cell:?}");
+    }
+    let md = table::markdown(&report);
+    assert!(md.contains("## persistent"), "{md}");
+    assert!(
+        md.contains("| \"Hello!\" CGIplus | 1 | no | on | tern |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("Note: req/s of \"Hello!\" CGIplus over \"Hello!\" CGI: tern "),
+        "{md}"
+    );
+    if libfcgi {
+        let names: Vec<&str> = report.servers[0]
+            .backends
+            .iter()
+            .map(|b| b.name.as_str())
+            .collect();
+        assert_eq!(names, ["fcgi-app"], "its own responder");
+        assert!(md.contains(", with fcgi-app)"), "{md}");
+    }
+    assert_all_stopped(&report);
+}
+
+#[test]
+fn each_server_gets_its_own_responder_counted_in_its_cpu() {
+    use tern_bench::suite::gateway::Backends;
+    use tern_bench::suite::row::Feature;
+    use tern_bench::suite::server::{RunningServer, ServerKind, ServerSpec};
+    use tern_bench::suite::workdir::Workdir;
+
+    let dir = tempfile::tempdir().unwrap();
+    let cc = default_search_path()
+        .into_iter()
+        .map(|d| d.join("cc"))
+        .find(|p| p.is_file());
+    let work = Workdir::create(&[], cc.as_deref()).unwrap();
+    let kind = ServerKind::Tern {
+        binary: fake_tern(dir.path()),
+    };
+    let mut notes = Vec::new();
+    let (backends, lost) = Backends::start(
+        &[Feature::FastCgi],
+        std::slice::from_ref(&kind),
+        &work,
+        &default_search_path(),
+        &mut notes,
+    );
+    if !lost.is_empty() {
+        // No compiler or no libfcgi-dev: the rows go, with this reason.
+        assert!(lost[0].why.starts_with("FastCGI responder: "), "{lost:?}");
+        return;
+    }
+    let spec = ServerSpec::variants(kind.clone())
+        .remove(0)
+        .with_features(&backends.available(&[Feature::FastCgi], &kind));
+    assert_eq!(spec.features, [Feature::FastCgi]);
+    let program = match &kind {
+        ServerKind::Tern { binary } => binary.clone(),
+        ServerKind::Peer(_) => unreachable!(),
+    };
+    let first = RunningServer::start(&spec, &program, &work, &backends).unwrap();
+    let roots = first.cpu_roots(Feature::FastCgi);
+    assert_eq!(roots.len(), 2, "the server and its responder");
+    assert_eq!(roots[0], first.pid());
+    let cmdline = std::fs::read_to_string(format!("/proc/{}/cmdline", roots[1])).unwrap();
+    assert!(cmdline.contains("/bin/fcgi-app"), "{cmdline}");
+    assert_eq!(first.cpu_roots(Feature::StaticFiles), [first.pid()]);
+    let responders = work.path().join("bin/fcgi-app").display().to_string();
+    assert_eq!(processes_of(&responders), 4, "4 processes");
+    drop(first);
+    assert_eq!(processes_of(&responders), 0, "stopped with its server");
+}
+
+#[test]
+fn nginx_serves_fastcgi_and_php_from_its_own_backends() {
+    let mut config = SuiteConfig::new(None);
+    config.peers = vec![PeerKind::Nginx];
+    let mut registry = tern_bench::suite::row::Registry::persistent();
+    registry.append(tern_bench::suite::row::Registry::engines());
+    registry.retain_matching("c=1, no keep-alive");
+    config.registry = registry;
+    config.duration = Duration::from_millis(150);
+    config.warmup = Duration::from_millis(50);
+    config.timeout = Duration::from_secs(3);
+    config.quiet = true;
+    let report = run(&config, &StopHandle::new()).unwrap();
+    let ready = ["nginx", "cc", "fcgiwrap"].iter().all(|p| has(p))
+        && Path::new(tern_bench::suite::fcgi_app::HEADER).is_file()
+        && tern_bench::suite::php::find_fpm(&default_search_path()).is_some();
+    if !ready {
+        return; // skipped with notes, as the tests above show
+    }
+    assert_eq!(report.servers.len(), 1, "{:?}", report.notes);
+    let cases: Vec<&str> = report
+        .rows
+        .iter()
+        .filter(|r| !r.cells.is_empty())
+        .map(|r| r.row.case.as_str())
+        .collect();
+    // nginx: CGI through fcgiwrap, FastCGI and php-fpm; not tern's own ways.
+    assert_eq!(
+        cases,
+        [
+            "\"Hello!\" CGI",
+            "\"Hello!\" FastCGI",
+            "64 KB CGI",
+            "64 KB FastCGI",
+            "face2face.pl CGI",
+            "face2face.php php-fpm",
+            "php_info.php php-fpm"
+        ],
+        "{:?}",
+        report.notes
+    );
+    for row in report.rows.iter().filter(|r| !r.cells.is_empty()) {
+        let cell = &row.cells[0];
+        assert!(
+            cell.note.is_none() && cell.errors == 0,
+            "{}: {cell:?}",
+            row.row.case
+        );
+        assert!(cell.responses > 0 && cell.server_cpu_s.is_some());
+    }
+    assert!(report
+        .notes
+        .contains(&"nginx: no php-cgi; those rows skipped".to_owned()));
+    assert_all_stopped(&report);
+    let names: Vec<&str> = report.servers[0]
+        .backends
+        .iter()
+        .map(|b| b.name.as_str())
+        .collect();
+    assert_eq!(names, ["fcgiwrap", "fcgi-app", "php-fpm"]);
 }
