@@ -1,18 +1,18 @@
 //! The C FastCGI responder of the "persistent" rows, `bench/peers.sh`'s
 //! fcgi-app.c: libfcgi's fcgiapp API, "Hello!" or, when the request URI
 //! holds "64k", 65536 bytes. Built with `cc -O2 ... -lfcgi` (libfcgi-dev)
-//! into the suite's `bin/`, it runs two ways: as a [`super::backend`] with
-//! [`PROCESSES`] processes sharing one Unix socket that every server
-//! connects to (the suite binds the socket and hands it over as fd 0, as
-//! `spawn-fcgi` would; the program forks the others after FCGX_Init), and
-//! as the program tern spawns itself, one process per socket.
+//! into the suite's `bin/`, it runs two ways: as a [`super::backend`] of
+//! one server, [`PROCESSES`] processes sharing one Unix socket (the suite
+//! binds the socket and hands it over as fd 0, as `spawn-fcgi` would; the
+//! program forks the others after FCGX_Init), and as the program tern
+//! spawns itself, one process per socket.
 
 use std::path::{Path, PathBuf};
 
 use super::backend::{BackendLaunch, Listen};
 use super::workdir::Workdir;
 
-/// Processes of the shared responder (`bench/peers.sh`'s FCGI_PROCS); tern
+/// Processes of a server's responder (`bench/peers.sh`'s FCGI_PROCS); tern
 /// connects to it with as many connections, and spawns as many of its own.
 pub const PROCESSES: u32 = 4;
 
@@ -59,7 +59,7 @@ pub fn build(work: &Workdir) -> Result<PathBuf, String> {
     work.build_program("fcgi-app", SOURCE, &["-lfcgi"])
 }
 
-/// How to start the shared responder with its socket in `dir`.
+/// How to start a server's responder with its socket in `dir`.
 pub fn launch(program: &Path, dir: &Path) -> BackendLaunch {
     BackendLaunch {
         name: "fcgi-app",
@@ -91,7 +91,7 @@ mod tests {
     }
 
     #[test]
-    fn the_shared_responder_runs_its_processes_on_the_suites_socket() {
+    fn the_responder_runs_its_processes_on_the_socket_it_is_given() {
         let launch = launch(Path::new("/w/bin/fcgi-app"), Path::new("/w"));
         assert_eq!(launch.socket, Path::new("/w/fcgi-app.sock"));
         assert_eq!(launch.listen, Listen::Inherits);

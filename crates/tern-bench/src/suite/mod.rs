@@ -1,10 +1,11 @@
 //! `tern suite`: the founding reports' tables in one command. It writes a
 //! temporary docroot ([`workdir`], compiling the CGI programs with `cc`),
-//! starts the backends the servers share ([`gateway`], [`backend`]: fcgiwrap
-//! when nginx is to run CGI, the C FastCGI responder, php-fpm), starts tern
-//! and the requested peers on loopback ([`server`], [`peer`]), checks that
-//! each serves every row's URL with the expected length, then measures each
-//! row ([`row`]) on each server in turn (A B C, A B C, ... so that drift
+//! makes the gateways' backends ready ([`gateway`], [`backend`]: fcgiwrap
+//! when nginx is to run CGI; the C FastCGI responder and php-fpm, started
+//! for each server that uses them), starts tern and the requested peers on
+//! loopback ([`server`], [`peer`]), checks that each serves every row's URL
+//! with the expected length, then measures each row ([`row`]) on each
+//! server in turn (A B C, A B C, ... so that drift
 //! falls on all alike), with the server's CPU time (its process tree, plus
 //! the trees of the backends it uses for the row), and prints one table per
 //! section ([`table`]), with the ratios the registry asks for ([`ratio`]).

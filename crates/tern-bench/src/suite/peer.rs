@@ -14,7 +14,8 @@
 //! fcgiwrap, see [`super::fcgiwrap`]), lighttpd runs it with mod_cgi and
 //! Apache with mod_cgid; h2o and Caddy have no CGI and sit those rows out.
 //! FastCGI: `/fcgi/` goes to the suite's responder and `*.php` under
-//! `/php/` to php-fpm on every peer (nginx `fastcgi_pass`, lighttpd
+//! `/php/` to php-fpm, each peer's own (see [`super::gateway::Backends`]),
+//! on every peer (nginx `fastcgi_pass`, lighttpd
 //! mod_fastcgi, Apache mod_proxy_fcgi, h2o `fastcgi.connect`, Caddy's
 //! fastcgi transport and `php_fastcgi`), a new connection per request as
 //! each does by default. php-cgi: lighttpd's mod_cgi runs `*.php` under
@@ -728,7 +729,7 @@ mod tests {
     }
 
     #[test]
-    fn fastcgi_and_php_go_to_the_shared_sockets_on_every_peer() {
+    fn fastcgi_and_php_go_to_the_given_sockets_on_every_peer() {
         let app = Path::new("/w/fcgi-app.sock");
         let fpm = Path::new("/w/php-fpm.sock");
         let both = [

@@ -1,5 +1,5 @@
-//! PHP for the "engines" rows: php-fpm, a [`super::backend`] started once
-//! with the config `bench/peers.sh` gives it (pm = static with
+//! PHP for the "engines" rows: php-fpm, a [`super::backend`] started for
+//! each server that uses it, with the config `bench/peers.sh` gives it (pm = static with
 //! [`FPM_CHILDREN`] children, a Unix socket open to all, the environment
 //! cleared), and php-cgi, which servers run as a CGI program per request.
 //! Both are looked for in the search path (php-fpm under its versioned

@@ -10,7 +10,8 @@
 //! request, the reports' "Hello!" and a 64 KB body from C programs compiled
 //! at start, at 1 and 10 connections, with and without keep-alive.
 //! "persistent" (WASD 21.2): one C program run as CGI and under CGIplus, and
-//! a C FastCGI responder, shared or spawned by the server, on the same grid.
+//! a C FastCGI responder, started beside the server or by it, on the same
+//! grid.
 //! "engines" (WASD's persistent scripting table): face2face.pl in a Perl
 //! engine and as CGI, face2face.php and php_info.php on php-fpm, and
 //! face2face.php through php-cgi. WebAssembly rows come the same way:
@@ -32,8 +33,8 @@ pub enum Feature {
     /// CGIplus scripts under `/cgiplus-bin/`, each started once and looping
     /// over requests (tern).
     CgiPlus,
-    /// The suite's C FastCGI responder under `/fcgi/`, one set of processes
-    /// on a Unix socket shared by every server.
+    /// The suite's C FastCGI responder under `/fcgi/`, processes on a Unix
+    /// socket started by the suite for the server.
     FastCgi,
     /// The same responder under `/fcgi-spawn/`, its processes run by the
     /// server itself (tern's `command`).
@@ -41,7 +42,8 @@ pub enum Feature {
     /// Perl scripts under `/rte/` in persistent interpreters (tern's Perl
     /// run-time engine).
     PerlEngine,
-    /// PHP scripts under `/php/` on php-fpm, shared by every server.
+    /// PHP scripts under `/php/` on a php-fpm started by the suite for the
+    /// server.
     PhpFpm,
     /// PHP scripts under `/phpcgi/` run by php-cgi, a process per request.
     PhpCgi,
@@ -462,9 +464,9 @@ impl Registry {
     /// The "persistent" rows: "Hello!" and 64 KB at 1 and 10 connections,
     /// without keep-alive and with it, each served four ways: one C program
     /// ([`CGIPLUS_C`]) as CGI under `/cgi-bin/` and under CGIplus under
-    /// `/cgiplus-bin/`, and the C FastCGI responder, shared under `/fcgi/`
-    /// and spawned by the server under `/fcgi-spawn/`. CGIplus is compared
-    /// with CGI.
+    /// `/cgiplus-bin/`, and the C FastCGI responder, started beside the
+    /// server under `/fcgi/` and spawned by the server under `/fcgi-spawn/`.
+    /// CGIplus is compared with CGI.
     pub fn persistent() -> Registry {
         const SECTION: &str = "persistent";
         let mut r = Registry::new();

@@ -7,8 +7,9 @@
 //!
 //! tern runs from a config file the suite writes ([`tern_config`]): the
 //! docroot as its one site and a route for each gateway its rows need
-//! (`/cgi-bin` as CGI, `/cgiplus-bin` as CGIplus, FastCGI to the shared
-//! responder and to its own processes, the Perl engine, php-fpm, php-cgi).
+//! (`/cgi-bin` as CGI, `/cgiplus-bin` as CGIplus, FastCGI to a responder
+//! the suite started for it and to processes it runs itself, the Perl
+//! engine, php-fpm, php-cgi).
 //! The suite depends on no server crate, so the file is plain TOML in
 //! tern's documented format.
 
@@ -197,7 +198,7 @@ impl ServerSpec {
 /// tern's config for the suite: one listener on 127.0.0.1:`port`, the
 /// docroot as the one site, and a route for each gateway. Script
 /// directories are the docroot's directories named after the prefixes.
-/// Pools match the shared backends: as many connections to the FastCGI
+/// Pools match the backends: as many connections to the FastCGI
 /// responder and php-fpm as they have processes, as many processes of its
 /// own for the spawned responder and the Perl engine; CGIplus scripts
 /// start one process each and grow to as many on demand.
