@@ -330,6 +330,9 @@ pub struct FastCgiConfig {
     /// How long connecting to the application may take before the
     /// address counts as failed. Default: 3 s.
     pub connect_timeout: Duration,
+    /// For `Connect`: keep connections open between requests (KEEP_CONN),
+    /// or open one per request. Default: true.
+    pub keep_connections: bool,
 }
 
 /// Where a FastCGI application is.

@@ -76,6 +76,7 @@ pub(crate) fn walk_fastcgi(
     let connect_timeout = w
         .duration(t, "connect_timeout", true)
         .unwrap_or(Duration::from_secs(3));
+    let keep_connections = w.bool(t, "keep_connections").unwrap_or(true);
     Some(FastCgiConfig {
         app: app?,
         dir,
@@ -83,6 +84,7 @@ pub(crate) fn walk_fastcgi(
         pool: pool?,
         policy,
         connect_timeout,
+        keep_connections,
     })
 }
 

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use bytes::{Bytes, BytesMut};
 use http::request::Parts;
@@ -25,6 +25,9 @@ use tern_handler::path::DecodedPath;
 use tern_handler::{ConnInfo, Exchange, Handler, HandlerFuture, RequestBody, RequestId};
 use tern_pool::{Factory, Health, Pool, PoolConfig, PoolError, Retire};
 use tokio::sync::oneshot;
+
+use crate::fastcgi::conn::{self, Address};
+use crate::persist::{Downstream, Upstream};
 
 use crate::dispatch::{self, render, Answer, Run};
 use crate::env::{self, CgiEnv, EnvInput, EnvPolicy, ScriptVars};
@@ -232,7 +235,7 @@ async fn run_on<F: Transport>(
 ) -> Result<Answer, Error> {
     let (start, rest) = body.split();
     let mut retried = false;
-    let (mut lease, mut up, mut down) = loop {
+    let (mut lease, up, down) = loop {
         let mut lease = pool.checkout().await.map_err(pool_error)?;
         match F::start(&mut lease, &env, start.clone()).await {
             Ok((up, down)) => break (lease, up, down),
@@ -258,10 +261,12 @@ async fn run_on<F: Transport>(
         }
     };
     drop(env);
-    let (tx, mut rx) = oneshot::channel();
-    let mut work = Box::pin(async move {
-        let finish = relay::relay(&mut up, &mut down, rest, &settings, tx).await;
-        match finish {
+    answer(
+        up,
+        down,
+        rest,
+        settings,
+        move |finish, up, down| match finish {
             Finish::Clean => {
                 if F::reunite(&mut lease, up, down) {
                     lease.release();
@@ -271,12 +276,54 @@ async fn run_on<F: Transport>(
             }
             Finish::Dirty(Dirty::Abandoned) => lease.discard(Retire::Abandoned),
             Finish::Dirty(Dirty::Broken | Dirty::Silent) => lease.discard(Retire::Broken),
-        }
+        },
+    )
+    .await
+}
+
+/// Runs one request on a connection of its own to `addr`, closed after
+/// the response (the application's processes then wait in accept(), and
+/// the kernel's listen queue is the only queue).
+async fn run_once(
+    addr: &Address,
+    connect_timeout: Duration,
+    env: CgiEnv,
+    body: Body,
+    settings: Settings,
+) -> Result<Answer, Error> {
+    let (start, rest) = body.split();
+    let sock = conn::connect(addr, connect_timeout)
+        .await
+        .map_err(|e| Error::Unavailable(e.to_string()))?;
+    let (up, down) = conn::start_once(sock, &env, workers::fcgi_body(start))
+        .await
+        .map_err(|e| Error::Worker(format!("starting the request: {e}")))?;
+    drop(env);
+    answer(up, down, rest, settings, |_, _, _| {}).await
+}
+
+/// Relays the request and waits for its head; `done` gets the worker's
+/// channel back at the end. The relay runs here while the response is
+/// unknown: most responses end with their head (a "Hello!", a page), and
+/// then no task is spawned and no wake-up crosses tasks. A response that
+/// streams on after its head gets a task of its own for the rest.
+async fn answer<U, D, G>(
+    mut up: U,
+    mut down: D,
+    rest: Rest,
+    settings: Settings,
+    done: G,
+) -> Result<Answer, Error>
+where
+    U: Upstream + 'static,
+    D: Downstream + 'static,
+    G: FnOnce(Finish, U, D) + Send + 'static,
+{
+    let (tx, mut rx) = oneshot::channel();
+    let mut work = Box::pin(async move {
+        let finish = relay::relay(&mut up, &mut down, rest, &settings, tx).await;
+        done(finish, up, down);
     });
-    // The relay runs here while the response is unknown: most responses
-    // end with their head (a "Hello!", a page), and then no task is
-    // spawned and no wake-up crosses tasks. A response that streams on
-    // after its head gets a task of its own for the rest.
     let started = tokio::select! {
         biased;
         () = &mut work => rx.await,
@@ -345,6 +392,12 @@ enum Backend {
         pools: Vec<Pool<FcgiConnections>>,
         next: std::sync::atomic::AtomicUsize,
     },
+    /// A connection per request (`keep_connections = false`).
+    Once {
+        addrs: Vec<Address>,
+        next: std::sync::atomic::AtomicUsize,
+        timeout: Duration,
+    },
     Spawn(Pool<FcgiProcesses>),
 }
 
@@ -361,6 +414,21 @@ impl FastCgi {
             &cfg.policy,
         )?;
         let backend = match &cfg.app {
+            FastCgiApp::Connect(addrs) if !cfg.keep_connections => {
+                let mut parsed = Vec::with_capacity(addrs.len());
+                for a in addrs {
+                    parsed.push(
+                        a.parse::<Address>().map_err(|e| {
+                            Error::Io(io::Error::new(io::ErrorKind::InvalidInput, e))
+                        })?,
+                    );
+                }
+                Backend::Once {
+                    addrs: parsed,
+                    next: Default::default(),
+                    timeout: cfg.connect_timeout,
+                }
+            }
             FastCgiApp::Connect(addrs) => {
                 let mut pools = Vec::with_capacity(addrs.len());
                 for a in addrs {
@@ -428,6 +496,14 @@ impl Run for FcgiRoute {
             Backend::Connect { pools, next } => {
                 let pool = pick(pools, next);
                 run_on(pool, env, body, settings).await
+            }
+            Backend::Once {
+                addrs,
+                next,
+                timeout,
+            } => {
+                let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % addrs.len();
+                run_once(&addrs[at], *timeout, env, body, settings).await
             }
         }
     }

@@ -58,7 +58,7 @@ pub(crate) trait Transport: Factory + Sized {
     fn reunite(item: &mut Lease<Self>, up: Self::Up, down: Self::Down) -> bool;
 }
 
-fn fcgi_body(b: Start) -> StartBody {
+pub(crate) fn fcgi_body(b: Start) -> StartBody {
     match b {
         Start::Empty => StartBody::Empty,
         Start::Whole(b) => StartBody::Whole(b),

@@ -41,6 +41,11 @@ const ID: RequestId = RequestId::ONE;
 /// How much a read asks the kernel for at least.
 const READ_CHUNK: usize = 64 * 1024;
 
+/// The first read's buffer: most responses fit, and a small allocation
+/// is much cheaper than a 64 KiB one made and freed per request. A read
+/// that fills it grows the next one to [`READ_CHUNK`].
+const FIRST_READ: usize = 8 * 1024;
+
 /// Where a FastCGI application listens.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Address {
@@ -243,6 +248,28 @@ pub async fn start(
     env: &CgiEnv,
     body: StartBody,
 ) -> io::Result<(FcgiUpstream, FcgiDownstream)> {
+    start_with(sock, env, body, Connection::Keep).await
+}
+
+/// As [`start`], for a connection used for this one request: the
+/// application closes it after the response (KEEP_CONN unset).
+///
+/// # Cancel safety
+/// As [`start`].
+pub async fn start_once(
+    sock: Socket,
+    env: &CgiEnv,
+    body: StartBody,
+) -> io::Result<(FcgiUpstream, FcgiDownstream)> {
+    start_with(sock, env, body, Connection::Close).await
+}
+
+async fn start_with(
+    sock: Socket,
+    env: &CgiEnv,
+    body: StartBody,
+    connection: Connection,
+) -> io::Result<(FcgiUpstream, FcgiDownstream)> {
     // The request is encoded first and written straight away on the plain
     // socket: a kept connection is writable, and a socket newly registered
     // with the runtime only learns that from its first readiness event (a
@@ -252,7 +279,7 @@ pub async fn start(
         .get("CONTENT_LENGTH")
         .and_then(|v| std::str::from_utf8(v.as_bytes()).ok()?.parse::<u64>().ok());
     let mut buf = BytesMut::with_capacity(4096);
-    encode::begin_request(&mut buf, ID, Role::Responder, Connection::Keep);
+    encode::begin_request(&mut buf, ID, Role::Responder, connection);
     let params = env.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes()));
     encode::params(&mut buf, ID, params)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
@@ -281,7 +308,7 @@ pub async fn start(
     }
     let down = FcgiDownstream {
         read,
-        buf: BytesMut::with_capacity(READ_CHUNK),
+        buf: BytesMut::with_capacity(FIRST_READ),
         decoder: Decoder::new(DecoderConfig::default()),
         state: DownState::Reading,
     };
@@ -486,7 +513,7 @@ impl FcgiDownstream {
     /// Reads more into the buffer. Cancel safe: a read either lands in the
     /// buffer or did not happen.
     async fn fill(&mut self) -> Result<(), Broken> {
-        if self.buf.capacity() - self.buf.len() < READ_CHUNK / 4 {
+        if self.buf.capacity() - self.buf.len() < FIRST_READ / 4 {
             self.buf.reserve(READ_CHUNK);
         }
         match self.read.read_buf(&mut self.buf).await {

@@ -52,6 +52,7 @@ fn spawned(site: &Site, app: CommandConfig, pool: PoolSettings, timeout: Duratio
         pool,
         policy: policy(timeout),
         connect_timeout: Duration::from_secs(3),
+        keep_connections: true,
     };
     FastCgi::new(&cfg, "test").unwrap()
 }
@@ -252,6 +253,7 @@ async fn a_server_that_refuses_connections_is_a_quick_502() {
         pool: pool(0, 2),
         policy: policy(Duration::from_secs(10)),
         connect_timeout: Duration::from_secs(3),
+        keep_connections: true,
     };
     let h = FastCgi::new(&cfg, "refused").unwrap();
     let started = Instant::now();
@@ -266,26 +268,33 @@ async fn a_server_that_refuses_connections_is_a_quick_502() {
 }
 
 #[tokio::test]
-async fn connections_to_a_running_application_are_reused() {
-    let site = Site::new();
-    let sock = site.path("app.sock");
-    let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
-    let mut app = Command::new(env!("CARGO_BIN_EXE_tern-fcgi-app"));
-    app.stdin(std::process::Stdio::from(std::os::fd::OwnedFd::from(
-        listener,
-    )));
-    let app = Group::spawn(&mut app);
-    let cfg = FastCgiConfig {
-        app: FastCgiApp::Connect(vec![format!("unix:{}", sock.display())]),
-        dir: None,
-        document_root: site.path("www"),
-        pool: pool(0, 1),
-        policy: policy(Duration::from_secs(10)),
-        connect_timeout: Duration::from_secs(3),
-    };
-    let h = FastCgi::new(&cfg, "connect").unwrap();
-    for _ in 0..20 {
-        assert_eq!(pid_of(&h, "/app/pid").await, app.pid());
+async fn connections_to_a_running_application_are_reused_or_made_per_request() {
+    for keep in [true, false] {
+        let site = Site::new();
+        let sock = site.path("app.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        let mut app = Command::new(env!("CARGO_BIN_EXE_tern-fcgi-app"));
+        app.stdin(std::process::Stdio::from(std::os::fd::OwnedFd::from(
+            listener,
+        )));
+        let app = Group::spawn(&mut app);
+        let cfg = FastCgiConfig {
+            app: FastCgiApp::Connect(vec![format!("unix:{}", sock.display())]),
+            dir: None,
+            document_root: site.path("www"),
+            pool: pool(0, 1),
+            policy: policy(Duration::from_secs(10)),
+            connect_timeout: Duration::from_secs(3),
+            keep_connections: keep,
+        };
+        let h = FastCgi::new(&cfg, "connect").unwrap();
+        for _ in 0..20 {
+            assert_eq!(pid_of(&h, "/app/pid").await, app.pid(), "keep: {keep}");
+        }
+        let mut req = Req::post("/app/echo", vec![b'e'; 200_000]);
+        req.pattern = "/app";
+        let r = call(&h, req).await;
+        assert_eq!(r.body.len(), 200_000, "keep: {keep}");
     }
 }
 
@@ -376,6 +385,7 @@ async fn php_fpm_runs_scripts_beneath_the_directory() {
         pool: pool(0, 2),
         policy: policy(Duration::from_secs(10)),
         connect_timeout: Duration::from_secs(3),
+        keep_connections: true,
     };
     let h = FastCgi::new(&cfg, "php-fpm").unwrap();
     for _ in 0..5 {
@@ -412,6 +422,7 @@ async fn php_cgi_runs_as_a_pool_tern_spawns() {
         pool: pool(1, 2),
         policy: policy(Duration::from_secs(10)),
         connect_timeout: Duration::from_secs(3),
+        keep_connections: true,
     };
     assert!(
         Path::new("/usr/bin/php-cgi").exists(),
@@ -447,6 +458,7 @@ async fn fcgiwrap_runs_cgi_scripts() {
         pool: pool(1, 1),
         policy: policy(Duration::from_secs(10)),
         connect_timeout: Duration::from_secs(3),
+        keep_connections: true,
     };
     let h = FastCgi::new(&cfg, "fcgiwrap").unwrap();
     for _ in 0..3 {

@@ -66,7 +66,7 @@ fn the_demo_serves_each_persistent_kind() {
     let r = get(&t, "/hello.py?z=9");
     assert_eq!(r.status, 200, "{}\n{}", r.text(), t.log());
     assert!(r.text().contains("QUERY_STRING=z=9"), "{}", r.text());
-    if std::path::Path::new("/usr/bin/php-cgi").exists() {
+    if Path::new("/usr/bin/php-cgi").exists() {
         let r = get(&t, "/php/face2face.php");
         assert_eq!(r.status, 200, "{}\n{}", r.text(), t.log());
         assert!(r.text().contains("<B>Hello!</B>"), "{}", r.text());
@@ -83,7 +83,7 @@ fn fcgi_config(app: &str, procs: usize) -> String {
 }
 
 /// tern's own binary under the demo's FastCGI name, in `dir`.
-fn fastcgi_app(dir: &std::path::Path) -> String {
+fn fastcgi_app(dir: &Path) -> String {
     let app = dir.join("hello.fcgi");
     std::fs::hard_link(BIN, &app)
         .or_else(|_| std::fs::copy(BIN, &app).map(|_| ()))
