@@ -23,7 +23,7 @@ use http_body::Body as _;
 use tern_config::{CgiPlusConfig, Engine, FastCgiApp, FastCgiConfig, GatewayPolicy, PoolSettings};
 use tern_handler::path::DecodedPath;
 use tern_handler::{ConnInfo, Exchange, Handler, HandlerFuture, RequestBody, RequestId};
-use tern_pool::{Factory, Health, Pool, PoolConfig, PoolError, Retire};
+use tern_pool::{Factory, Health, Lease, Pool, PoolConfig, PoolError, Retire, Stats};
 use tokio::sync::oneshot;
 
 use crate::fastcgi::conn::{self, Address};
@@ -226,9 +226,25 @@ fn take_ready(mut body: RequestBody) -> Body {
     }
 }
 
-/// Runs one request on a worker of `pool` and waits for its head.
+/// A worker from the first of `pools` that can give one: a pool whose
+/// application cannot be reached (connections refused, failing to start)
+/// passes the request to the next, as nothing of it was sent yet.
+async fn checkout<F: Factory>(pools: &[&Pool<F>]) -> Result<Lease<F>, Error> {
+    let mut last = None;
+    for pool in pools {
+        match pool.checkout().await {
+            Ok(lease) => return Ok(lease),
+            Err(PoolError::Unavailable(why)) => last = Some(PoolError::Unavailable(why)),
+            Err(e) => return Err(pool_error(e)),
+        }
+    }
+    Err(pool_error(last.unwrap_or(PoolError::Closed)))
+}
+
+/// Runs one request on a worker of the first of `pools` that has one,
+/// and waits for its head.
 async fn run_on<F: Transport>(
-    pool: &Pool<F>,
+    pools: &[&Pool<F>],
     env: CgiEnv,
     body: Body,
     settings: Settings,
@@ -236,7 +252,7 @@ async fn run_on<F: Transport>(
     let (start, rest) = body.split();
     let mut retried = false;
     let (mut lease, up, down) = loop {
-        let mut lease = pool.checkout().await.map_err(pool_error)?;
+        let mut lease = checkout(pools).await?;
         match F::start(&mut lease, &env, start.clone()).await {
             Ok((up, down)) => break (lease, up, down),
             Err(StartFailure::Refused(e)) => {
@@ -462,6 +478,22 @@ impl FastCgi {
     }
 }
 
+impl FastCgi {
+    /// Each pool's name and counters (busy, idle, queued, created,
+    /// crashed, ...), for a status page.
+    pub fn pools(&self) -> Vec<(String, Stats)> {
+        match &self.route.backend {
+            Backend::Spawn(p) => vec![counters(p)],
+            Backend::Connect { pools, .. } => pools.iter().map(counters).collect(),
+            Backend::Once { .. } => Vec::new(),
+        }
+    }
+}
+
+fn counters<F: Factory>(p: &Pool<F>) -> (String, Stats) {
+    (p.config().name.clone(), p.stats())
+}
+
 impl Handler for FastCgi {
     fn call(&self, exchange: Exchange) -> HandlerFuture {
         let route = self.route.clone();
@@ -492,10 +524,10 @@ impl Run for FcgiRoute {
         let label: Arc<str> = Arc::from(target.filename.to_string_lossy());
         let settings = self.common.settings(parts, id, label);
         match &self.backend {
-            Backend::Spawn(pool) => run_on(pool, env, body, settings).await,
+            Backend::Spawn(pool) => run_on(&[pool], env, body, settings).await,
             Backend::Connect { pools, next } => {
-                let pool = pick(pools, next);
-                run_on(pool, env, body, settings).await
+                let order = spread(pools, next);
+                run_on(&order, env, body, settings).await
             }
             Backend::Once {
                 addrs,
@@ -509,29 +541,29 @@ impl Run for FcgiRoute {
     }
 }
 
-/// The pool to use next: round robin over those not backing off after
-/// failures; when every one is, the one that recovers first.
-fn pick<'a, F: Factory>(
+/// The order in which to try `pools` for the next request: round robin
+/// over those not backing off after failures, then those that are, the
+/// one that recovers first first.
+fn spread<'a, F: Factory>(
     pools: &'a [Pool<F>],
     next: &std::sync::atomic::AtomicUsize,
-) -> &'a Pool<F> {
+) -> Vec<&'a Pool<F>> {
     use std::sync::atomic::Ordering;
     let n = pools.len();
     let first = next.fetch_add(1, Ordering::Relaxed) % n;
-    let mut soonest: Option<(&Pool<F>, std::time::Instant)> = None;
+    let mut ready = Vec::with_capacity(n);
+    let mut later = Vec::new();
     for i in 0..n {
         let p = &pools[(first + i) % n];
         match p.health() {
-            Health::Ready => return p,
+            Health::Ready => ready.push(p),
             Health::Closed => {}
-            Health::BackingOff { until, .. } => {
-                if soonest.is_none_or(|(_, u)| until < u) {
-                    soonest = Some((p, until));
-                }
-            }
+            Health::BackingOff { until, .. } => later.push((until, p)),
         }
     }
-    soonest.map_or(&pools[first], |(p, _)| p)
+    later.sort_by_key(|(until, _)| *until);
+    ready.extend(later.into_iter().map(|(_, p)| p));
+    ready
 }
 
 /// Runs CGIplus workers: each script a persistent program of its own, or
@@ -631,6 +663,21 @@ impl CgiPlus {
     }
 }
 
+impl CgiPlus {
+    /// Each pool's name and counters, for a status page.
+    pub fn pools(&self) -> Vec<(String, Stats)> {
+        match &self.route.workers {
+            PlusWorkers::Engine { pool, .. } => vec![counters(pool)],
+            PlusWorkers::Scripts(map) => map
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .values()
+                .map(|(_, p)| counters(p))
+                .collect(),
+        }
+    }
+}
+
 impl Handler for CgiPlus {
     fn call(&self, exchange: Exchange) -> HandlerFuture {
         let route = self.route.clone();
@@ -689,6 +736,6 @@ impl Run for PlusRoute {
         let (env, body) = self.common.prepare(parts, body, conn, &target).await?;
         let label: Arc<str> = Arc::from(target.filename.to_string_lossy());
         let settings = self.common.settings(parts, id, label);
-        run_on(&pool, env, body, settings).await
+        run_on(&[&pool], env, body, settings).await
     }
 }

@@ -298,6 +298,47 @@ async fn connections_to_a_running_application_are_reused_or_made_per_request() {
     }
 }
 
+#[tokio::test]
+async fn requests_spread_over_addresses_and_skip_one_that_refuses() {
+    let site = Site::new();
+    let mut apps = Vec::new();
+    let mut addrs = Vec::new();
+    for name in ["a.sock", "b.sock"] {
+        let sock = site.path(name);
+        let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        let mut app = Command::new(env!("CARGO_BIN_EXE_tern-fcgi-app"));
+        app.stdin(std::process::Stdio::from(std::os::fd::OwnedFd::from(
+            listener,
+        )));
+        apps.push(Group::spawn(&mut app));
+        addrs.push(format!("unix:{}", sock.display()));
+    }
+    addrs.insert(1, format!("unix:{}", site.path("dead.sock").display()));
+    let cfg = FastCgiConfig {
+        app: FastCgiApp::Connect(addrs),
+        dir: None,
+        document_root: site.path("www"),
+        pool: pool(0, 1),
+        policy: policy(Duration::from_secs(10)),
+        connect_timeout: Duration::from_secs(3),
+        keep_connections: true,
+    };
+    let h = FastCgi::new(&cfg, "spread").unwrap();
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..30 {
+        // Every request succeeds: the dead address passes its requests on.
+        seen.insert(pid_of(&h, "/app/pid").await);
+    }
+    let want: std::collections::HashSet<u32> = apps.iter().map(Group::pid).collect();
+    assert_eq!(seen, want, "both live applications served");
+    let pools = h.pools();
+    assert_eq!(pools.len(), 3);
+    let dead = pools.iter().find(|(n, _)| n.contains("dead.sock")).unwrap();
+    assert!(dead.1.create_failures >= 1, "{pools:?}");
+    let served: u64 = pools.iter().map(|(_, s)| s.requests).sum();
+    assert_eq!(served, 30, "{pools:?}");
+}
+
 /// php-fpm from Debian, started on a socket in a temporary directory.
 struct PhpFpm {
     _group: Group,
