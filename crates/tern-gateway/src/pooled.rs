@@ -308,7 +308,7 @@ async fn run_once(
     settings: Settings,
 ) -> Result<Answer, Error> {
     let (start, rest) = body.split();
-    let sock = conn::connect(addr, connect_timeout)
+    let sock = conn::connect_now(addr, connect_timeout)
         .await
         .map_err(|e| Error::Unavailable(e.to_string()))?;
     let (up, down) = conn::start_once(sock, &env, workers::fcgi_body(start))

@@ -222,6 +222,32 @@ pub async fn connect(addr: &Address, timeout: Duration) -> io::Result<Socket> {
     }
 }
 
+/// As [`connect`], without a trip through the runtime when the kernel
+/// connects at once: a Unix socket whose listener has room in its queue
+/// connects (or fails) inside `connect(2)`, so the socket is made and
+/// connected here and only registered when the request starts. A full
+/// queue (EAGAIN) and TCP take [`connect`]'s way.
+///
+/// # Cancel safety
+/// As [`connect`].
+pub async fn connect_now(addr: &Address, timeout: Duration) -> io::Result<Socket> {
+    if let Address::Unix(path) = addr {
+        use socket2::{Domain, SockAddr, Type};
+        let named = |e: io::Error| io::Error::new(e.kind(), format!("connecting to {addr}: {e}"));
+        let sock = socket2::Socket::new(Domain::UNIX, Type::STREAM.nonblocking().cloexec(), None)
+            .map_err(named)?;
+        match sock.connect(&SockAddr::unix(path).map_err(named)?) {
+            Ok(()) => {
+                let fd = std::os::fd::OwnedFd::from(sock);
+                return Ok(Socket(Std::Unix(UnixStream::from(fd))));
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(named(e)),
+        }
+    }
+    connect(addr, timeout).await
+}
+
 /// The request body, as far as [`start`] needs to know it.
 #[derive(Clone, Debug)]
 pub enum StartBody {
