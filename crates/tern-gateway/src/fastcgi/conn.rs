@@ -124,6 +124,30 @@ enum Std {
     Tcp(std::net::TcpStream),
 }
 
+impl std::os::fd::AsRawFd for Std {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        match self {
+            Std::Unix(s) => s.as_raw_fd(),
+            Std::Tcp(s) => s.as_raw_fd(),
+        }
+    }
+}
+
+/// `sock` registered with the current runtime for reading only.
+#[allow(
+    unsafe_code,
+    reason = "tokio's only way to register a socket for one interest takes the caller's word that the descriptor stays owned"
+)]
+fn register_readable(sock: Std) -> io::Result<tokio::io::unix::AsyncFd<Std>> {
+    // SAFETY: `Std` owns its socket: the descriptor stays open, and is the
+    // same one, until the `AsyncFd` is dropped or `into_inner` hands the
+    // `Std` back (tokio's condition for registering it).
+    let fd = unsafe {
+        tokio::io::unix::AsyncFd::register_with_interest(sock, tokio::io::Interest::READABLE)
+    };
+    fd.map_err(io::Error::from)
+}
+
 impl Socket {
     /// A connected Unix socket, made non-blocking.
     pub fn unix(stream: UnixStream) -> io::Result<Self> {
@@ -248,6 +272,21 @@ pub async fn connect_now(addr: &Address, timeout: Duration) -> io::Result<Socket
     connect(addr, timeout).await
 }
 
+/// One read(2) into the spare capacity of `buf`, without waiting. The
+/// spare room is zeroed first (a memset of at most 64 KiB keeps this free
+/// of `unsafe`), then cut back to what was read.
+fn read_into(sock: &Std, buf: &mut BytesMut) -> io::Result<usize> {
+    use std::io::Read as _;
+    let init = buf.len();
+    buf.resize(buf.capacity(), 0);
+    let n = match sock {
+        Std::Unix(s) => (&*s).read(&mut buf[init..]),
+        Std::Tcp(s) => (&*s).read(&mut buf[init..]),
+    };
+    buf.truncate(init + *n.as_ref().unwrap_or(&0));
+    n
+}
+
 /// The request body, as far as [`start`] needs to know it.
 #[derive(Clone, Debug)]
 pub enum StartBody {
@@ -322,7 +361,15 @@ async fn start_with(
         encode::end_stream(&mut buf, ID, Stream::Stdin);
     }
     sock.write_now(&mut buf)?;
-    let (read, write) = sock.register()?.split();
+    // All of it out already (the usual case): the socket is registered for
+    // reading only. Registered for writing too, every time the application
+    // took in the request the runtime would be woken for a writable event
+    // nobody waits for.
+    let (read, write) = if ended && buf.is_empty() {
+        (ReadHalf::Only(register_readable(sock.0)?), WriteHalf::Done)
+    } else {
+        sock.register()?.split()
+    };
     let mut up = FcgiUpstream {
         write,
         buf,
@@ -569,6 +616,7 @@ pub fn reunite(up: FcgiUpstream, down: FcgiDownstream) -> Option<Socket> {
     let std = match (down.read, up.write) {
         (ReadHalf::Unix(r), WriteHalf::Unix(w)) => Std::Unix(r.reunite(w).ok()?.into_std().ok()?),
         (ReadHalf::Tcp(r), WriteHalf::Tcp(w)) => Std::Tcp(r.reunite(w).ok()?.into_std().ok()?),
+        (ReadHalf::Only(fd), WriteHalf::Done) => fd.into_inner(),
         _ => return None,
     };
     let sock = Socket(std);
@@ -663,6 +711,8 @@ impl Registered {
 enum ReadHalf {
     Unix(unix::OwnedReadHalf),
     Tcp(tcp::OwnedReadHalf),
+    /// Registered for reading only (the request was all written).
+    Only(tokio::io::unix::AsyncFd<Std>),
 }
 
 impl ReadHalf {
@@ -671,6 +721,13 @@ impl ReadHalf {
         match self {
             Self::Unix(r) => r.read_buf(buf).await,
             Self::Tcp(r) => r.read_buf(buf).await,
+            Self::Only(fd) => loop {
+                let mut ready = fd.readable().await?;
+                match ready.try_io(|inner| read_into(inner.get_ref(), buf)) {
+                    Ok(r) => return r,
+                    Err(_would_block) => continue,
+                }
+            },
         }
     }
 }
@@ -679,6 +736,8 @@ impl ReadHalf {
 enum WriteHalf {
     Unix(unix::OwnedWriteHalf),
     Tcp(tcp::OwnedWriteHalf),
+    /// Nothing more to write.
+    Done,
 }
 
 impl WriteHalf {
@@ -686,6 +745,11 @@ impl WriteHalf {
         match self {
             Self::Unix(w) => w.write_all(bytes).await,
             Self::Tcp(w) => w.write_all(bytes).await,
+            Self::Done if bytes.is_empty() => Ok(()),
+            Self::Done => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the request was complete",
+            )),
         }
     }
 }
