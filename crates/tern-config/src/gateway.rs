@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::load::LoadOptions;
-use crate::model::{CgiConfig, RouteMatcher, CGI_RESERVED_NAMES};
+use crate::model::{CgiConfig, GatewayPolicy, RouteMatcher, CGI_RESERVED_NAMES};
 use crate::walk::{Span, Table, Walker};
 
 /// The settings of a CGI route. `site_root` is the site's document root
@@ -25,18 +25,18 @@ pub(crate) fn walk_cgi(
         Some((i, span)) => program(w, t, "interpreter", PathBuf::from(i), span, opts),
         None => None,
     };
-    let timeout = w
-        .duration(t, "timeout", true)
-        .unwrap_or(Duration::from_secs(30));
+    let GatewayPolicy {
+        timeout,
+        pass_authorization,
+        refuse_shellshock,
+        env_allow,
+        max_stderr_bytes,
+    } = crate::persistent::policy(w, t);
     let max_concurrent = w.count(t, "max_concurrent", 100_000).unwrap_or(32) as usize;
     let queue = w.count(t, "queue", 1_000_000).unwrap_or(100) as usize;
     let queue_timeout = w
         .duration(t, "queue_timeout", true)
         .unwrap_or(Duration::from_secs(10));
-    let pass_authorization = w.bool(t, "pass_authorization").unwrap_or(false);
-    let refuse_shellshock = w.bool(t, "refuse_shellshock").unwrap_or(true);
-    let env_allow = env_names(w, t);
-    let max_stderr_bytes = w.size(t, "max_stderr_bytes", 0).unwrap_or(64 * 1024);
     Some(CgiConfig {
         dir: dir?,
         document_root: site_root?.to_path_buf(),

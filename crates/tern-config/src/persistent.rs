@@ -258,7 +258,8 @@ fn pool(w: &mut Walker<'_>, t: &mut Table<'_>, spawned: bool) -> Option<PoolSett
     })
 }
 
-fn policy(w: &mut Walker<'_>, t: &mut Table<'_>) -> GatewayPolicy {
+/// The timeouts and environment policy every gateway route has (CGI too).
+pub(crate) fn policy(w: &mut Walker<'_>, t: &mut Table<'_>) -> GatewayPolicy {
     GatewayPolicy {
         timeout: w
             .duration(t, "timeout", true)

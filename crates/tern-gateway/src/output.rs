@@ -42,3 +42,22 @@ impl Body for OutputBody {
         self.rx.poll_recv(cx).map(|c| c.map(|c| c.map(Frame::data)))
     }
 }
+
+/// Room for one more chunk, once the body streams (`tx` is set): waiting
+/// for it is how a slow client slows the program down instead of tern
+/// buffering without bound. `Err` when the client is gone.
+///
+/// # Cancel safety
+/// Cancel safe: a cancelled reserve loses nothing.
+pub(crate) async fn room(
+    tx: Option<&mpsc::Sender<Chunk>>,
+) -> Result<Option<mpsc::Permit<'_, Chunk>>, Gone> {
+    match tx {
+        Some(tx) => tx.reserve().await.map(Some).map_err(|_| Gone),
+        None => Ok(None),
+    }
+}
+
+/// The response body was dropped: the client left.
+#[derive(Debug)]
+pub(crate) struct Gone;

@@ -23,7 +23,7 @@ use tokio::io::AsyncReadExt as _;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Sleep;
 
-use crate::output::Chunk;
+use crate::output::{room, Chunk};
 use crate::persist::{Broken, Downstream, Event, Upstream};
 use crate::response::{HeadReader, Mode, Reply, MAX_HEAD_BYTES};
 use crate::session::{
@@ -263,12 +263,8 @@ async fn next_event<'a, D: Downstream>(
     down: &mut D,
     tx: Option<&'a mpsc::Sender<Chunk>>,
 ) -> (Next, Option<mpsc::Permit<'a, Chunk>>) {
-    let permit = match tx {
-        Some(tx) => match tx.reserve().await {
-            Ok(p) => Some(p),
-            Err(_) => return (Next::Gone, None),
-        },
-        None => None,
+    let Ok(permit) = room(tx).await else {
+        return (Next::Gone, None);
     };
     match down.next().await {
         Ok(ev) => (Next::Event(ev), permit),

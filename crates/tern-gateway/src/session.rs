@@ -25,7 +25,7 @@ use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit};
 use tokio::time::Instant;
 
 use crate::input::{self, Feed};
-use crate::output::{Chunk, OutputBody, IN_FLIGHT};
+use crate::output::{room, Chunk, OutputBody, IN_FLIGHT};
 use crate::response::{HeadReader, Mode, Reply, MAX_HEAD_BYTES};
 use crate::spawn::Running;
 use crate::{Error, HeadError};
@@ -344,12 +344,8 @@ async fn read_output<'a>(
     buf: &mut BytesMut,
     tx: Option<&'a mpsc::Sender<Chunk>>,
 ) -> (Read, Option<mpsc::Permit<'a, Chunk>>) {
-    let permit = match tx {
-        Some(tx) => match tx.reserve().await {
-            Ok(p) => Some(p),
-            Err(_) => return (Read::Gone, None),
-        },
-        None => None,
+    let Ok(permit) = room(tx).await else {
+        return (Read::Gone, None);
     };
     buf.reserve(READ_SIZE);
     let read = match stdout.read_buf(buf).await {
