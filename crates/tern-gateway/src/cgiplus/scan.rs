@@ -288,4 +288,37 @@ mod tests {
         );
         assert_eq!(callout(b"AUTH: x"), Callout::Other("AUTH: x".into()));
     }
+
+    proptest::proptest! {
+        /// Any output — made of pieces of the sentinels themselves, so
+        /// that near misses are common — cut anywhere, comes out whole and
+        /// in order before the sentinel.
+        #[test]
+        fn output_cut_anywhere_comes_out_whole(
+            parts in proptest::collection::vec((0u8..4, 0usize..40), 0..24),
+            mut cuts in proptest::collection::vec(0usize..2000, 0..12),
+        ) {
+            let (s, scan) = scanner();
+            let eof = s.eof().as_bytes();
+            let esc = s.esc().as_bytes();
+            let mut body = Vec::new();
+            for (kind, n) in parts {
+                match kind {
+                    // A proper beginning of a sentinel: never the whole.
+                    0 => body.extend_from_slice(&eof[..n.min(eof.len() - 1)]),
+                    1 => body.extend_from_slice(&esc[..n.min(esc.len() - 1)]),
+                    2 => body.extend_from_slice(&eof[eof.len() - 1 - n.min(eof.len() - 2)..]),
+                    _ => body.extend(std::iter::repeat_n(b'x', n)),
+                }
+                body.push(b'.');
+            }
+            let input = [&body[..], eof, b"\n"].concat();
+            cuts.retain(|&c| c < input.len());
+            cuts.sort_unstable();
+            cuts.dedup();
+            let (out, callouts, _) = drive(&scan, &input, &cuts);
+            proptest::prop_assert_eq!(out, body);
+            proptest::prop_assert!(callouts.is_empty());
+        }
+    }
 }
