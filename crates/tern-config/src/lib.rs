@@ -12,6 +12,7 @@ mod persistent;
 mod site;
 mod units;
 mod walk;
+mod wasm;
 
 pub use error::{ConfigError, ConfigErrors};
 pub use load::{for_root, load, parse, LoadOptions};

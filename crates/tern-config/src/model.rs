@@ -214,6 +214,8 @@ pub enum HandlerConfig {
     FastCgi(FastCgiConfig),
     /// Persistent CGIplus scripts and run-time engines.
     CgiPlus(CgiPlusConfig),
+    /// WebAssembly modules run in process (WAGI).
+    Wasm(WasmConfig),
 }
 
 /// A CGI route (`handler = "cgi"`): which scripts run, with what
@@ -426,6 +428,41 @@ pub struct GatewayPolicy {
     /// tern's environment variables passed on to programs tern runs, on
     /// top of PATH.
     pub env_allow: Vec<String>,
+    /// Bytes of a request's stderr written to the error log. Default: 64 KiB.
+    pub max_stderr_bytes: u64,
+}
+
+/// A WebAssembly route (`handler = "wasm"`): a WASI command module run in
+/// process, a fresh sandboxed instance per request, with CGI semantics
+/// (WAGI): the CGI variables are its environment, the body its stdin,
+/// and its stdout a CGI response.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WasmConfig {
+    /// The module (`.wasm`, or `.wat` text compiled at load), absolute
+    /// after loading; required. It is compiled when tern builds the route,
+    /// and again on reload.
+    pub module: PathBuf,
+    /// The site's document root (DOCUMENT_ROOT). Always the site's `root`.
+    pub document_root: PathBuf,
+    /// A directory the module may read, seen by it as `/`. Default: none
+    /// (the module has no file system at all).
+    pub dir: Option<PathBuf>,
+    /// Most linear memory one instance may have; growing beyond it ends
+    /// the request with 500. Default: 64 MiB.
+    pub memory_limit: u64,
+    /// How long one run may take; the instance is interrupted and the
+    /// client gets 504. Default: 10 s.
+    pub timeout: Duration,
+    /// Most bytes the module may write to its stdout; beyond it the run is
+    /// stopped and the client gets 502. Default: 16 MiB.
+    pub max_output_bytes: u64,
+    /// Most instances of this route running at once (each holds a slot of
+    /// the pooling allocator); more requests wait. Default: 32.
+    pub max_concurrent: usize,
+    /// As for CGI: `Authorization` passed on. Default: false.
+    pub pass_authorization: bool,
+    /// As for CGI: `() {` header values refused. Default: true.
+    pub refuse_shellshock: bool,
     /// Bytes of a request's stderr written to the error log. Default: 64 KiB.
     pub max_stderr_bytes: u64,
 }

@@ -1,0 +1,174 @@
+//! A route's compiled module: the wasmtime [`Engine`] (epoch interruption,
+//! the pooling allocator sized from the route's limits), the module
+//! compiled once and checked to be a WASI command, and an
+//! [`InstancePre`] with WASI preview 1 linked, from which each request's
+//! instance is made. The epoch clock is a thread that ticks the engine
+//! while the route lives.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use tern_config::WasmConfig;
+use wasmtime::{
+    Config, Engine, ExternType, InstanceAllocationStrategy, InstancePre, Linker, Module,
+    PoolingAllocationConfig,
+};
+
+use crate::run::State;
+use crate::Error;
+
+/// How often the epoch advances: the granularity of the timeout.
+pub(crate) const TICK: Duration = Duration::from_millis(10);
+
+/// The compiled module, ready to instantiate.
+pub(crate) struct Compiled {
+    pub(crate) engine: Engine,
+    pub(crate) pre: InstancePre<State>,
+    /// Stops the epoch thread when the route is dropped (on reload).
+    _clock: EpochClock,
+}
+
+impl std::fmt::Debug for Compiled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Compiled")
+            .field("clock", &self._clock)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Compiled {
+    /// Compiles `cfg.module` for an engine sized from `cfg`.
+    pub(crate) fn load(cfg: &WasmConfig) -> Result<Compiled, Error> {
+        let engine = engine(cfg)?;
+        let module = compile(&engine, &cfg.module)?;
+        let bad = |reason: String| Error::Load {
+            path: cfg.module.clone(),
+            reason,
+        };
+        check_exports(&module, cfg.memory_limit).map_err(bad)?;
+        let mut linker: Linker<State> = Linker::new(&engine);
+        wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |s: &mut State| &mut s.wasi)
+            .map_err(|e| Error::Engine(format!("{e:#}")))?;
+        let pre = linker
+            .instantiate_pre(&module)
+            .map_err(|e| bad(format!("{e:#}")))?;
+        let clock = EpochClock::start(engine.clone())
+            .map_err(|e| Error::Engine(format!("starting the epoch thread: {e}")))?;
+        Ok(Compiled {
+            engine,
+            pre,
+            _clock: clock,
+        })
+    }
+}
+
+/// An engine for one route: compiled code is specific to it, and its pool
+/// holds as many instances as the route may run at once.
+fn engine(cfg: &WasmConfig) -> Result<Engine, Error> {
+    let slots = u32::try_from(cfg.max_concurrent).unwrap_or(u32::MAX);
+    let mut pool = PoolingAllocationConfig::default();
+    pool.total_core_instances(slots)
+        .total_memories(slots)
+        .total_tables(slots)
+        .total_component_instances(0)
+        .max_memories_per_module(1)
+        .max_memory_size(usize::try_from(cfg.memory_limit).unwrap_or(usize::MAX));
+    let mut config = Config::new();
+    config
+        .epoch_interruption(true)
+        .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    Engine::new(&config).map_err(|e| Error::Engine(format!("{e:#}")))
+}
+
+/// Compiles a `.wasm` file, or a `.wat` file from its text.
+fn compile(engine: &Engine, path: &Path) -> Result<Module, Error> {
+    let bad = |reason: String| Error::Load {
+        path: path.to_owned(),
+        reason,
+    };
+    let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+    let is_wat = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("wat"));
+    let binary = if is_wat {
+        wat::parse_bytes(&bytes)
+            .map_err(|e| bad(format!("not valid WebAssembly text: {e}")))?
+            .into_owned()
+    } else {
+        bytes
+    };
+    Module::new(engine, &binary).map_err(|e| bad(format!("not a valid module: {e:#}")))
+}
+
+/// A WASI command exports `_start` (a function without parameters or
+/// results) and `memory`, and needs no more memory to start than it may
+/// have.
+fn check_exports(module: &Module, memory_limit: u64) -> Result<(), String> {
+    let mut start = false;
+    let mut memory = false;
+    for export in module.exports() {
+        match (export.name(), export.ty()) {
+            ("_start", ExternType::Func(f)) => {
+                if f.params().len() != 0 || f.results().len() != 0 {
+                    return Err("`_start` must take and return nothing".into());
+                }
+                start = true;
+            }
+            ("memory", ExternType::Memory(m)) => {
+                let needed = m.minimum().saturating_mul(m.page_size());
+                if needed > memory_limit {
+                    return Err(format!(
+                        "its memory starts at {needed} bytes, more than memory_limit ({memory_limit})"
+                    ));
+                }
+                memory = true;
+            }
+            _ => {}
+        }
+    }
+    match (start, memory) {
+        (true, true) => Ok(()),
+        (false, _) => Err("no `_start` export: not a WASI command".into()),
+        (true, false) => Err("no `memory` export".into()),
+    }
+}
+
+/// The thread that advances the engine's epoch every [`TICK`]; stopped
+/// (and joined) when dropped.
+#[derive(Debug)]
+struct EpochClock {
+    stop: Arc<AtomicBool>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+impl EpochClock {
+    fn start(engine: Engine) -> std::io::Result<EpochClock> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = thread::Builder::new()
+            .name("tern-wasm-epoch".into())
+            .spawn(move || {
+                while !flag.load(Ordering::Relaxed) {
+                    thread::sleep(TICK);
+                    engine.increment_epoch();
+                }
+            })?;
+        Ok(EpochClock {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for EpochClock {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            // At most one tick's wait.
+            let _ = t.join();
+        }
+    }
+}

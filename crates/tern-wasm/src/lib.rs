@@ -1,0 +1,26 @@
+//! tern's in-process WebAssembly handler: the modern ISAPI, with a crash
+//! that ends one request instead of the server.
+//!
+//! A route's module is a WASI preview 1 *command* run with CGI semantics
+//! (WAGI): the CGI variables (built by `tern-gateway`'s environment
+//! builder) are its whole environment, the request body its stdin, and its
+//! stdout a CGI response (parsed by `tern-gateway`'s head reader); stderr
+//! goes to the log, tagged with the request id. It sees no file system
+//! unless the route grants one read-only directory, and no network.
+//!
+//! The pieces: `engine` compiles the module once per route (on an engine
+//! with epoch interruption and a pooling allocator sized from the route's
+//! limits) into an `InstancePre`; `run` makes a fresh instance per request
+//! with its limits (memory, time, output) and says how it ended;
+//! `output` bounds what it writes; [`Wasm`] (`handler`) ties them to a
+//! request.
+#![forbid(unsafe_code)]
+
+mod engine;
+mod error;
+mod handler;
+mod output;
+mod run;
+
+pub use error::Error;
+pub use handler::Wasm;

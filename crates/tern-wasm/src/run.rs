@@ -1,0 +1,197 @@
+//! One run of a module: a fresh [`Store`] with the request's WASI context
+//! (the CGI variables as its environment, the body as stdin, bounded
+//! captures for stdout and stderr, at most one read-only directory), the
+//! memory cap and the epoch deadline, an instance from the pool, and
+//! `_start` called to the end. Blocking: the handler runs it on the
+//! blocking pool. The result is an [`Ending`], decided here and turned
+//! into a response by the handler.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bytes::Bytes;
+use wasmtime::{ResourceLimiter, Store, Trap};
+use wasmtime_wasi::p1::WasiP1Ctx;
+use wasmtime_wasi::p2::pipe::MemoryInputPipe;
+use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder};
+
+use crate::engine::{Compiled, TICK};
+use crate::output::{Capture, OutputLimit, Overflow};
+use crate::Error;
+
+/// A store's data: the WASI context and the memory cap.
+pub(crate) struct State {
+    pub(crate) wasi: WasiP1Ctx,
+    cap: MemoryCap,
+}
+
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("State")
+            .field("cap", &self.cap)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Everything one run needs from the request and the route.
+#[derive(Debug)]
+pub(crate) struct RunInput {
+    /// argv[0]: the module's file name.
+    pub(crate) arg0: String,
+    /// The CGI variables: the module's whole environment.
+    pub(crate) env: Vec<(String, String)>,
+    /// The request body.
+    pub(crate) stdin: Bytes,
+    /// The read-only directory given as `/`.
+    pub(crate) dir: Option<PathBuf>,
+    pub(crate) limits: Limits,
+}
+
+/// A route's limits on one run.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    pub(crate) memory: u64,
+    pub(crate) timeout: Duration,
+    pub(crate) output: u64,
+    pub(crate) stderr: u64,
+}
+
+/// What a run left behind.
+#[derive(Debug)]
+pub(crate) struct Finished {
+    pub(crate) stdout: Bytes,
+    pub(crate) stderr: Bytes,
+    /// Bytes of stderr past its limit, dropped.
+    pub(crate) stderr_dropped: u64,
+    pub(crate) ending: Ending,
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub(crate) enum Ending {
+    /// `_start` returned (status 0) or the module called `proc_exit`.
+    Exited(i32),
+    /// A limit stopped it, it trapped, or it could not start.
+    Failed(Error),
+}
+
+/// Runs the module once. Blocks until it ends or a limit stops it.
+pub(crate) fn run(compiled: &Compiled, input: RunInput) -> Finished {
+    let stdout = Capture::new(input.limits.output, Overflow::Stop);
+    let stderr = Capture::new(input.limits.stderr, Overflow::Drop);
+    let ending = match start(compiled, input, &stdout, &stderr) {
+        Ok(()) => Ending::Exited(0),
+        Err(e) => e,
+    };
+    let (stdout, _) = stdout.take();
+    let (stderr, stderr_dropped) = stderr.take();
+    Finished {
+        stdout,
+        stderr,
+        stderr_dropped,
+        ending,
+    }
+}
+
+fn start(
+    compiled: &Compiled,
+    input: RunInput,
+    stdout: &Capture,
+    stderr: &Capture,
+) -> Result<(), Ending> {
+    let limits = input.limits;
+    let mut wasi = WasiCtxBuilder::new();
+    wasi.args(&[input.arg0])
+        .envs(&input.env)
+        .stdin(MemoryInputPipe::new(input.stdin))
+        .stdout(stdout.clone())
+        .stderr(stderr.clone())
+        .allow_blocking_current_thread(true);
+    if let Some(dir) = &input.dir {
+        wasi.preopened_dir(dir, "/", FsPerms::ReadOnly)
+            .map_err(|e| {
+                Ending::Failed(Error::Instantiate(format!(
+                    "opening {}: {e:#}",
+                    dir.display()
+                )))
+            })?;
+    }
+    let state = State {
+        wasi: wasi.build_p1(),
+        cap: MemoryCap {
+            limit: usize::try_from(limits.memory).unwrap_or(usize::MAX),
+        },
+    };
+    let mut store = Store::new(&compiled.engine, state);
+    store.limiter(|s| &mut s.cap);
+    // One tick more than the timeout: the first tick may come at once.
+    let ticks = limits.timeout.as_nanos().div_ceil(TICK.as_nanos()) as u64 + 1;
+    store.set_epoch_deadline(ticks);
+    store.epoch_deadline_trap();
+    let instance = compiled
+        .pre
+        .instantiate(&mut store)
+        .map_err(|e| classify(e, limits))?;
+    let entry = instance
+        .get_typed_func::<(), ()>(&mut store, "_start")
+        .map_err(|e| Ending::Failed(Error::Instantiate(format!("{e:#}"))))?;
+    entry.call(&mut store, ()).map_err(|e| classify(e, limits))
+}
+
+/// Names the cause of a failed run: the module's own exit, one of the
+/// route's limits, or a trap.
+fn classify(e: wasmtime::Error, limits: Limits) -> Ending {
+    if let Some(exit) = e.downcast_ref::<I32Exit>() {
+        return Ending::Exited(exit.0);
+    }
+    Ending::Failed(cause(e, limits))
+}
+
+fn cause(e: wasmtime::Error, limits: Limits) -> Error {
+    if e.downcast_ref::<OutputLimit>().is_some() {
+        return Error::OutputTooLarge(limits.output);
+    }
+    if e.downcast_ref::<MemoryLimit>().is_some() {
+        return Error::OutOfMemory(limits.memory);
+    }
+    match e.downcast_ref::<Trap>() {
+        Some(Trap::Interrupt) => Error::Timeout(limits.timeout),
+        Some(t) => Error::Trap(t.to_string()),
+        None => Error::Trap(format!("{e:#}")),
+    }
+}
+
+/// The error a `memory.grow` past the limit raises: a trap, not the
+/// `-1` the module could ignore and retry forever.
+#[derive(Debug, thiserror::Error)]
+#[error("memory beyond the limit of {0} bytes")]
+struct MemoryLimit(usize);
+
+#[derive(Debug)]
+struct MemoryCap {
+    limit: usize,
+}
+
+impl ResourceLimiter for MemoryCap {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.limit {
+            return Err(wasmtime::Error::new(MemoryLimit(self.limit)));
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        _desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        // The pool's table limit applies.
+        Ok(true)
+    }
+}

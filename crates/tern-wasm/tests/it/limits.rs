@@ -1,0 +1,75 @@
+//! Each limit stops its request, and the next request (or the others at
+//! the same time) runs normally.
+
+use std::time::Duration;
+
+use crate::wat;
+use crate::{call, Req, Route};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endless_loop_is_504_and_the_next_request_runs() {
+    let mut r = Route::new(&wat::misbehave());
+    r.cfg.timeout = Duration::from_millis(200);
+    let h = r.handler();
+    let resp = call(&h, Req::post("/app", "l")).await;
+    assert_eq!(resp.status, 504);
+    let resp = call(&h, Req::get("/app")).await;
+    assert_eq!(resp.status, 200);
+    assert_eq!(resp.body, "Hello!\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_grown_without_end_is_500_and_the_next_request_runs() {
+    let mut r = Route::new(&wat::misbehave());
+    r.cfg.memory_limit = 4 << 20;
+    let h = r.handler();
+    let resp = call(&h, Req::post("/app", "m")).await;
+    assert_eq!(resp.status, 500);
+    let resp = call(&h, Req::get("/app")).await;
+    assert_eq!(resp.status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn endless_output_is_stopped_with_502() {
+    let mut r = Route::new(&wat::misbehave());
+    r.cfg.max_output_bytes = 64 * 1024;
+    let h = r.handler();
+    let resp = call(&h, Req::post("/app", "o")).await;
+    assert_eq!(resp.status, 502);
+    assert!(resp.body.len() < 1024, "the partial output leaked");
+    let resp = call(&h, Req::get("/app")).await;
+    assert_eq!(resp.status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trap_is_500_while_concurrent_requests_succeed() {
+    let mut r = Route::new(&wat::misbehave());
+    r.cfg.max_concurrent = 8;
+    let h = r.handler();
+    let mut tasks = Vec::new();
+    for i in 0..50 {
+        let h = h.clone();
+        tasks.push(tokio::spawn(async move {
+            let trap = i % 3 == 0;
+            let req = if trap {
+                Req::post("/app", "t")
+            } else {
+                Req::get("/app")
+            };
+            (trap, call(&h, req).await)
+        }));
+    }
+    let (mut traps, mut good) = (0, 0);
+    for t in tasks {
+        let (trap, resp) = t.await.unwrap();
+        if trap {
+            assert_eq!(resp.status, 500);
+            traps += 1;
+        } else {
+            assert_eq!(resp.status, 200);
+            assert_eq!(resp.body, "Hello!\n");
+            good += 1;
+        }
+    }
+    assert_eq!((traps, good), (17, 33));
+}

@@ -1,0 +1,142 @@
+//! The WebAssembly handler driven directly (no server): WAT modules
+//! written into temporary directories, compiled by the handler, and run
+//! per request by real wasmtime instances.
+
+mod limits;
+mod load;
+mod wagi;
+mod wat;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::BodyExt as _;
+use tern_config::WasmConfig;
+use tern_handler::path::DecodedPath;
+use tern_handler::{ConnInfo, Exchange, Handler, PeerAddr, RequestBody, RequestId, RouteMatch};
+use tern_wasm::Wasm;
+
+/// A temporary directory holding a module, with the route's settings.
+pub(crate) struct Route {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) cfg: WasmConfig,
+}
+
+impl Route {
+    /// A route for a module with the text `wat`, saved as `app.wat`.
+    pub(crate) fn new(wat: &str) -> Route {
+        let dir = tempfile::tempdir().unwrap();
+        let module = dir.path().join("app.wat");
+        std::fs::write(&module, wat).unwrap();
+        let cfg = WasmConfig {
+            module,
+            document_root: dir.path().to_owned(),
+            dir: None,
+            memory_limit: 64 << 20,
+            timeout: Duration::from_secs(10),
+            max_output_bytes: 16 << 20,
+            max_concurrent: 32,
+            pass_authorization: false,
+            refuse_shellshock: true,
+            max_stderr_bytes: 64 * 1024,
+        };
+        Route { dir, cfg }
+    }
+
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    pub(crate) fn handler(&self) -> Wasm {
+        Wasm::new(&self.cfg).unwrap()
+    }
+}
+
+/// A request for the handler.
+pub(crate) struct Req {
+    pub(crate) method: &'static str,
+    pub(crate) target: String,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: Option<Bytes>,
+}
+
+impl Req {
+    pub(crate) fn get(target: &str) -> Req {
+        Req {
+            method: "GET",
+            target: target.to_owned(),
+            headers: vec![("host".into(), "test.example".into())],
+            body: None,
+        }
+    }
+
+    pub(crate) fn post(target: &str, body: impl Into<Bytes>) -> Req {
+        let body = body.into();
+        let mut r = Req::get(target);
+        r.method = "POST";
+        r.headers
+            .push(("content-length".into(), body.len().to_string()));
+        r.body = Some(body);
+        r
+    }
+
+    pub(crate) fn header(mut self, name: &str, value: &str) -> Req {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    fn exchange(self) -> Exchange {
+        let mut b = http::Request::builder()
+            .method(self.method)
+            .uri(&self.target);
+        for (n, v) in &self.headers {
+            b = b.header(n.as_str(), v.as_str());
+        }
+        let body = match self.body {
+            Some(b) => RequestBody::full(b),
+            None => RequestBody::empty(),
+        };
+        let request = b.body(body).unwrap();
+        let path = DecodedPath::parse(request.uri().path()).unwrap();
+        Exchange {
+            request,
+            path,
+            conn: Arc::new(ConnInfo {
+                peer: PeerAddr::Tcp("127.0.0.1:40000".parse().unwrap()),
+                local: PeerAddr::Tcp("127.0.0.1:8080".parse().unwrap()),
+                secure: false,
+            }),
+            route: RouteMatch {
+                site: Arc::from("test"),
+                pattern: Arc::from("/app"),
+            },
+            id: RequestId(7),
+        }
+    }
+}
+
+/// A response as the tests see it.
+#[derive(Debug)]
+pub(crate) struct Resp {
+    pub(crate) status: u16,
+    pub(crate) headers: http::HeaderMap,
+    pub(crate) body: String,
+}
+
+/// Sends `req` to `h`, with a bound on how long the answer may take.
+pub(crate) async fn call(h: &Wasm, req: Req) -> Resp {
+    let fut = h.call(req.exchange());
+    let resp = tokio::time::timeout(Duration::from_secs(30), fut)
+        .await
+        .expect("no answer within 30 s");
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let body = resp.into_body().collect().await.unwrap().to_bytes();
+    Resp {
+        status,
+        headers,
+        body: String::from_utf8_lossy(&body).into_owned(),
+    }
+}

@@ -1,0 +1,92 @@
+//! CGI semantics: the environment, the body, the response head, exit
+//! statuses and stderr.
+
+use crate::wat;
+use crate::{call, Req, Route};
+
+#[tokio::test]
+async fn hello() {
+    let r = Route::new(&wat::hello("Hello!\n"));
+    let resp = call(&r.handler(), Req::get("/app")).await;
+    assert_eq!(resp.status, 200);
+    assert_eq!(resp.headers["content-type"], "text/plain");
+    assert_eq!(resp.body, "Hello!\n");
+}
+
+#[tokio::test]
+async fn the_environment_is_the_cgi_variables_and_nothing_else() {
+    let r = Route::new(&wat::env());
+    let req = Req::get("/app/extra/path?q=1").header("x-thing", "value");
+    let resp = call(&r.handler(), req).await;
+    assert_eq!(resp.status, 200, "{}", resp.body);
+    let vars: Vec<&str> = resp.body.lines().collect();
+    for want in [
+        "GATEWAY_INTERFACE=CGI/1.1",
+        "REQUEST_METHOD=GET",
+        "SCRIPT_NAME=/app",
+        "PATH_INFO=/extra/path",
+        "QUERY_STRING=q=1",
+        "HTTP_X_THING=value",
+        "REMOTE_ADDR=127.0.0.1",
+    ] {
+        assert!(vars.contains(&want), "{want} missing from {vars:?}");
+    }
+    // Not tern's own environment: no PATH, no HOME.
+    assert!(!vars.iter().any(|v| v.starts_with("PATH=")), "{vars:?}");
+    assert!(!vars.iter().any(|v| v.starts_with("HOME=")), "{vars:?}");
+}
+
+#[tokio::test]
+async fn the_body_is_stdin() {
+    let r = Route::new(&wat::echo());
+    let body = "a=1&b=".to_owned() + &"z".repeat(20_000);
+    let resp = call(&r.handler(), Req::post("/app", body.clone())).await;
+    assert_eq!(resp.status, 200);
+    assert_eq!(resp.body, body);
+}
+
+#[tokio::test]
+async fn content_length_is_set_for_a_body() {
+    let r = Route::new(&wat::env());
+    let resp = call(&r.handler(), Req::post("/app", "12345")).await;
+    assert!(
+        resp.body.lines().any(|l| l == "CONTENT_LENGTH=5"),
+        "{}",
+        resp.body
+    );
+}
+
+#[tokio::test]
+async fn a_nonzero_exit_after_a_whole_head_is_the_response() {
+    let r = Route::new(&wat::misbehave());
+    let resp = call(&r.handler(), Req::post("/app", "e")).await;
+    assert_eq!(resp.status, 200);
+    assert_eq!(resp.body, "partial\n");
+}
+
+#[tokio::test]
+async fn a_nonzero_exit_before_a_head_is_502_and_stderr_stays_out_of_the_response() {
+    let r = Route::new(&wat::misbehave());
+    let resp = call(&r.handler(), Req::post("/app", "x")).await;
+    assert_eq!(resp.status, 502);
+    assert!(!resp.body.contains("something went wrong"), "{}", resp.body);
+}
+
+#[tokio::test]
+async fn head_requests_get_no_body() {
+    let r = Route::new(&wat::hello("Hello!\n"));
+    let mut req = Req::get("/app");
+    req.method = "HEAD";
+    let resp = call(&r.handler(), req).await;
+    assert_eq!(resp.status, 200);
+    assert_eq!(resp.body, "");
+}
+
+#[tokio::test]
+async fn a_bad_head_is_502() {
+    let mut w = wat::Wat::default();
+    let p = w.print(1, "not a header\n\nbody");
+    let r = Route::new(&w.module(&format!("(func (export \"_start\") {p})")));
+    let resp = call(&r.handler(), Req::get("/app")).await;
+    assert_eq!(resp.status, 502);
+}

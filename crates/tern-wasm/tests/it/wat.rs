@@ -1,0 +1,125 @@
+//! WAT text for the test modules: one prelude (the WASI imports, a memory,
+//! and `$write`, which writes a whole buffer), and one module whose first
+//! byte of stdin picks how it behaves, so that one handler can be made to
+//! loop, trap or flood and then serve the next request normally.
+
+/// Bytes 0..16 are scratch (an iovec and a count); text data starts at
+/// 1024; buffers at 16384.
+const PRELUDE: &str = r#"
+  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_read" (func $fd_read (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "environ_sizes_get" (func $environ_sizes_get (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "environ_get" (func $environ_get (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+  (memory (export "memory") 1)
+  (func $write (param $fd i32) (param $ptr i32) (param $len i32)
+    (block $done (loop $more
+      (br_if $done (i32.eqz (local.get $len)))
+      (i32.store (i32.const 0) (local.get $ptr))
+      (i32.store (i32.const 4) (local.get $len))
+      (br_if $done (call $fd_write (local.get $fd) (i32.const 0) (i32.const 1) (i32.const 8)))
+      (local.set $ptr (i32.add (local.get $ptr) (i32.load (i32.const 8))))
+      (local.set $len (i32.sub (local.get $len) (i32.load (i32.const 8))))
+      (br $more))))
+"#;
+
+/// A module being written: text constants become data segments.
+#[derive(Default)]
+pub(crate) struct Wat {
+    data: String,
+    next: u32,
+}
+
+impl Wat {
+    /// A call that writes `text` to `fd`.
+    pub(crate) fn print(&mut self, fd: u32, text: &str) -> String {
+        let at = 1024 + self.next;
+        self.next += text.len() as u32;
+        assert!(at + (text.len() as u32) < 16384, "test text too long");
+        let escaped: String = text.bytes().map(|b| format!("\\{b:02x}")).collect();
+        self.data
+            .push_str(&format!("(data (i32.const {at}) \"{escaped}\")\n"));
+        format!(
+            "(call $write (i32.const {fd}) (i32.const {at}) (i32.const {}))",
+            text.len()
+        )
+    }
+
+    /// The whole module around `funcs`.
+    pub(crate) fn module(&self, funcs: &str) -> String {
+        format!("(module\n{PRELUDE}\n{}\n{funcs}\n)", self.data)
+    }
+}
+
+const HEAD: &str = "Content-Type: text/plain\n\n";
+
+/// Answers `text` as a plain-text document.
+pub(crate) fn hello(text: &str) -> String {
+    let mut w = Wat::default();
+    let p = w.print(1, &format!("{HEAD}{text}"));
+    w.module(&format!("(func (export \"_start\") {p})"))
+}
+
+/// Answers with its environment, one `NAME=value` a line.
+pub(crate) fn env() -> String {
+    let mut w = Wat::default();
+    let head = w.print(1, HEAD);
+    w.module(&format!(
+        r#"(func (export "_start") (local $i i32) (local $n i32)
+  {head}
+  (drop (call $environ_sizes_get (i32.const 16) (i32.const 20)))
+  (drop (call $environ_get (i32.const 8192) (i32.const 16384)))
+  (local.set $n (i32.load (i32.const 20)))
+  (block $done (loop $l
+    (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+    (if (i32.eqz (i32.load8_u (i32.add (i32.const 16384) (local.get $i))))
+      (then (i32.store8 (i32.add (i32.const 16384) (local.get $i)) (i32.const 10))))
+    (local.set $i (i32.add (local.get $i) (i32.const 1)))
+    (br $l)))
+  (call $write (i32.const 1) (i32.const 16384) (local.get $n)))"#
+    ))
+}
+
+/// Answers with its stdin.
+pub(crate) fn echo() -> String {
+    let mut w = Wat::default();
+    let head = w.print(1, HEAD);
+    w.module(&format!(
+        r#"(func (export "_start")
+  {head}
+  (block $done (loop $l
+    (i32.store (i32.const 0) (i32.const 16384))
+    (i32.store (i32.const 4) (i32.const 32768))
+    (br_if $done (call $fd_read (i32.const 0) (i32.const 0) (i32.const 1) (i32.const 8)))
+    (br_if $done (i32.eqz (i32.load (i32.const 8))))
+    (call $write (i32.const 1) (i32.const 16384) (i32.load (i32.const 8)))
+    (br $l))))"#
+    ))
+}
+
+/// Behaves by the first byte of stdin: `l` loops forever, `m` grows its
+/// memory without end, `o` writes without end, `t` traps, `e` exits 3
+/// after a whole head, `x` writes to stderr and exits 3 without one;
+/// anything else (or nothing) answers "Hello!".
+pub(crate) fn misbehave() -> String {
+    let mut w = Wat::default();
+    let hello = w.print(1, &format!("{HEAD}Hello!\n"));
+    let head = w.print(1, HEAD);
+    let flood = w.print(1, &"x".repeat(1000));
+    let partial = w.print(1, &format!("{HEAD}partial\n"));
+    let complaint = w.print(2, "something went wrong\nsecond line\n");
+    w.module(&format!(
+        r#"(func (export "_start") (local $c i32)
+  (i32.store (i32.const 0) (i32.const 16384))
+  (i32.store (i32.const 4) (i32.const 1))
+  (drop (call $fd_read (i32.const 0) (i32.const 0) (i32.const 1) (i32.const 8)))
+  (local.set $c (select (i32.load8_u (i32.const 16384)) (i32.const 0) (i32.load (i32.const 8))))
+  (if (i32.eq (local.get $c) (i32.const 108)) (then (loop $l (br $l))))
+  (if (i32.eq (local.get $c) (i32.const 109)) (then (loop $m (drop (memory.grow (i32.const 1))) (br $m))))
+  (if (i32.eq (local.get $c) (i32.const 111)) (then {head} (loop $o {flood} (br $o))))
+  (if (i32.eq (local.get $c) (i32.const 116)) (then unreachable))
+  (if (i32.eq (local.get $c) (i32.const 101)) (then {partial} (call $proc_exit (i32.const 3))))
+  (if (i32.eq (local.get $c) (i32.const 120)) (then {complaint} (call $proc_exit (i32.const 3))))
+  {hello})"#
+    ))
+}
