@@ -259,58 +259,59 @@ fn walk_routes(
             }
         }
         let handler = match w.string_spanned(&mut t, "handler") {
-            Some((h, span)) => {
-                match h.as_str() {
-                    "static" => match site_static {
-                        Some(s) => {
-                            walk_static(w, &mut t, Some(s), base, opts).map(HandlerConfig::Static)
-                        }
-                        None => None,
-                    },
-                    "cgi" => crate::gateway::walk_cgi(
-                        w,
-                        &mut t,
-                        site_static.map(|s| s.root.as_path()),
-                        matcher.as_ref(),
-                        base,
-                        opts,
-                    )
-                    .map(HandlerConfig::Cgi),
-                    "fastcgi" => crate::persistent::walk_fastcgi(
-                        w,
-                        &mut t,
-                        site_static.map(|s| s.root.as_path()),
-                        base,
-                        opts,
-                    )
-                    .map(HandlerConfig::FastCgi),
-                    "cgiplus" => crate::persistent::walk_cgiplus(
-                        w,
-                        &mut t,
-                        site_static.map(|s| s.root.as_path()),
-                        matcher.as_ref(),
-                        base,
-                        opts,
-                    )
-                    .map(HandlerConfig::CgiPlus),
-                    "wasm" => crate::wasm::walk_wasm(
-                        w,
-                        &mut t,
-                        site_static.map(|s| s.root.as_path()),
-                        base,
-                        opts,
-                    )
-                    .map(HandlerConfig::Wasm),
-                    other => {
-                        w.error(
+            Some((h, span)) => match h.as_str() {
+                "static" => match site_static {
+                    Some(s) => {
+                        walk_static(w, &mut t, Some(s), base, opts).map(HandlerConfig::Static)
+                    }
+                    None => None,
+                },
+                "cgi" => crate::gateway::walk_cgi(
+                    w,
+                    &mut t,
+                    site_static.map(|s| s.root.as_path()),
+                    matcher.as_ref(),
+                    base,
+                    opts,
+                )
+                .map(HandlerConfig::Cgi),
+                "fastcgi" => crate::persistent::walk_fastcgi(
+                    w,
+                    &mut t,
+                    site_static.map(|s| s.root.as_path()),
+                    base,
+                    opts,
+                )
+                .map(HandlerConfig::FastCgi),
+                "cgiplus" => crate::persistent::walk_cgiplus(
+                    w,
+                    &mut t,
+                    site_static.map(|s| s.root.as_path()),
+                    matcher.as_ref(),
+                    base,
+                    opts,
+                )
+                .map(HandlerConfig::CgiPlus),
+                "wasm" => crate::wasm::walk_wasm(
+                    w,
+                    &mut t,
+                    site_static.map(|s| s.root.as_path()),
+                    base,
+                    opts,
+                )
+                .map(HandlerConfig::Wasm),
+                other => {
+                    w.error(
                         span,
                         t.key_path("handler"),
-                        format!("`{other}` is not a handler kind (static, cgi, fastcgi, cgiplus, wasm)"),
+                        format!(
+                            "`{other}` is not a handler kind ({})",
+                            "static, cgi, fastcgi, cgiplus, wasm"
+                        ),
                     );
-                        None
-                    }
+                    None
                 }
-            }
+            },
             None if t.contains("handler") => None,
             None => {
                 w.error(t.span(), t.key_path("handler"), "missing (e.g. \"static\")");
