@@ -41,6 +41,10 @@ pub(crate) fn build(cfg: &Config, previous: Option<(&Config, &Site)>) -> anyhow:
                     tern_gateway::CgiPlus::new(c, &route_name(&site.name, &r.matcher))
                         .with_context(|| format!("site {}: route {:?}", site.name, r.matcher))?,
                 ),
+                HandlerConfig::Wasm(c) => Arc::new(
+                    tern_wasm::Wasm::new(c)
+                        .with_context(|| format!("site {}: route {:?}", site.name, r.matcher))?,
+                ),
                 other => anyhow::bail!("site {}: handler {other:?} is not available", site.name),
             };
             let m = match &r.matcher {

@@ -62,6 +62,11 @@ const FILES: &[(&str, &[u8], u32)] = &[
         include_bytes!("../demo/scripts/hello.py"),
         0o644,
     ),
+    (
+        "wasm/hello.wat",
+        include_bytes!("../demo/wasm/hello.wat"),
+        0o644,
+    ),
 ];
 
 /// The FastCGI example's name in `fcgi-bin/`: tern's own binary again,
