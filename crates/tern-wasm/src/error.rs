@@ -42,6 +42,10 @@ pub enum Error {
     /// response head (502, as a script that fails would be).
     #[error("exited with status {0} before a complete response head")]
     Exit(i32),
+    /// The module was stopped because its output is no longer read (the
+    /// client left): no one gets a status.
+    #[error("stopped: the response is no longer read")]
+    Abandoned,
     /// The module could not be instantiated for this request (500).
     #[error("instantiating: {0}")]
     Instantiate(String),
@@ -63,6 +67,7 @@ impl Error {
             | Error::Engine(_)
             | Error::Trap(_)
             | Error::OutOfMemory(_)
+            | Error::Abandoned
             | Error::Instantiate(_) => HandlerError::Internal(reason),
         }
     }

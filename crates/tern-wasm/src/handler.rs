@@ -8,9 +8,9 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
-use bytes::Bytes;
-use http::request::Parts;
+use bytes::{Bytes, BytesMut};
 use http::{header, HeaderValue, Method, Response, StatusCode};
 use http_body_util::BodyExt as _;
 use tern_config::WasmConfig;
@@ -18,10 +18,14 @@ use tern_gateway::env::{self, EnvInput, EnvPolicy, ScriptVars};
 use tern_gateway::response::{Head, HeadReader, Mode, Reply, MAX_HEAD_BYTES};
 use tern_handler::path::DecodedPath;
 use tern_handler::{Exchange, Handler, HandlerFuture, RequestId, ResponseBody};
-use tokio::sync::Semaphore;
+use tokio::sync::{mpsc, Semaphore};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
 
 use crate::engine::Compiled;
+use crate::output;
 use crate::run::{self, Ending, Finished, Limits, RunInput};
+use crate::stream::Streamed;
 use crate::Error;
 
 /// Runs a WebAssembly module per request with CGI semantics (WAGI).
@@ -37,7 +41,7 @@ struct Route {
     compiled: Compiled,
     module: PathBuf,
     /// The module's file name: its argv[0], and its name in log lines.
-    name: String,
+    name: Arc<str>,
     document_root: PathBuf,
     dir: Option<PathBuf>,
     limits: Limits,
@@ -52,10 +56,14 @@ impl Wasm {
     /// is not a WASI command (no `_start` or no `memory` export).
     pub fn new(cfg: &WasmConfig) -> Result<Wasm, Error> {
         let compiled = Compiled::load(cfg)?;
-        let name = cfg.module.file_name().map_or_else(
-            || cfg.module.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        );
+        let name: Arc<str> = cfg
+            .module
+            .file_name()
+            .map_or_else(
+                || cfg.module.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            )
+            .into();
         Ok(Wasm {
             route: Arc::new(Route {
                 compiled,
@@ -130,8 +138,9 @@ impl Route {
                 inherited: &[],
             },
         })?;
+        let (stdout, mut rx) = output::pipe(this.limits.output);
         let input = RunInput {
-            arg0: this.name.clone(),
+            arg0: this.name.to_string(),
             env: env
                 .iter()
                 .map(|(k, v)| {
@@ -142,6 +151,7 @@ impl Route {
                 })
                 .collect(),
             stdin: body,
+            stdout,
             dir: this.dir.clone(),
             limits: this.limits,
         };
@@ -153,18 +163,100 @@ impl Route {
             .await
             .map_err(|_| Error::Instantiate("the route is shutting down".into()))?;
         let me = this.clone();
-        // The run blocks its thread until the module ends or its deadline
-        // passes, so it goes to the blocking pool. If the client leaves
-        // meanwhile, the run still ends by its limits and frees the slot.
-        let finished = tokio::task::spawn_blocking(move || {
+        // The run blocks its thread until the module ends or a limit
+        // stops it, so it goes to the blocking pool. If the client leaves,
+        // the pipe's receiver is dropped and the module's next write
+        // stops it; a module that does not write is stopped by its
+        // deadline.
+        let mut run = tokio::task::spawn_blocking(move || {
             let _slot = slot;
-            run::run(&me.compiled, input)
-        })
-        .await
-        .map_err(|e| Error::Trap(format!("the run panicked: {e}")))?;
-        log_stderr(&this.name, id, &finished);
-        respond(finished, &parts)
+            let finished = run::run(&me.compiled, input);
+            log_stderr(&me.name, id, &finished);
+            finished.ending
+        });
+        let mut reader = HeadReader::new(Mode::Cgi, MAX_HEAD_BYTES);
+        let (reply, first) = loop {
+            match rx.recv().await {
+                Some(chunk) => {
+                    if let Some(done) = reader.push(&chunk).map_err(tern_gateway::Error::Head)? {
+                        break done;
+                    }
+                }
+                // A module that fails before its head is answered as a
+                // failed script is; after a whole head, its exit status
+                // is its own business.
+                None => {
+                    return Err(match ended(&mut run).await? {
+                        Ending::Exited(0) => tern_gateway::Error::Head(reader.truncated()).into(),
+                        Ending::Exited(code) => Error::Exit(code),
+                        Ending::Failed(e) => e,
+                    })
+                }
+            }
+        };
+        let head = match reply {
+            Reply::Document(h) | Reply::ClientRedirect(h) => h,
+            // A handler never calls back into the router: the client is
+            // sent to the path instead, and gets the same resource.
+            Reply::LocalRedirect(target) => return Ok(client_redirect(&target)),
+        };
+        if parts.method == Method::HEAD {
+            // Dropping the pipe stops the module at its next write.
+            return Ok(render(head, ResponseBody::empty()));
+        }
+        let body = match settle(first, &mut rx, &mut run).await? {
+            Settled::Whole(b) => ResponseBody::full(b),
+            Settled::Running(b) => ResponseBody::stream(Streamed {
+                first: Some(b),
+                rx,
+                run: Some(run),
+                name: this.name.clone(),
+                id,
+            }),
+        };
+        Ok(render(head, body))
     }
+}
+
+/// How long output after the head is gathered before the response
+/// starts: a short run (most are) is answered whole, with a
+/// Content-Length and in one write, and a failure in it still gets its
+/// status. Apache's `flushwait` is of the same order.
+const SETTLE: Duration = Duration::from_millis(20);
+
+/// Most output gathered before the response starts anyway.
+const WHOLE_MAX: usize = 256 * 1024;
+
+/// The output after the head, as far as it is known.
+enum Settled {
+    /// The run ended well: this is all of it.
+    Whole(Bytes),
+    /// The run goes on: this is the start.
+    Running(Bytes),
+}
+
+/// Gathers output until the run ends, [`SETTLE`] passes, or
+/// [`WHOLE_MAX`] bytes are there.
+async fn settle(
+    first: Bytes,
+    rx: &mut mpsc::Receiver<Bytes>,
+    run: &mut JoinHandle<Ending>,
+) -> Result<Settled, Error> {
+    let mut buf = BytesMut::from(first);
+    let until = Instant::now() + SETTLE;
+    while buf.len() <= WHOLE_MAX {
+        match tokio::time::timeout_at(until, rx.recv()).await {
+            Ok(Some(chunk)) => buf.extend_from_slice(&chunk),
+            Ok(None) => {
+                return match ended(run).await? {
+                    Ending::Exited(_) => Ok(Settled::Whole(buf.freeze())),
+                    Ending::Failed(e) => Err(e),
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    Ok(Settled::Running(buf.freeze()))
 }
 
 /// SCRIPT_NAME and PATH_INFO for the route's pattern, as for a FastCGI
@@ -181,36 +273,14 @@ fn split<'a>(pattern: &'a str, path: &'a DecodedPath) -> (&'a str, &'a str) {
     }
 }
 
-/// The response a finished run asks for.
-fn respond(f: Finished, parts: &Parts) -> Result<Response<ResponseBody>, Error> {
-    let code = match f.ending {
-        Ending::Exited(code) => code,
-        Ending::Failed(e) => return Err(e),
-    };
-    let mut reader = HeadReader::new(Mode::Cgi, MAX_HEAD_BYTES);
-    let head = reader.push(&f.stdout).map_err(tern_gateway::Error::Head)?;
-    let (reply, body) = match head {
-        Some(h) => h,
-        // A module that fails before its head is answered as a failed
-        // script is; after a whole head, its status is its own business.
-        None if code != 0 => return Err(Error::Exit(code)),
-        None => return Err(tern_gateway::Error::Head(reader.truncated()).into()),
-    };
-    let body = if parts.method == Method::HEAD {
-        Bytes::new()
-    } else {
-        body
-    };
-    Ok(match reply {
-        Reply::Document(h) | Reply::ClientRedirect(h) => render(h, body),
-        // A handler never calls back into the router: the client is sent
-        // to the path instead, and gets the same resource.
-        Reply::LocalRedirect(target) => client_redirect(&target),
-    })
+/// How the run ended, once it has.
+async fn ended(run: &mut JoinHandle<Ending>) -> Result<Ending, Error> {
+    run.await
+        .map_err(|e| Error::Trap(format!("the run panicked: {e}")))
 }
 
-fn render(head: Head, body: Bytes) -> Response<ResponseBody> {
-    let mut resp = Response::new(ResponseBody::full(body));
+fn render(head: Head, body: ResponseBody) -> Response<ResponseBody> {
+    let mut resp = Response::new(body);
     *resp.status_mut() = head.status;
     *resp.headers_mut() = head.headers;
     if let Some(reason) = head.reason {

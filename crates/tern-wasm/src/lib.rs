@@ -12,8 +12,9 @@
 //! with epoch interruption and a pooling allocator sized from the route's
 //! limits) into an `InstancePre`; `run` makes a fresh instance per request
 //! with its limits (memory, time, output) and says how it ended;
-//! `output` bounds what it writes; [`Wasm`] (`handler`) ties them to a
-//! request.
+//! `output` carries stdout to the handler through a bounded channel (and
+//! bounds stderr); [`Wasm`] (`handler`) ties them to a request, answering
+//! a short run whole and a long one as a stream (`stream`).
 #![forbid(unsafe_code)]
 
 mod engine;
@@ -21,6 +22,7 @@ mod error;
 mod handler;
 mod output;
 mod run;
+mod stream;
 
 pub use error::Error;
 pub use handler::Wasm;

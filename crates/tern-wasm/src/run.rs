@@ -1,6 +1,7 @@
 //! One run of a module: a fresh [`Store`] with the request's WASI context
-//! (the CGI variables as its environment, the body as stdin, bounded
-//! captures for stdout and stderr, at most one read-only directory), the
+//! (the CGI variables as its environment, the body as stdin, the pipe to
+//! the handler as stdout, a bounded capture for stderr, at most one
+//! read-only directory), the
 //! memory cap and the epoch deadline, an instance from the pool, and
 //! `_start` called to the end. Blocking: the handler runs it on the
 //! blocking pool. The result is an [`Ending`], decided here and turned
@@ -16,7 +17,7 @@ use wasmtime_wasi::p2::pipe::MemoryInputPipe;
 use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder};
 
 use crate::engine::{Compiled, TICK};
-use crate::output::{Capture, OutputLimit, Overflow};
+use crate::output::{Capture, ClientGone, OutputLimit, Pipe, Stalled};
 use crate::Error;
 
 /// A store's data: the WASI context and the memory cap.
@@ -42,6 +43,8 @@ pub(crate) struct RunInput {
     pub(crate) env: Vec<(String, String)>,
     /// The request body.
     pub(crate) stdin: Bytes,
+    /// Where stdout goes.
+    pub(crate) stdout: Pipe,
     /// The read-only directory given as `/`.
     pub(crate) dir: Option<PathBuf>,
     pub(crate) limits: Limits,
@@ -56,10 +59,9 @@ pub(crate) struct Limits {
     pub(crate) stderr: u64,
 }
 
-/// What a run left behind.
+/// What a run left behind (its stdout went to the pipe).
 #[derive(Debug)]
 pub(crate) struct Finished {
-    pub(crate) stdout: Bytes,
     pub(crate) stderr: Bytes,
     /// Bytes of stderr past its limit, dropped.
     pub(crate) stderr_dropped: u64,
@@ -77,34 +79,27 @@ pub(crate) enum Ending {
 
 /// Runs the module once. Blocks until it ends or a limit stops it.
 pub(crate) fn run(compiled: &Compiled, input: RunInput) -> Finished {
-    let stdout = Capture::new(input.limits.output, Overflow::Stop);
-    let stderr = Capture::new(input.limits.stderr, Overflow::Drop);
-    let ending = match start(compiled, input, &stdout, &stderr) {
+    let stderr = Capture::new(input.limits.stderr);
+    let ending = match start(compiled, input, &stderr) {
         Ok(()) => Ending::Exited(0),
         Err(e) => e,
     };
-    let (stdout, _) = stdout.take();
     let (stderr, stderr_dropped) = stderr.take();
     Finished {
-        stdout,
         stderr,
         stderr_dropped,
         ending,
     }
 }
 
-fn start(
-    compiled: &Compiled,
-    input: RunInput,
-    stdout: &Capture,
-    stderr: &Capture,
-) -> Result<(), Ending> {
+fn start(compiled: &Compiled, input: RunInput, stderr: &Capture) -> Result<(), Ending> {
     let limits = input.limits;
+    let deadline = tokio::time::Instant::now() + limits.timeout;
     let mut wasi = WasiCtxBuilder::new();
     wasi.args(&[input.arg0])
         .envs(&input.env)
         .stdin(MemoryInputPipe::new(input.stdin))
-        .stdout(stdout.clone())
+        .stdout(input.stdout.until(deadline))
         .stderr(stderr.clone())
         .allow_blocking_current_thread(true);
     if let Some(dir) = &input.dir {
@@ -153,6 +148,12 @@ fn cause(e: wasmtime::Error, limits: Limits) -> Error {
     }
     if e.downcast_ref::<MemoryLimit>().is_some() {
         return Error::OutOfMemory(limits.memory);
+    }
+    if e.downcast_ref::<Stalled>().is_some() {
+        return Error::Timeout(limits.timeout);
+    }
+    if e.downcast_ref::<ClientGone>().is_some() {
+        return Error::Abandoned;
     }
     match e.downcast_ref::<Trap>() {
         Some(Trap::Interrupt) => Error::Timeout(limits.timeout),

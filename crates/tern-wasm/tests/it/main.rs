@@ -4,6 +4,7 @@
 
 mod limits;
 mod load;
+mod stream;
 mod wagi;
 mod wat;
 
@@ -125,12 +126,18 @@ pub(crate) struct Resp {
     pub(crate) body: String,
 }
 
-/// Sends `req` to `h`, with a bound on how long the answer may take.
-pub(crate) async fn call(h: &Wasm, req: Req) -> Resp {
+/// Sends `req` to `h`: the response head, with a bound on how long it
+/// may take.
+pub(crate) async fn start(h: &Wasm, req: Req) -> http::Response<tern_handler::ResponseBody> {
     let fut = h.call(req.exchange());
-    let resp = tokio::time::timeout(Duration::from_secs(30), fut)
+    tokio::time::timeout(Duration::from_secs(30), fut)
         .await
-        .expect("no answer within 30 s");
+        .expect("no answer within 30 s")
+}
+
+/// Sends `req` to `h` and reads the whole response.
+pub(crate) async fn call(h: &Wasm, req: Req) -> Resp {
+    let resp = start(h, req).await;
     let status = resp.status().as_u16();
     let headers = resp.headers().clone();
     let body = resp.into_body().collect().await.unwrap().to_bytes();

@@ -1,12 +1,17 @@
 //! CGI semantics: the environment, the body, the response head, exit
 //! statuses and stderr.
 
+use http_body::Body as _;
+
 use crate::wat;
-use crate::{call, Req, Route};
+use crate::{call, start, Req, Route};
 
 #[tokio::test]
 async fn hello() {
     let r = Route::new(&wat::hello("Hello!\n"));
+    // A short run is answered whole: its length is known.
+    let resp = start(&r.handler(), Req::get("/app")).await;
+    assert_eq!(resp.body().size_hint().exact(), Some(7));
     let resp = call(&r.handler(), Req::get("/app")).await;
     assert_eq!(resp.status, 200);
     assert_eq!(resp.headers["content-type"], "text/plain");

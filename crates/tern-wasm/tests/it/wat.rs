@@ -99,8 +99,9 @@ pub(crate) fn echo() -> String {
 
 /// Behaves by the first byte of stdin: `l` loops forever, `m` grows its
 /// memory without end, `o` writes without end, `t` traps, `e` exits 3
-/// after a whole head, `x` writes to stderr and exits 3 without one;
-/// anything else (or nothing) answers "Hello!".
+/// after a whole head, `x` writes to stderr and exits 3 without one, `s`
+/// writes a head and a line and then loops forever, `p` writes a head and
+/// a line and then traps; anything else (or nothing) answers "Hello!".
 pub(crate) fn misbehave() -> String {
     let mut w = Wat::default();
     let hello = w.print(1, &format!("{HEAD}Hello!\n"));
@@ -108,6 +109,7 @@ pub(crate) fn misbehave() -> String {
     let flood = w.print(1, &"x".repeat(1000));
     let partial = w.print(1, &format!("{HEAD}partial\n"));
     let complaint = w.print(2, "something went wrong\nsecond line\n");
+    let first = w.print(1, &format!("{HEAD}first\n"));
     w.module(&format!(
         r#"(func (export "_start") (local $c i32)
   (i32.store (i32.const 0) (i32.const 16384))
@@ -120,6 +122,8 @@ pub(crate) fn misbehave() -> String {
   (if (i32.eq (local.get $c) (i32.const 116)) (then unreachable))
   (if (i32.eq (local.get $c) (i32.const 101)) (then {partial} (call $proc_exit (i32.const 3))))
   (if (i32.eq (local.get $c) (i32.const 120)) (then {complaint} (call $proc_exit (i32.const 3))))
+  (if (i32.eq (local.get $c) (i32.const 115)) (then {first} (loop $s (br $s))))
+  (if (i32.eq (local.get $c) (i32.const 112)) (then {first} unreachable))
   {hello})"#
     ))
 }
