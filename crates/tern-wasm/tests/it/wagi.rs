@@ -95,3 +95,28 @@ async fn a_bad_head_is_502() {
     let resp = call(&r.handler(), Req::get("/app")).await;
     assert_eq!(resp.status, 502);
 }
+
+#[tokio::test]
+async fn the_directory_is_readable_but_not_writable_and_contains_the_module() {
+    let mut r = Route::new(&wat::files());
+    let dir = r.path("data");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("data.txt"), "the data\n").unwrap();
+    std::fs::write(r.path("outside.txt"), "secret\n").unwrap();
+    r.cfg.dir = Some(dir.clone());
+    let resp = call(&r.handler(), Req::get("/app")).await;
+    assert_eq!(resp.status, 200);
+    assert_eq!(
+        resp.body,
+        "the data\ncould not create new.txt\ncould not open ../outside.txt\n"
+    );
+    assert!(!dir.join("new.txt").exists());
+}
+
+#[tokio::test]
+async fn without_a_directory_there_is_no_file_system() {
+    let r = Route::new(&wat::files());
+    let resp = call(&r.handler(), Req::get("/app")).await;
+    assert_eq!(resp.status, 200);
+    assert!(resp.body.starts_with("no data.txt\n"), "{}", resp.body);
+}

@@ -11,6 +11,8 @@ const PRELUDE: &str = r#"
   (import "wasi_snapshot_preview1" "environ_sizes_get" (func $environ_sizes_get (param i32 i32) (result i32)))
   (import "wasi_snapshot_preview1" "environ_get" (func $environ_get (param i32 i32) (result i32)))
   (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+  (import "wasi_snapshot_preview1" "path_open"
+    (func $path_open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
   (memory (export "memory") 1)
   (func $write (param $fd i32) (param $ptr i32) (param $len i32)
     (block $done (loop $more
@@ -125,5 +127,52 @@ pub(crate) fn misbehave() -> String {
   (if (i32.eq (local.get $c) (i32.const 115)) (then {first} (loop $s (br $s))))
   (if (i32.eq (local.get $c) (i32.const 112)) (then {first} unreachable))
   {hello})"#
+    ))
+}
+
+/// Opens `name` in its first preopened directory (fd 3): with `create`,
+/// for writing with O_CREAT, else for reading. Leaves the errno in $e and
+/// the new descriptor at 24.
+fn open(w: &mut Wat, name: &str, create: bool) -> String {
+    let at = 1024 + w.next;
+    w.next += name.len() as u32;
+    let escaped: String = name.bytes().map(|b| format!("\\{b:02x}")).collect();
+    w.data
+        .push_str(&format!("(data (i32.const {at}) \"{escaped}\")\n"));
+    let (oflags, rights) = if create { (1, 64) } else { (0, 2) };
+    format!(
+        "(local.set $e (call $path_open (i32.const 3) (i32.const 0) (i32.const {at}) (i32.const {}) (i32.const {oflags}) (i64.const {rights}) (i64.const 0) (i32.const 0) (i32.const 24)))",
+        name.len()
+    )
+}
+
+/// Reads `data.txt` from the directory it was given and answers with it,
+/// then says whether it could create `new.txt` and open `../outside.txt`.
+pub(crate) fn files() -> String {
+    let mut w = Wat::default();
+    let head = w.print(1, HEAD);
+    let open_data = open(&mut w, "data.txt", false);
+    let open_new = open(&mut w, "new.txt", true);
+    let open_outside = open(&mut w, "../outside.txt", false);
+    let no_data = w.print(1, "no data.txt\n");
+    let created = w.print(1, "created new.txt\n");
+    let not_created = w.print(1, "could not create new.txt\n");
+    let escaped = w.print(1, "opened ../outside.txt\n");
+    let contained = w.print(1, "could not open ../outside.txt\n");
+    w.module(&format!(
+        r#"(func (export "_start") (local $e i32)
+  {head}
+  {open_data}
+  (if (local.get $e)
+    (then {no_data})
+    (else
+      (i32.store (i32.const 0) (i32.const 16384))
+      (i32.store (i32.const 4) (i32.const 1000))
+      (drop (call $fd_read (i32.load (i32.const 24)) (i32.const 0) (i32.const 1) (i32.const 8)))
+      (call $write (i32.const 1) (i32.const 16384) (i32.load (i32.const 8)))))
+  {open_new}
+  (if (local.get $e) (then {not_created}) (else {created}))
+  {open_outside}
+  (if (local.get $e) (then {contained}) (else {escaped})))"#
     ))
 }
