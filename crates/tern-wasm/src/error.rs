@@ -46,6 +46,10 @@ pub enum Error {
     /// client left): no one gets a status.
     #[error("stopped: the response is no longer read")]
     Abandoned,
+    /// The request body failed while the module read it; the handler
+    /// replaces this with the body's own error when it has it (413, 400).
+    #[error("the request body did not arrive whole")]
+    BodyBroken,
     /// The module could not be instantiated for this request (500).
     #[error("instantiating: {0}")]
     Instantiate(String),
@@ -61,6 +65,7 @@ impl Error {
         let reason = self.to_string();
         match self {
             Error::Timeout(_) => HandlerError::GatewayTimeout(reason),
+            Error::BodyBroken => HandlerError::BadRequest(reason),
             Error::OutputTooLarge(_) | Error::Exit(_) => HandlerError::BadGateway(reason),
             Error::Gateway(e) => e.status_error(),
             Error::Load { .. }

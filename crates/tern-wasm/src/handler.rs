@@ -1,5 +1,7 @@
-//! [`Wasm`], the handler: a request's way through it. The body is read
-//! whole (the server's body limit bounds it), the CGI environment built
+//! [`Wasm`], the handler: a request's way through it. A body of known
+//! length streams in as the module reads it; one of unknown length is
+//! read whole first (the server's body limit bounds it), since
+//! CONTENT_LENGTH must be known. The CGI environment is built
 //! by the gateway's builder, a slot taken (at most `max_concurrent` runs,
 //! one pool slot each), the module run on the blocking pool, and its
 //! stdout parsed by the gateway's head reader into a response. Every
@@ -12,21 +14,22 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use http::{header, HeaderValue, Method, Response, StatusCode};
+use http_body::Body as _;
 use http_body_util::BodyExt as _;
 use tern_config::WasmConfig;
 use tern_gateway::env::{self, EnvInput, EnvPolicy, ScriptVars};
 use tern_gateway::response::{Head, HeadReader, Mode, Reply, MAX_HEAD_BYTES};
 use tern_handler::path::DecodedPath;
-use tern_handler::{Exchange, Handler, HandlerFuture, RequestId, ResponseBody};
+use tern_handler::{BodyError, Exchange, Handler, HandlerFuture, RequestId, ResponseBody};
 use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::engine::Compiled;
-use crate::output;
-use crate::run::{self, Ending, Finished, Limits, RunInput};
+use crate::run::{self, Ending, Finished, Limits, RunInput, Stdin};
 use crate::stream::Streamed;
 use crate::Error;
+use crate::{input, output};
 
 /// Runs a WebAssembly module per request with CGI semantics (WAGI).
 /// Immutable once built: the module is compiled in [`Wasm::new`], and a
@@ -116,11 +119,22 @@ impl Route {
             id,
         } = exchange;
         let (parts, body) = request.into_parts();
-        let body = body
-            .collect()
-            .await
-            .map_err(tern_gateway::Error::Body)?
-            .to_bytes();
+        let (stdin, content_length, feeder) = match body.size_hint().exact() {
+            Some(0) => (Stdin::Memory(Bytes::new()), None, None),
+            Some(n) => {
+                let (feed, feeder) = input::feed(body);
+                (Stdin::Stream(feed), Some(n), Some(feeder))
+            }
+            None => {
+                let b = body
+                    .collect()
+                    .await
+                    .map_err(tern_gateway::Error::Body)?
+                    .to_bytes();
+                let n = (!b.is_empty()).then_some(b.len() as u64);
+                (Stdin::Memory(b), n, None)
+            }
+        };
         let (script_name, path_info) = split(&route.pattern, &path);
         let env = env::build(&EnvInput {
             request: &parts,
@@ -131,7 +145,7 @@ impl Route {
                 path_info,
                 document_root: &this.document_root,
             },
-            content_length: (!body.is_empty()).then_some(body.len() as u64),
+            content_length,
             policy: EnvPolicy {
                 pass_authorization: this.pass_authorization,
                 refuse_shellshock: this.refuse_shellshock,
@@ -150,7 +164,7 @@ impl Route {
                     )
                 })
                 .collect(),
-            stdin: body,
+            stdin,
             stdout,
             dir: this.dir.clone(),
             limits: this.limits,
@@ -168,12 +182,13 @@ impl Route {
         // the pipe's receiver is dropped and the module's next write
         // stops it; a module that does not write is stopped by its
         // deadline.
-        let mut run = tokio::task::spawn_blocking(move || {
+        let run = tokio::task::spawn_blocking(move || {
             let _slot = slot;
             let finished = run::run(&me.compiled, input);
             log_stderr(&me.name, id, &finished);
             finished.ending
         });
+        let mut run = Running { run, feeder };
         let mut reader = HeadReader::new(Mode::Cgi, MAX_HEAD_BYTES);
         let (reply, first) = loop {
             match rx.recv().await {
@@ -186,7 +201,7 @@ impl Route {
                 // failed script is; after a whole head, its exit status
                 // is its own business.
                 None => {
-                    return Err(match ended(&mut run).await? {
+                    return Err(match run.ended().await? {
                         Ending::Exited(0) => tern_gateway::Error::Head(reader.truncated()).into(),
                         Ending::Exited(code) => Error::Exit(code),
                         Ending::Failed(e) => e,
@@ -209,7 +224,7 @@ impl Route {
             Settled::Running(b) => ResponseBody::stream(Streamed {
                 first: Some(b),
                 rx,
-                run: Some(run),
+                run: Some(run.run),
                 name: this.name.clone(),
                 id,
             }),
@@ -240,7 +255,7 @@ enum Settled {
 async fn settle(
     first: Bytes,
     rx: &mut mpsc::Receiver<Bytes>,
-    run: &mut JoinHandle<Ending>,
+    run: &mut Running,
 ) -> Result<Settled, Error> {
     let mut buf = BytesMut::from(first);
     let until = Instant::now() + SETTLE;
@@ -248,7 +263,7 @@ async fn settle(
         match tokio::time::timeout_at(until, rx.recv()).await {
             Ok(Some(chunk)) => buf.extend_from_slice(&chunk),
             Ok(None) => {
-                return match ended(run).await? {
+                return match run.ended().await? {
                     Ending::Exited(_) => Ok(Settled::Whole(buf.freeze())),
                     Ending::Failed(e) => Err(e),
                 }
@@ -273,10 +288,26 @@ fn split<'a>(pattern: &'a str, path: &'a DecodedPath) -> (&'a str, &'a str) {
     }
 }
 
-/// How the run ended, once it has.
-async fn ended(run: &mut JoinHandle<Ending>) -> Result<Ending, Error> {
-    run.await
-        .map_err(|e| Error::Trap(format!("the run panicked: {e}")))
+/// A run on the blocking pool, and the task feeding it the body.
+struct Running {
+    run: JoinHandle<Ending>,
+    feeder: Option<JoinHandle<Result<(), BodyError>>>,
+}
+
+impl Running {
+    /// How the run ended, once it has; a body that failed is reported
+    /// with the body's own error (413 past the limit, 400 otherwise).
+    async fn ended(&mut self) -> Result<Ending, Error> {
+        let ending = (&mut self.run)
+            .await
+            .map_err(|e| Error::Trap(format!("the run panicked: {e}")))?;
+        if let (Ending::Failed(Error::BodyBroken), Some(feeder)) = (&ending, self.feeder.take()) {
+            if let Ok(Err(e)) = feeder.await {
+                return Ok(Ending::Failed(tern_gateway::Error::Body(e).into()));
+            }
+        }
+        Ok(ending)
+    }
 }
 
 fn render(head: Head, body: ResponseBody) -> Response<ResponseBody> {

@@ -13,13 +13,14 @@
 //! limits) into an `InstancePre`; `run` makes a fresh instance per request
 //! with its limits (memory, time, output) and says how it ended;
 //! `output` carries stdout to the handler through a bounded channel (and
-//! bounds stderr); [`Wasm`] (`handler`) ties them to a request, answering
+//! bounds stderr), and `input` a request body of known length to stdin; [`Wasm`] (`handler`) ties them to a request, answering
 //! a short run whole and a long one as a stream (`stream`).
 #![forbid(unsafe_code)]
 
 mod engine;
 mod error;
 mod handler;
+mod input;
 mod output;
 mod run;
 mod stream;

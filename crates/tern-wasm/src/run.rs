@@ -17,6 +17,7 @@ use wasmtime_wasi::p2::pipe::MemoryInputPipe;
 use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder};
 
 use crate::engine::{Compiled, TICK};
+use crate::input::{BodyBroken, Feed};
 use crate::output::{Capture, ClientGone, OutputLimit, Pipe, Stalled};
 use crate::Error;
 
@@ -42,12 +43,21 @@ pub(crate) struct RunInput {
     /// The CGI variables: the module's whole environment.
     pub(crate) env: Vec<(String, String)>,
     /// The request body.
-    pub(crate) stdin: Bytes,
+    pub(crate) stdin: Stdin,
     /// Where stdout goes.
     pub(crate) stdout: Pipe,
     /// The read-only directory given as `/`.
     pub(crate) dir: Option<PathBuf>,
     pub(crate) limits: Limits,
+}
+
+/// Where stdin comes from.
+#[derive(Debug)]
+pub(crate) enum Stdin {
+    /// A body already whole in memory (or none).
+    Memory(Bytes),
+    /// A body still arriving.
+    Stream(Feed),
 }
 
 /// A route's limits on one run.
@@ -98,10 +108,13 @@ fn start(compiled: &Compiled, input: RunInput, stderr: &Capture) -> Result<(), E
     let mut wasi = WasiCtxBuilder::new();
     wasi.args(&[input.arg0])
         .envs(&input.env)
-        .stdin(MemoryInputPipe::new(input.stdin))
         .stdout(input.stdout.until(deadline))
         .stderr(stderr.clone())
         .allow_blocking_current_thread(true);
+    match input.stdin {
+        Stdin::Memory(b) => wasi.stdin(MemoryInputPipe::new(b)),
+        Stdin::Stream(f) => wasi.stdin(f.until(deadline)),
+    };
     if let Some(dir) = &input.dir {
         wasi.preopened_dir(dir, "/", FsPerms::ReadOnly)
             .map_err(|e| {
@@ -154,6 +167,9 @@ fn cause(e: wasmtime::Error, limits: Limits) -> Error {
     }
     if e.downcast_ref::<ClientGone>().is_some() {
         return Error::Abandoned;
+    }
+    if e.downcast_ref::<BodyBroken>().is_some() {
+        return Error::BodyBroken;
     }
     match e.downcast_ref::<Trap>() {
         Some(Trap::Interrupt) => Error::Timeout(limits.timeout),
