@@ -7,6 +7,7 @@ mod load;
 mod stream;
 mod wagi;
 mod wat;
+mod wire;
 
 use std::path::PathBuf;
 use std::sync::Arc;

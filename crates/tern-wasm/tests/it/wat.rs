@@ -176,3 +176,23 @@ pub(crate) fn files() -> String {
   (if (local.get $e) (then {contained}) (else {escaped})))"#
     ))
 }
+
+/// Reads all of stdin first, then answers with it: a module that never
+/// answers before its body is whole.
+pub(crate) fn slurp() -> String {
+    let mut w = Wat::default();
+    let head = w.print(1, HEAD);
+    w.module(&format!(
+        r#"(func (export "_start") (local $end i32)
+  (local.set $end (i32.const 16384))
+  (block $done (loop $l
+    (i32.store (i32.const 0) (local.get $end))
+    (i32.store (i32.const 4) (i32.sub (i32.const 65536) (local.get $end)))
+    (br_if $done (call $fd_read (i32.const 0) (i32.const 0) (i32.const 1) (i32.const 8)))
+    (br_if $done (i32.eqz (i32.load (i32.const 8))))
+    (local.set $end (i32.add (local.get $end) (i32.load (i32.const 8))))
+    (br $l)))
+  {head}
+  (call $write (i32.const 1) (i32.const 16384) (i32.sub (local.get $end) (i32.const 16384))))"#
+    ))
+}
