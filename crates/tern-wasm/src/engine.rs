@@ -97,8 +97,13 @@ fn compile(engine: &Engine, path: &Path) -> Result<Module, Error> {
         wat::parse_bytes(&bytes)
             .map_err(|e| bad(format!("not valid WebAssembly text: {e}")))?
             .into_owned()
-    } else {
+    } else if bytes.starts_with(b"\0asm") {
         bytes
+    } else {
+        return Err(bad(
+            "not a WebAssembly binary (no `\\0asm` header; a text module needs a `.wat` name)"
+                .into(),
+        ));
     };
     Module::new(engine, &binary).map_err(|e| bad(format!("not a valid module: {e:#}")))
 }

@@ -13,7 +13,17 @@ fn a_file_that_is_not_webassembly_is_an_error_naming_it() {
     r.cfg.module = bad;
     let e = Wasm::new(&r.cfg).unwrap_err().to_string();
     assert!(e.contains("bad.wasm"), "{e}");
-    assert!(e.contains("not a valid module"), "{e}");
+    assert!(e.contains("not a WebAssembly binary"), "{e}");
+}
+
+#[test]
+fn a_truncated_binary_is_an_error() {
+    let mut r = Route::new("");
+    let binary = ::wat::parse_str(wat::hello("x")).unwrap();
+    std::fs::write(r.path("cut.wasm"), &binary[..binary.len() / 2]).unwrap();
+    r.cfg.module = r.path("cut.wasm");
+    let e = Wasm::new(&r.cfg).unwrap_err().to_string();
+    assert!(e.contains("cut.wasm`: not a valid module"), "{e}");
 }
 
 #[test]
