@@ -459,6 +459,12 @@ pub struct WasmConfig {
     /// Most instances of this route running at once (each holds a slot of
     /// the pooling allocator); more requests wait. Default: 32.
     pub max_concurrent: usize,
+    /// Requests that may wait for a free slot when `max_concurrent`
+    /// instances run; one more is answered 503. Default: 100 (at least 1).
+    pub queue: usize,
+    /// How long a request waits in the queue before it is answered 503.
+    /// Default: 10 s.
+    pub queue_timeout: Duration,
     /// As for CGI: `Authorization` passed on. Default: false.
     pub pass_authorization: bool,
     /// As for CGI: `() {` header values refused. Default: true.

@@ -89,6 +89,10 @@ pub(crate) fn walk_wasm(
         .unwrap_or(Duration::from_secs(10));
     let max_output_bytes = w.size(t, "max_output_bytes", 1).unwrap_or(16 << 20);
     let max_concurrent = w.count(t, "max_concurrent", MAX_CONCURRENT).unwrap_or(32) as usize;
+    let queue = w.count(t, "queue", 1_000_000).unwrap_or(100) as usize;
+    let queue_timeout = w
+        .duration(t, "queue_timeout", true)
+        .unwrap_or(Duration::from_secs(10));
     let pass_authorization = w.bool(t, "pass_authorization").unwrap_or(false);
     let refuse_shellshock = w.bool(t, "refuse_shellshock").unwrap_or(true);
     let max_stderr_bytes = w.size(t, "max_stderr_bytes", 0).unwrap_or(64 * 1024);
@@ -100,6 +104,8 @@ pub(crate) fn walk_wasm(
         timeout,
         max_output_bytes,
         max_concurrent,
+        queue,
+        queue_timeout,
         pass_authorization,
         refuse_shellshock,
         max_stderr_bytes,
@@ -134,6 +140,8 @@ mod tests {
         assert_eq!(c.timeout, Duration::from_secs(10));
         assert_eq!(c.max_output_bytes, 16 << 20);
         assert_eq!(c.max_concurrent, 32);
+        assert_eq!(c.queue, 100);
+        assert_eq!(c.queue_timeout, Duration::from_secs(10));
         assert_eq!(c.dir, None);
         assert!(c.refuse_shellshock);
         assert!(!c.pass_authorization);
@@ -142,7 +150,7 @@ mod tests {
     #[test]
     fn settings_are_read() {
         let r = load(
-            "module = \"/m.wat\"\nmemory_limit = \"1M\"\ntimeout = \"250ms\"\nmax_output_bytes = 100\nmax_concurrent = 4\ndir = \"data\"",
+            "module = \"/m.wat\"\nmemory_limit = \"1M\"\ntimeout = \"250ms\"\nmax_output_bytes = 100\nmax_concurrent = 4\ndir = \"data\"\nqueue = 3\nqueue_timeout = \"2s\"",
         );
         let HandlerConfig::Wasm(c) = r.unwrap() else {
             panic!("not a wasm route");
@@ -151,6 +159,8 @@ mod tests {
         assert_eq!(c.timeout, Duration::from_millis(250));
         assert_eq!(c.max_output_bytes, 100);
         assert_eq!(c.max_concurrent, 4);
+        assert_eq!(c.queue, 3);
+        assert_eq!(c.queue_timeout, Duration::from_secs(2));
         assert_eq!(c.dir.as_deref(), Some(Path::new("/etc/tern/data")));
     }
 
@@ -161,5 +171,7 @@ mod tests {
         assert!(e.contains("memory_limit"), "{e}");
         let e = load("module = \"a.wasm\"\nmax_concurrent = 0").unwrap_err();
         assert!(e.contains("max_concurrent"), "{e}");
+        let e = load("module = \"a.wasm\"\nqueue = 0").unwrap_err();
+        assert!(e.contains("queue"), "{e}");
     }
 }

@@ -50,6 +50,10 @@ pub enum Error {
     /// replaces this with the body's own error when it has it (413, 400).
     #[error("the request body did not arrive whole")]
     BodyBroken,
+    /// Every instance was busy and the queue full, or the request waited
+    /// longer than `queue_timeout` (503, with `Retry-After`).
+    #[error("busy: {0}")]
+    Busy(&'static str),
     /// The module could not be instantiated for this request (500).
     #[error("instantiating: {0}")]
     Instantiate(String),
@@ -66,6 +70,7 @@ impl Error {
         match self {
             Error::Timeout(_) => HandlerError::GatewayTimeout(reason),
             Error::BodyBroken => HandlerError::BadRequest(reason),
+            Error::Busy(_) => HandlerError::Unavailable(reason),
             Error::OutputTooLarge(_) | Error::Exit(_) => HandlerError::BadGateway(reason),
             Error::Gateway(e) => e.status_error(),
             Error::Load { .. }
@@ -90,6 +95,7 @@ mod tests {
             (Error::Timeout(Duration::from_secs(1)), 504),
             (Error::OutputTooLarge(10), 502),
             (Error::OutOfMemory(10), 500),
+            (Error::Busy("queue full"), 503),
             (Error::Trap("unreachable".into()), 500),
             (
                 Error::Gateway(tern_gateway::Error::Head(

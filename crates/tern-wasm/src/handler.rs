@@ -3,7 +3,7 @@
 //! read whole first (the server's body limit bounds it), since
 //! CONTENT_LENGTH must be known. The CGI environment is built
 //! by the gateway's builder, a slot taken (at most `max_concurrent` runs,
-//! one pool slot each), the module run on the blocking pool, and its
+//! one pool slot each, and a bounded queue for the rest), the module run on the blocking pool, and its
 //! stdout parsed by the gateway's head reader into a response. Every
 //! failure becomes a status and one log line naming the module and the
 //! cause.
@@ -21,10 +21,11 @@ use tern_gateway::env::{self, EnvInput, EnvPolicy, ScriptVars};
 use tern_gateway::response::{Head, HeadReader, Mode, Reply, MAX_HEAD_BYTES};
 use tern_handler::path::DecodedPath;
 use tern_handler::{BodyError, Exchange, Handler, HandlerFuture, RequestId, ResponseBody};
-use tokio::sync::{mpsc, Semaphore};
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use crate::admit::Admission;
 use crate::engine::Compiled;
 use crate::run::{self, Ending, Finished, Limits, RunInput, Stdin};
 use crate::stream::Streamed;
@@ -50,7 +51,7 @@ struct Route {
     limits: Limits,
     pass_authorization: bool,
     refuse_shellshock: bool,
-    slots: Arc<Semaphore>,
+    admission: Admission,
 }
 
 impl Wasm {
@@ -82,7 +83,7 @@ impl Wasm {
                 },
                 pass_authorization: cfg.pass_authorization,
                 refuse_shellshock: cfg.refuse_shellshock,
-                slots: Arc::new(Semaphore::new(cfg.max_concurrent.max(1))),
+                admission: Admission::new(cfg.max_concurrent, cfg.queue, cfg.queue_timeout),
             }),
         })
     }
@@ -169,13 +170,7 @@ impl Route {
             dir: this.dir.clone(),
             limits: this.limits,
         };
-        // The semaphore is never closed.
-        let slot = this
-            .slots
-            .clone()
-            .acquire_owned()
-            .await
-            .map_err(|_| Error::Instantiate("the route is shutting down".into()))?;
+        let slot = this.admission.admit().await?;
         let me = this.clone();
         // The run blocks its thread until the module ends or a limit
         // stops it, so it goes to the blocking pool. If the client leaves,
@@ -350,7 +345,12 @@ fn fail(name: &str, e: Error, id: RequestId, path: &DecodedPath) -> Response<Res
     } else {
         tracing::warn!(%id, %path, module = name, "wasm: {}: {err}", status.as_u16());
     }
-    err.into_response()
+    let mut resp = err.into_response();
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        resp.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    }
+    resp
 }
 
 #[cfg(test)]

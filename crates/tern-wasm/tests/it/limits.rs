@@ -73,3 +73,56 @@ async fn a_trap_is_500_while_concurrent_requests_succeed() {
     }
     assert_eq!((traps, good), (17, 33));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_queued_too_long_is_503_with_retry_after() {
+    let mut r = Route::new(&wat::misbehave());
+    r.cfg.max_concurrent = 1;
+    r.cfg.queue_timeout = Duration::from_millis(100);
+    r.cfg.timeout = Duration::from_secs(1);
+    let h = r.handler();
+    // Holds the only instance: its head is out, and it loops until its
+    // timeout.
+    let held = crate::start(&h, Req::post("/app", "s")).await;
+    assert_eq!(held.status(), 200);
+    let resp = call(&h, Req::get("/app")).await;
+    assert_eq!(resp.status, 503);
+    assert_eq!(resp.headers["retry-after"], "1");
+    drop(held);
+    // Once the looping run has been stopped, the route answers again.
+    let mut status = 0;
+    for _ in 0..50 {
+        status = call(&h, Req::get("/app")).await.status;
+        if status == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_past_a_full_queue_is_503_at_once() {
+    let mut r = Route::new(&wat::misbehave());
+    r.cfg.max_concurrent = 1;
+    r.cfg.queue = 1;
+    r.cfg.timeout = Duration::from_secs(1);
+    let h = r.handler();
+    let held = crate::start(&h, Req::post("/app", "s")).await;
+    let queued = {
+        let h = h.clone();
+        tokio::spawn(async move { call(&h, Req::get("/app")).await })
+    };
+    // Give the queued request time to join the queue.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let resp = tokio::time::timeout(Duration::from_secs(5), call(&h, Req::get("/app")))
+        .await
+        .expect("a full queue refuses at once");
+    assert_eq!(resp.status, 503);
+    assert_eq!(resp.headers["retry-after"], "1");
+    drop(held);
+    // The queued one gets the instance when the looping run is stopped.
+    let resp = queued.await.unwrap();
+    assert_eq!(resp.status, 200);
+    assert_eq!(resp.body, "Hello!\n");
+}

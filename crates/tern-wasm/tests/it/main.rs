@@ -40,6 +40,8 @@ impl Route {
             timeout: Duration::from_secs(10),
             max_output_bytes: 16 << 20,
             max_concurrent: 32,
+            queue: 100,
+            queue_timeout: Duration::from_secs(10),
             pass_authorization: false,
             refuse_shellshock: true,
             max_stderr_bytes: 64 * 1024,
