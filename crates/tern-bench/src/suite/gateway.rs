@@ -50,6 +50,8 @@ pub enum Gateway<'a> {
         /// php-cgi's executable.
         program: &'a Path,
     },
+    /// `/wasm/<stem>` runs the module `wasm/<stem>.wat` in process.
+    Wasm,
 }
 
 impl Gateway<'_> {
@@ -63,6 +65,7 @@ impl Gateway<'_> {
             Gateway::PerlEngine => Feature::PerlEngine,
             Gateway::PhpFpm { .. } => Feature::PhpFpm,
             Gateway::PhpCgi { .. } => Feature::PhpCgi,
+            Gateway::Wasm => Feature::Wasm,
         }
     }
 }
@@ -219,7 +222,7 @@ impl Backends {
         match feature {
             Feature::StaticFiles => false,
             Feature::Cgi => *kind != ServerKind::Peer(PeerKind::Nginx) || self.fcgiwrap.is_some(),
-            Feature::CgiPlus | Feature::PerlEngine => true,
+            Feature::CgiPlus | Feature::PerlEngine | Feature::Wasm => true,
             Feature::FastCgi | Feature::FastCgiSpawned => self.fcgi_program.is_some(),
             Feature::PhpFpm => self.php_fpm.is_some(),
             Feature::PhpCgi => self.php_cgi.is_some(),
@@ -277,6 +280,7 @@ impl Backends {
             Feature::PhpCgi => Some(Gateway::PhpCgi {
                 program: self.php_cgi.as_deref()?,
             }),
+            Feature::Wasm => Some(Gateway::Wasm),
         }
     }
 
@@ -304,7 +308,12 @@ mod tests {
         let all = Feature::GATEWAYS;
         assert_eq!(
             b.available(&all, &tern),
-            [Feature::Cgi, Feature::CgiPlus, Feature::PerlEngine]
+            [
+                Feature::Cgi,
+                Feature::CgiPlus,
+                Feature::PerlEngine,
+                Feature::Wasm
+            ]
         );
         assert!(
             b.available(&all, &nginx).is_empty(),

@@ -443,7 +443,8 @@ pub fn run(config: &SuiteConfig, stop: &StopHandle) -> Result<SuiteReport, Error
                 done += 1;
                 if !config.quiet {
                     eprintln!(
-                        "[{done}/{total}] round {round}: {} — {} (cache {}): {:.1} req/s, {} errors",
+                        "[{done}/{total}] round {round}: {}: {} — {} (cache {}): {:.1} req/s, {} errors",
+                        row.section,
                         row.name(),
                         s.spec().name(),
                         s.spec().cache_label(),
@@ -683,6 +684,11 @@ fn about(config: &SuiteConfig, wanted: &[Feature]) -> Vec<String> {
             fcgi_app::PROCESSES
         ));
     }
+    if wanted.contains(&Feature::Wasm) {
+        lines.push(
+            "WebAssembly: WAT modules (\"Hello!\" and 65536 bytes, written as the CGI programs write them) in tern's wasm routes, a fresh sandboxed instance per request from wasmtime's pooling allocator, in tern's own process (its CPU is tern's)".to_owned(),
+        );
+    }
     if wanted.contains(&Feature::PhpFpm) || wanted.contains(&Feature::PhpCgi) {
         lines.push(format!(
             "PHP: a php-fpm started by the suite for each server (pm = static, {n} children, a Unix socket), its CPU counted with the server's; tern with {n} pooled connections; php-cgi as a CGI program per request (tern, lighttpd); php_info.php's length varies with each server's environment",
@@ -707,7 +713,11 @@ mod tests {
         let (apache, lighttpd) = (spec(PeerKind::Apache2), spec(PeerKind::Lighttpd));
         let notes = footnotes(&registry, &[&apache, &lighttpd]);
         let sections: Vec<&str> = notes.iter().map(|n| n.section.as_str()).collect();
-        assert_eq!(sections, ["cgi", "persistent", "engines"], "{notes:?}");
+        assert_eq!(
+            sections,
+            ["cgi", "persistent", "engines", "wasm"],
+            "{notes:?}"
+        );
         assert!(notes.iter().all(|n| n
             .text
             .starts_with("server CPU of apache2+mod_cgid leaves out")));

@@ -189,7 +189,9 @@ impl PeerKind {
             Feature::Cgi => self.cgi_gateway().is_some(),
             Feature::FastCgi | Feature::PhpFpm => true,
             Feature::PhpCgi => self == PeerKind::Lighttpd,
-            Feature::CgiPlus | Feature::FastCgiSpawned | Feature::PerlEngine => false,
+            Feature::CgiPlus | Feature::FastCgiSpawned | Feature::PerlEngine | Feature::Wasm => {
+                false
+            }
         }
     }
 

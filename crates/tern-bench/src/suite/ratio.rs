@@ -47,7 +47,11 @@ pub fn footnotes(comparisons: &[Comparison], rows: &[RowReport]) -> Vec<Footnote
         if per_server.is_empty() {
             continue;
         }
-        let mut text = format!("req/s of {} over {}: ", c.case, c.baseline);
+        let mut text = format!("req/s of {} over {}", c.case, c.baseline);
+        if let Some(goal) = &c.goal {
+            let _ = write!(text, " (goal: {goal})");
+        }
+        text.push_str(": ");
         for (i, (server, list)) in per_server.iter().enumerate() {
             if i > 0 {
                 text.push_str("; ");

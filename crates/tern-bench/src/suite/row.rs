@@ -14,10 +14,15 @@
 //! grid.
 //! "engines" (WASD's persistent scripting table): face2face.pl in a Perl
 //! engine and as CGI, face2face.php and php_info.php on php-fpm, and
-//! face2face.php through php-cgi. WebAssembly rows come the same way:
-//! `add_fixture` for their files, `add_row` with a new [`Feature`], and the
-//! servers that offer it (see [`super::server::ServerSpec::offers`]) take
-//! part. A [`Comparison`] asks for a ratio of two ways under a table.
+//! face2face.php through php-cgi.
+//! "wasm" (the IIS report's ISAPI table): a "Hello!" and a 64 KB
+//! WebAssembly module run in process (tern), beside the static 0 KB and
+//! 64 KB files, the same bodies from CGI programs, and the persistent ways
+//! (CGIplus, a spawned FastCGI responder), on the same grid.
+//! A [`Comparison`] asks for a ratio of two ways under a table.
+//! New rows come the same way: `add_fixture` for their files, `add_row`
+//! with a new [`Feature`] if need be, and the servers that offer it (see
+//! [`super::server::ServerSpec::offers`]) take part.
 
 use serde::{Deserialize, Serialize};
 
@@ -47,11 +52,14 @@ pub enum Feature {
     PhpFpm,
     /// PHP scripts under `/phpcgi/` run by php-cgi, a process per request.
     PhpCgi,
+    /// WebAssembly modules (WAGI) under `/wasm/`, run in process, a fresh
+    /// sandboxed instance per request (tern).
+    Wasm,
 }
 
 impl Feature {
     /// Every feature a server may be set up with beyond its static files.
-    pub const GATEWAYS: [Feature; 7] = [
+    pub const GATEWAYS: [Feature; 8] = [
         Feature::Cgi,
         Feature::CgiPlus,
         Feature::FastCgi,
@@ -59,6 +67,7 @@ impl Feature {
         Feature::PerlEngine,
         Feature::PhpFpm,
         Feature::PhpCgi,
+        Feature::Wasm,
     ];
 
     /// The URL prefix the rows use and the servers map, the same on every
@@ -73,6 +82,7 @@ impl Feature {
             Feature::PerlEngine => "/rte",
             Feature::PhpFpm => "/php",
             Feature::PhpCgi => "/phpcgi",
+            Feature::Wasm => "/wasm",
         }
     }
 
@@ -87,6 +97,7 @@ impl Feature {
             Feature::PerlEngine => "a Perl engine",
             Feature::PhpFpm => "php-fpm",
             Feature::PhpCgi => "php-cgi",
+            Feature::Wasm => "WebAssembly",
         }
     }
 
@@ -345,6 +356,52 @@ pub const PHP_INFO_PHP: &str = "<?php phpinfo();\n";
 /// error page is far shorter).
 pub const PHP_INFO_MIN_BYTES: u64 = 16_384;
 
+/// The WebAssembly modules of the "wasm" rows, each behind its own route
+/// `/wasm/<stem>` (a wasm route runs one module).
+pub const WASM_MODULES: [&str; 2] = ["hello", "64k"];
+
+/// Where a WebAssembly module of the rows lives in the docroot: WAT text,
+/// which tern compiles when it builds the route.
+pub fn wasm_module_path(stem: &str) -> String {
+    format!("{}/{stem}.wat", &Feature::Wasm.prefix()[1..])
+}
+
+/// What both modules share: the WASI `fd_write` import, and `$write`,
+/// which writes a whole buffer to stdout however many calls it takes
+/// (a WASI write may take less than it is offered).
+const WAT_WRITE: &str = r#"
+  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+  (func $write (param $ptr i32) (param $len i32)
+    (block $done (loop $more
+      (br_if $done (i32.eqz (local.get $len)))
+      (i32.store (i32.const 0) (local.get $ptr))
+      (i32.store (i32.const 4) (local.get $len))
+      (br_if $done (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))
+      (local.set $ptr (i32.add (local.get $ptr) (i32.load (i32.const 8))))
+      (local.set $len (i32.sub (local.get $len) (i32.load (i32.const 8))))
+      (br $more))))
+"#;
+
+/// The "Hello!" module: the CGI program's response, in one write.
+pub fn wasm_hello() -> String {
+    let head = "Content-Type: text/plain\n\nHello!\n";
+    format!(
+        "(module{WAT_WRITE}  (memory (export \"memory\") 1)\n  (data (i32.const 1024) {head:?})\n  (func (export \"_start\") (call $write (i32.const 1024) (i32.const {})))\n)\n",
+        head.len()
+    )
+}
+
+/// The 64 KB module: as the CGI program, 65 536 bytes of `x` after the
+/// head, the body made at run time (`memory.fill`) rather than shipped in
+/// the module.
+pub fn wasm_64k() -> String {
+    let head = "Content-Type: application/octet-stream\n\n";
+    format!(
+        "(module{WAT_WRITE}  (memory (export \"memory\") 3)\n  (data (i32.const 1024) {head:?})\n  (func (export \"_start\")\n    (memory.fill (i32.const 65536) (i32.const 120) (i32.const 65536))\n    (call $write (i32.const 1024) (i32.const {}))\n    (call $write (i32.const 65536) (i32.const 65536)))\n)\n",
+        head.len()
+    )
+}
+
 /// Two ways to serve the same thing in one section, whose req/s the suite
 /// divides per server and load, under the section's table ("CGIplus over
 /// CGI").
@@ -356,6 +413,8 @@ pub struct Comparison {
     pub case: String,
     /// The row case it is divided by (`"Hello!" CGI`).
     pub baseline: String,
+    /// The ratio aimed for, printed with it (`≥ 10×`).
+    pub goal: Option<String>,
 }
 
 /// The rows and fixtures of a suite run.
@@ -381,6 +440,7 @@ impl Registry {
         r.append(Registry::cgi());
         r.append(Registry::persistent());
         r.append(Registry::engines());
+        r.append(Registry::wasm());
         r
     }
 
@@ -511,6 +571,7 @@ impl Registry {
                 section: SECTION.to_owned(),
                 case: format!("{body} CGIplus"),
                 baseline: format!("{body} CGI"),
+                goal: None,
             });
         }
         r
@@ -586,15 +647,106 @@ impl Registry {
                 section: SECTION.to_owned(),
                 case: case.to_owned(),
                 baseline: baseline.to_owned(),
+                goal: None,
             });
         }
         r
     }
 
+    /// The "wasm" rows, the IIS report's ISAPI table: the modules
+    /// [`WASM_MODULES`] ("Hello!" and 64 KB) run in process under
+    /// `/wasm/`, beside the static 0 KB and 64 KB files, the CGI programs
+    /// of the same bodies, and the persistent ways (CGIplus, the FastCGI
+    /// responder spawned by the server), at 1 and 10 connections, without
+    /// keep-alive and with it. WebAssembly is compared with the static file
+    /// (the goal: at least half its rate at 10 connections; IIS 5's ISAPI
+    /// had 0.47×) and with CGI (at least 10×).
+    pub fn wasm() -> Registry {
+        const SECTION: &str = "wasm";
+        let mut r = Registry::new();
+        r.add_fixture(Fixture::pattern("empty.html", 0));
+        r.add_fixture(Fixture::pattern("64k.bin", 65_536));
+        r.add_fixture(Fixture::c_program("cgi-bin/hello.cgi", HELLO_C));
+        r.add_fixture(Fixture::c_program("cgi-bin/64k.cgi", BODY_64K_C));
+        for stem in ["hello", "64k"] {
+            let path = format!("{}/plus-{stem}.cgi", &Feature::CgiPlus.prefix()[1..]);
+            r.add_fixture(Fixture::c_program(&path, CGIPLUS_C));
+        }
+        r.add_fixture(Fixture::text(&wasm_module_path("hello"), &wasm_hello()));
+        r.add_fixture(Fixture::text(&wasm_module_path("64k"), &wasm_64k()));
+        let bodies = [
+            ("\"Hello!\"", "hello", "0 KB file", "/empty.html", 7),
+            ("64 KB", "64k", "64 KB file", "/64k.bin", 65_536),
+        ];
+        for (body, stem, file, file_path, len) in bodies {
+            let ways = [
+                (
+                    format!("{body} WebAssembly"),
+                    Feature::Wasm,
+                    format!("/wasm/{stem}"),
+                ),
+                (file.to_owned(), Feature::StaticFiles, file_path.to_owned()),
+                (
+                    format!("{body} CGI"),
+                    Feature::Cgi,
+                    format!("/cgi-bin/{stem}.cgi"),
+                ),
+                (
+                    format!("{body} CGIplus"),
+                    Feature::CgiPlus,
+                    format!("/cgiplus-bin/plus-{stem}.cgi"),
+                ),
+                (
+                    format!("{body} FastCGI spawned"),
+                    Feature::FastCgiSpawned,
+                    format!("/fcgi-spawn/{stem}"),
+                ),
+            ];
+            for keepalive in [false, true] {
+                for connections in [1, 10] {
+                    for (case, needs, path) in &ways {
+                        r.add_row(RowSpec {
+                            section: SECTION.to_owned(),
+                            case: case.clone(),
+                            path: path.clone(),
+                            body_bytes: if *needs == Feature::StaticFiles && stem == "hello" {
+                                0
+                            } else {
+                                len
+                            },
+                            length: LengthCheck::Exact,
+                            cache: CacheMode::On,
+                            connections,
+                            keepalive,
+                            needs: *needs,
+                        });
+                    }
+                }
+            }
+            let goals = [
+                (file.to_owned(), "≥ 0.5× at c=10"),
+                (format!("{body} CGI"), "≥ 10×"),
+            ];
+            for (baseline, goal) in goals {
+                r.add_comparison(Comparison {
+                    section: SECTION.to_owned(),
+                    case: format!("{body} WebAssembly"),
+                    baseline,
+                    goal: Some(goal.to_owned()),
+                });
+            }
+        }
+        r
+    }
+
     /// Adds another registry's rows, fixtures and comparisons after these.
+    /// A fixture at a path already here is the same file (sections share
+    /// the static files and CGI programs) and is not added twice.
     pub fn append(&mut self, other: Registry) {
         self.rows.extend(other.rows);
-        self.fixtures.extend(other.fixtures);
+        for f in other.fixtures {
+            self.add_fixture(f);
+        }
         self.comparisons.extend(other.comparisons);
     }
 
@@ -613,9 +765,11 @@ impl Registry {
         self.rows.push(row);
     }
 
-    /// Adds a file to the docroot.
+    /// Adds a file to the docroot, unless one is already at its path.
     pub fn add_fixture(&mut self, fixture: Fixture) {
-        self.fixtures.push(fixture);
+        if !self.fixtures.iter().any(|f| f.path == fixture.path) {
+            self.fixtures.push(fixture);
+        }
     }
 
     /// The rows.
@@ -741,17 +895,35 @@ mod tests {
     #[test]
     fn the_seed_runs_every_section_in_order() {
         let r = Registry::seed();
-        assert_eq!(r.sections(), ["static", "cgi", "persistent", "engines"]);
+        assert_eq!(
+            r.sections(),
+            ["static", "cgi", "persistent", "engines", "wasm"]
+        );
+        let mut paths: Vec<&str> = r.fixtures().iter().map(|f| f.path.as_str()).collect();
+        let all = paths.len();
+        paths.sort_unstable();
+        paths.dedup();
+        assert_eq!(paths.len(), all, "sections share fixtures, made once");
         assert_eq!(
             r.gateways(),
             Feature::GATEWAYS,
             "every gateway has rows by default"
         );
-        let names: Vec<String> = r.rows().iter().map(RowSpec::name).collect();
+        // A section's table may repeat another's row ("wasm" measures the
+        // static file and CGI beside its modules), but not its own.
+        let names: Vec<(String, String)> = r
+            .rows()
+            .iter()
+            .map(|x| (x.section.clone(), x.name()))
+            .collect();
         let mut unique = names.clone();
         unique.sort();
         unique.dedup();
-        assert_eq!(unique.len(), names.len(), "row names tell rows apart");
+        assert_eq!(
+            unique.len(),
+            names.len(),
+            "row names tell a section's rows apart"
+        );
     }
 
     #[test]
@@ -862,5 +1034,73 @@ mod tests {
         assert_eq!(r.gateways(), [Feature::PhpFpm, Feature::PhpCgi]);
         assert_eq!(r.remove_rows_needing(Feature::PhpFpm), 8);
         assert_eq!(r.gateways(), [Feature::PhpCgi]);
+    }
+
+    #[test]
+    fn wasm_rows_are_the_isapi_table_with_goals() {
+        let r = Registry::wasm();
+        assert_eq!(r.sections(), ["wasm"]);
+        // 2 bodies x 2 keep-alive x 2 connection counts x 5 ways.
+        assert_eq!(r.rows().len(), 40);
+        let first: Vec<(&str, &str, u64)> = r.rows()[..5]
+            .iter()
+            .map(|x| (x.case.as_str(), x.path.as_str(), x.body_bytes))
+            .collect();
+        assert_eq!(
+            first,
+            [
+                ("\"Hello!\" WebAssembly", "/wasm/hello", 7),
+                ("0 KB file", "/empty.html", 0),
+                ("\"Hello!\" CGI", "/cgi-bin/hello.cgi", 7),
+                ("\"Hello!\" CGIplus", "/cgiplus-bin/plus-hello.cgi", 7),
+                ("\"Hello!\" FastCGI spawned", "/fcgi-spawn/hello", 7),
+            ]
+        );
+        for row in r.rows() {
+            assert!(row.path.starts_with(row.needs.prefix()), "{row:?}");
+            assert_eq!(row.cache, CacheMode::On);
+        }
+        let goals: Vec<(&str, &str, Option<&str>)> = r
+            .comparisons()
+            .iter()
+            .map(|c| (c.case.as_str(), c.baseline.as_str(), c.goal.as_deref()))
+            .collect();
+        assert_eq!(
+            goals,
+            [
+                (
+                    "\"Hello!\" WebAssembly",
+                    "0 KB file",
+                    Some("≥ 0.5× at c=10")
+                ),
+                ("\"Hello!\" WebAssembly", "\"Hello!\" CGI", Some("≥ 10×")),
+                ("64 KB WebAssembly", "64 KB file", Some("≥ 0.5× at c=10")),
+                ("64 KB WebAssembly", "64 KB CGI", Some("≥ 10×")),
+            ]
+        );
+        // Each compared case has rows at the same loads.
+        for c in r.comparisons() {
+            for case in [&c.case, &c.baseline] {
+                assert_eq!(r.rows().iter().filter(|x| &x.case == case).count(), 4);
+            }
+        }
+        let modules: Vec<&str> = r
+            .fixtures()
+            .iter()
+            .filter(|f| f.path.ends_with(".wat"))
+            .map(|f| f.path.as_str())
+            .collect();
+        assert_eq!(modules, ["wasm/hello.wat", "wasm/64k.wat"]);
+    }
+
+    #[test]
+    fn the_wasm_modules_are_valid_wasi_commands() {
+        for text in [wasm_hello(), wasm_64k()] {
+            let binary = wat::parse_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            assert!(binary.starts_with(b"\0asm"));
+            assert!(text.contains("(export \"_start\")") && text.contains("(export \"memory\")"));
+        }
+        assert!(wasm_64k().contains("(i32.const 65536) (i32.const 65536)"));
+        assert!(wasm_hello().contains("Content-Type: text/plain\\n\\nHello!\\n"));
     }
 }

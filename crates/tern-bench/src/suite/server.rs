@@ -26,7 +26,7 @@ use super::fcgi_app;
 use super::gateway::{Backends, Gateway, OwnBackends};
 use super::peer::{CgiGateway, Launch, PeerKind, PeerSetup, RunAs};
 use super::php::FPM_CHILDREN;
-use super::row::{CacheMode, Feature, RowSpec};
+use super::row::{wasm_module_path, CacheMode, Feature, RowSpec, WASM_MODULES};
 use super::workdir::Workdir;
 
 /// Which server.
@@ -211,6 +211,17 @@ pub fn tern_config(docroot: &Path, port: u16, gateways: &[Gateway<'_>]) -> Strin
     );
     for g in gateways {
         let f = g.feature();
+        if let Gateway::Wasm = g {
+            // A wasm route runs one module: a route per module.
+            for stem in WASM_MODULES {
+                t.push_str(&format!(
+                    "\n[[site.route]]\nprefix = \"{}/{stem}\"\nhandler = \"wasm\"\nmodule = {}\n",
+                    f.prefix(),
+                    path(&docroot.join(wasm_module_path(stem)))
+                ));
+            }
+            continue;
+        }
         t.push_str("\n[[site.route]]\n");
         if f == Feature::PhpFpm {
             // Every *.php but php-cgi's, whose prefix wins over an extension.
@@ -250,6 +261,8 @@ pub fn tern_config(docroot: &Path, port: u16, gateways: &[Gateway<'_>]) -> Strin
                 scripts(f),
                 path(program)
             ),
+            // Written above.
+            Gateway::Wasm => String::new(),
         });
     }
     t
@@ -590,6 +603,7 @@ mod tests {
             Gateway::PhpCgi {
                 program: Path::new("/usr/bin/php-cgi"),
             },
+            Gateway::Wasm,
         ];
         let t = tern_config(Path::new("/w"), 1, &gateways);
         let routes: Vec<&str> = t.split("\n[[site.route]]\n").skip(1).collect();
@@ -602,6 +616,8 @@ mod tests {
                 "prefix = \"/rte\"\nhandler = \"cgiplus\"\nengine = \"perl\"\ndir = \"/w/rte\"\nmin_processes = 4\nmax_processes = 4\n",
                 "extension = \"php\"\nhandler = \"fastcgi\"\nconnect = \"unix:/s/php-fpm.sock\"\ndir = \"/w\"\nmax_connections = 4\n",
                 "prefix = \"/phpcgi\"\nhandler = \"cgi\"\ndir = \"/w/phpcgi\"\ninterpreter = \"/usr/bin/php-cgi\"\n",
+                "prefix = \"/wasm/hello\"\nhandler = \"wasm\"\nmodule = \"/w/wasm/hello.wat\"\n",
+                "prefix = \"/wasm/64k\"\nhandler = \"wasm\"\nmodule = \"/w/wasm/64k.wat\"\n",
             ]
         );
     }
