@@ -9,6 +9,7 @@ mod logs;
 mod persistent;
 mod static_matrix;
 mod traversal;
+mod wasm;
 
 use std::path::Path;
 
