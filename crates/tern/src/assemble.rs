@@ -88,3 +88,19 @@ fn route_name(site: &str, m: &RouteMatcher) -> String {
         RouteMatcher::Extension(e) => format!("{site} *.{e}"),
     }
 }
+
+/// Compiles every WebAssembly module the configuration names, as serving
+/// would, so that `tern check` finds a file that is not valid WebAssembly
+/// or lacks the expected exports (file, route and reason). Nothing else is
+/// started: no pool spawns a process.
+pub(crate) fn check_modules(cfg: &Config) -> anyhow::Result<()> {
+    for site in &cfg.sites {
+        for r in &site.routes {
+            if let HandlerConfig::Wasm(c) = &r.handler {
+                tern_wasm::Wasm::new(c)
+                    .with_context(|| format!("site {}: route {:?}", site.name, r.matcher))?;
+            }
+        }
+    }
+    Ok(())
+}

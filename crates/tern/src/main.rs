@@ -51,10 +51,16 @@ fn main() -> ExitCode {
         Command::Bench(args) => tern_bench::cli::run_bench(*args),
         Command::Suite(args) => tern_bench::cli::run_suite(*args),
         Command::Check { config } => match tern_config::load(&config) {
-            Ok(_) => {
-                println!("{}: ok", config.display());
-                ExitCode::SUCCESS
-            }
+            Ok(cfg) => match assemble::check_modules(&cfg) {
+                Ok(()) => {
+                    println!("{}: ok", config.display());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("{}: {e:#}", config.display());
+                    ExitCode::FAILURE
+                }
+            },
             Err(errors) => {
                 eprintln!("{errors}");
                 ExitCode::FAILURE

@@ -221,14 +221,15 @@ fn run_to_end(args: &[&str]) -> (bool, String) {
 }
 
 #[test]
-fn an_invalid_module_stops_serve_naming_the_file_and_the_route() {
+fn an_invalid_module_fails_check_and_serve_naming_the_file_and_the_route() {
     let (dir, cfg) = wasm_site(&[("/bad", "bad.wat", "(module (func $f (result i32)")]);
     let path = dir.path().join("tern.toml");
     std::fs::write(&path, cfg.replace("{dir}", &dir.path().to_string_lossy())).unwrap();
     let path = path.to_string_lossy();
-    // `check` reads the configuration; the module is compiled by `serve`.
+    // `check` compiles the module as `serve` would.
     let (ok, err) = run_to_end(&["check", "--config", &path]);
-    assert!(ok, "{err}");
+    assert!(!ok, "check passed an invalid module: {err}");
+    assert!(err.contains("bad.wat") && err.contains("/bad"), "{err}");
     let (ok, err) = run_to_end(&["serve", "--config", &path]);
     assert!(!ok, "serve started with an invalid module: {err}");
     assert!(err.contains("bad.wat"), "names the file: {err}");
