@@ -1,9 +1,11 @@
 //! A route's compiled module: the wasmtime [`Engine`] (epoch interruption,
 //! the pooling allocator sized from the route's limits), the module
 //! compiled once and checked to be a WASI command, and an
-//! [`InstancePre`] with WASI preview 1 linked, from which each request's
-//! instance is made. The epoch clock is a thread that ticks the engine
-//! while the route lives.
+//! [`InstancePre`] with WASI preview 1 linked in its async form (a run is
+//! a future on the server's own thread, not a blocking call), from which
+//! each request's instance is made. The epoch clock is a thread that
+//! ticks the engine while the route lives: each tick makes a running
+//! module yield to the runtime, and ends it past its timeout.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,7 +22,8 @@ use wasmtime::{
 use crate::run::State;
 use crate::Error;
 
-/// How often the epoch advances: the granularity of the timeout.
+/// How often the epoch advances: the granularity of the timeout, and
+/// the longest a running module keeps its thread from other requests.
 pub(crate) const TICK: Duration = Duration::from_millis(10);
 
 /// The compiled module, ready to instantiate.
@@ -50,7 +53,7 @@ impl Compiled {
         };
         check_exports(&module, cfg.memory_limit).map_err(bad)?;
         let mut linker: Linker<State> = Linker::new(&engine);
-        wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |s: &mut State| &mut s.wasi)
+        wasmtime_wasi::p1::add_to_linker_async(&mut linker, |s: &mut State| &mut s.wasi)
             .map_err(|e| Error::Engine(format!("{e:#}")))?;
         let pre = linker
             .instantiate_pre(&module)

@@ -3,12 +3,17 @@
 //! read whole first (the server's body limit bounds it), since
 //! CONTENT_LENGTH must be known. The CGI environment is built
 //! by the gateway's builder, a slot taken (at most `max_concurrent` runs,
-//! one pool slot each, and a bounded queue for the rest), the module run on the blocking pool, and its
-//! stdout parsed by the gateway's head reader into a response. Every
-//! failure becomes a status and one log line naming the module and the
-//! cause.
+//! one pool slot each, and a bounded queue for the rest), and the module
+//! run as a future in the request's own task while its stdout is parsed
+//! by the gateway's head reader into a response: no hand-off to another
+//! thread, which cost more than the sandbox itself. A run still going
+//! when the response starts streaming becomes a task of its own on the
+//! same runtime. Every failure becomes a status and one log line naming
+//! the module and the cause.
 
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,7 +33,7 @@ use tokio::time::Instant;
 use crate::admit::Admission;
 use crate::engine::Compiled;
 use crate::run::{self, Ending, Finished, Limits, RunInput, Stdin};
-use crate::stream::Streamed;
+use crate::stream::{Streamed, Tail};
 use crate::Error;
 use crate::{input, output};
 
@@ -172,21 +177,21 @@ impl Route {
         };
         let slot = this.admission.admit().await?;
         let me = this.clone();
-        // The run blocks its thread until the module ends or a limit
-        // stops it, so it goes to the blocking pool. If the client leaves,
-        // the pipe's receiver is dropped and the module's next write
-        // stops it; a module that does not write is stopped by its
-        // deadline.
-        let run = tokio::task::spawn_blocking(move || {
+        // Driven by this task until the response starts: a request that
+        // fails, or needs no body, drops it, which stops the module.
+        let run: RunFuture = Box::pin(async move {
             let _slot = slot;
-            let finished = run::run(&me.compiled, input);
+            let finished = run::run(&me.compiled, input).await;
             log_stderr(&me.name, id, &finished);
             finished.ending
         });
-        let mut run = Running { run, feeder };
+        let mut run = Running {
+            run: Run::Here(run),
+            feeder,
+        };
         let mut reader = HeadReader::new(Mode::Cgi, MAX_HEAD_BYTES);
         let (reply, first) = loop {
-            match rx.recv().await {
+            match run.recv(&mut rx).await {
                 Some(chunk) => {
                     if let Some(done) = reader.push(&chunk).map_err(tern_gateway::Error::Head)? {
                         break done;
@@ -211,15 +216,15 @@ impl Route {
             Reply::LocalRedirect(target) => return Ok(client_redirect(&target)),
         };
         if parts.method == Method::HEAD {
-            // Dropping the pipe stops the module at its next write.
+            // Dropping the run stops the module.
             return Ok(render(head, ResponseBody::empty()));
         }
-        let body = match settle(first, &mut rx, &mut run).await? {
+        let body = match settle(first, &mut rx, run).await? {
             Settled::Whole(b) => ResponseBody::full(b),
-            Settled::Running(b) => ResponseBody::stream(Streamed {
+            Settled::Running(b, run) => ResponseBody::stream(Streamed {
                 first: Some(b),
                 rx,
-                run: Some(run.run),
+                run: Some(run.into_tail()),
                 name: this.name.clone(),
                 id,
             }),
@@ -242,7 +247,7 @@ enum Settled {
     /// The run ended well: this is all of it.
     Whole(Bytes),
     /// The run goes on: this is the start.
-    Running(Bytes),
+    Running(Bytes, Running),
 }
 
 /// Gathers output until the run ends, [`SETTLE`] passes, or
@@ -250,12 +255,12 @@ enum Settled {
 async fn settle(
     first: Bytes,
     rx: &mut mpsc::Receiver<Bytes>,
-    run: &mut Running,
+    mut run: Running,
 ) -> Result<Settled, Error> {
     let mut buf = BytesMut::from(first);
     let until = Instant::now() + SETTLE;
     while buf.len() <= WHOLE_MAX {
-        match tokio::time::timeout_at(until, rx.recv()).await {
+        match tokio::time::timeout_at(until, run.recv(rx)).await {
             Ok(Some(chunk)) => buf.extend_from_slice(&chunk),
             Ok(None) => {
                 return match run.ended().await? {
@@ -266,7 +271,7 @@ async fn settle(
             Err(_) => break,
         }
     }
-    Ok(Settled::Running(buf.freeze()))
+    Ok(Settled::Running(buf.freeze(), run))
 }
 
 /// SCRIPT_NAME and PATH_INFO for the route's pattern, as for a FastCGI
@@ -283,25 +288,67 @@ fn split<'a>(pattern: &'a str, path: &'a DecodedPath) -> (&'a str, &'a str) {
     }
 }
 
-/// A run on the blocking pool, and the task feeding it the body.
+/// A run of the module, with its slot and its log line.
+type RunFuture = Pin<Box<dyn Future<Output = Ending> + Send>>;
+
+/// A run as the handler drives it, and the task feeding it the body.
 struct Running {
-    run: JoinHandle<Ending>,
+    run: Run,
     feeder: Option<JoinHandle<Result<(), BodyError>>>,
 }
 
+/// Where a run stands.
+enum Run {
+    /// Still going, polled while the handler waits for its output.
+    Here(RunFuture),
+    /// Over; its output may still wait in the pipe.
+    Ended(Ending),
+}
+
 impl Running {
-    /// How the run ended, once it has; a body that failed is reported
-    /// with the body's own error (413 past the limit, 400 otherwise).
-    async fn ended(&mut self) -> Result<Ending, Error> {
-        let ending = (&mut self.run)
-            .await
-            .map_err(|e| Error::Trap(format!("the run panicked: {e}")))?;
-        if let (Ending::Failed(Error::BodyBroken), Some(feeder)) = (&ending, self.feeder.take()) {
+    /// The next chunk of stdout, driving the run meanwhile; `None` once
+    /// the run is over and its output all read.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: a chunk is only taken when it is returned, and the
+    /// run stays where it was.
+    async fn recv(&mut self, rx: &mut mpsc::Receiver<Bytes>) -> Option<Bytes> {
+        if let Run::Here(run) = &mut self.run {
+            tokio::select! {
+                biased;
+                chunk = rx.recv() => return chunk,
+                ending = run => self.run = Run::Ended(ending),
+            }
+        }
+        // Its store is gone, and with it every sender: the channel holds
+        // what is left and then ends.
+        rx.recv().await
+    }
+
+    /// How the run ended, driving it to its end if need be; a body that
+    /// failed is reported with the body's own error (413 past the limit,
+    /// 400 otherwise).
+    async fn ended(self) -> Result<Ending, Error> {
+        let ending = match self.run {
+            Run::Here(run) => run.await,
+            Run::Ended(ending) => ending,
+        };
+        if let (Ending::Failed(Error::BodyBroken), Some(feeder)) = (&ending, self.feeder) {
             if let Ok(Err(e)) = feeder.await {
                 return Ok(Ending::Failed(tern_gateway::Error::Body(e).into()));
             }
         }
         Ok(ending)
+    }
+
+    /// The rest of the run for a streamed body: one still going becomes a
+    /// task of its own on this runtime (the body is polled only as the
+    /// client reads, and the run must reach its limits regardless).
+    fn into_tail(self) -> Tail {
+        match self.run {
+            Run::Here(run) => Tail::Running(tokio::spawn(run)),
+            Run::Ended(ending) => Tail::Ended(ending),
+        }
     }
 }
 

@@ -1,22 +1,24 @@
 //! One run of a module: a fresh [`Store`] with the request's WASI context
 //! (the CGI variables as its environment, the body as stdin, the pipe to
 //! the handler as stdout, a bounded capture for stderr, at most one
-//! read-only directory), the
-//! memory cap and the epoch deadline, an instance from the pool, and
-//! `_start` called to the end. Blocking: the handler runs it on the
-//! blocking pool. The result is an [`Ending`], decided here and turned
-//! into a response by the handler.
+//! read-only directory), the memory cap and the epoch deadline, an
+//! instance from the pool, and `_start` called to the end. A future, run
+//! on the server's own thread: the module yields to the runtime at every
+//! epoch tick and whenever its stdin or stdout must wait, so a long or
+//! blocked run never holds up the other requests on that thread. The
+//! result is an [`Ending`], decided here and turned into a response by
+//! the handler.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use bytes::Bytes;
-use wasmtime::{ResourceLimiter, Store, Trap};
+use wasmtime::{ResourceLimiter, Store, Trap, UpdateDeadline};
 use wasmtime_wasi::p1::WasiP1Ctx;
 use wasmtime_wasi::p2::pipe::MemoryInputPipe;
 use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder};
 
-use crate::engine::{Compiled, TICK};
+use crate::engine::Compiled;
 use crate::input::{BodyBroken, Feed};
 use crate::output::{Capture, ClientGone, OutputLimit, Pipe, Stalled};
 use crate::Error;
@@ -87,10 +89,14 @@ pub(crate) enum Ending {
     Failed(Error),
 }
 
-/// Runs the module once. Blocks until it ends or a limit stops it.
-pub(crate) fn run(compiled: &Compiled, input: RunInput) -> Finished {
+/// Runs the module once, until it ends or a limit stops it.
+///
+/// # Cancel safety
+/// Dropping the future stops the module where it is (wasmtime unwinds
+/// its stack) and frees its instance; nothing else is left behind.
+pub(crate) async fn run(compiled: &Compiled, input: RunInput) -> Finished {
     let stderr = Capture::new(input.limits.stderr);
-    let ending = match start(compiled, input, &stderr) {
+    let ending = match start(compiled, input, &stderr).await {
         Ok(()) => Ending::Exited(0),
         Err(e) => e,
     };
@@ -102,15 +108,16 @@ pub(crate) fn run(compiled: &Compiled, input: RunInput) -> Finished {
     }
 }
 
-fn start(compiled: &Compiled, input: RunInput, stderr: &Capture) -> Result<(), Ending> {
+async fn start(compiled: &Compiled, input: RunInput, stderr: &Capture) -> Result<(), Ending> {
     let limits = input.limits;
     let deadline = tokio::time::Instant::now() + limits.timeout;
     let mut wasi = WasiCtxBuilder::new();
     wasi.args(&[input.arg0])
         .envs(&input.env)
         .stdout(input.stdout.until(deadline))
-        .stderr(stderr.clone())
-        .allow_blocking_current_thread(true);
+        // File access (a granted directory) stays on the blocking pool:
+        // a cold disk read must not stall the thread's other requests.
+        .stderr(stderr.clone());
     match input.stdin {
         Stdin::Memory(b) => wasi.stdin(MemoryInputPipe::new(b)),
         Stdin::Stream(f) => wasi.stdin(f.until(deadline)),
@@ -132,18 +139,39 @@ fn start(compiled: &Compiled, input: RunInput, stderr: &Capture) -> Result<(), E
     };
     let mut store = Store::new(&compiled.engine, state);
     store.limiter(|s| &mut s.cap);
-    // One tick more than the timeout: the first tick may come at once.
-    let ticks = limits.timeout.as_nanos().div_ceil(TICK.as_nanos()) as u64 + 1;
-    store.set_epoch_deadline(ticks);
-    store.epoch_deadline_trap();
+    // Every tick, the module yields to the runtime; past the deadline it
+    // is stopped. Wall-clock time, as the pipe's deadline is: a run
+    // waiting on its client counts too.
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(move |_| on_tick(deadline).map_err(wasmtime::Error::new));
     let instance = compiled
         .pre
-        .instantiate(&mut store)
+        .instantiate_async(&mut store)
+        .await
         .map_err(|e| classify(e, limits))?;
     let entry = instance
         .get_typed_func::<(), ()>(&mut store, "_start")
         .map_err(|e| Ending::Failed(Error::Instantiate(format!("{e:#}"))))?;
-    entry.call(&mut store, ()).map_err(|e| classify(e, limits))
+    entry
+        .call_async(&mut store, ())
+        .await
+        .map_err(|e| classify(e, limits))
+}
+
+/// What a running module does at an epoch tick: yield to the runtime and
+/// go on for another tick, or stop with [`Trap::Interrupt`] (a timeout)
+/// once the deadline has passed.
+fn on_tick(deadline: tokio::time::Instant) -> Result<UpdateDeadline, Trap> {
+    if tokio::time::Instant::now() >= deadline {
+        return Err(Trap::Interrupt);
+    }
+    // tokio's own yield: it wakes the task only after the runtime has
+    // polled its sockets and timers, so a looping module cannot keep the
+    // thread's other connections from being noticed.
+    Ok(UpdateDeadline::YieldCustom(
+        1,
+        Box::pin(tokio::task::yield_now()),
+    ))
 }
 
 /// Names the cause of a failed run: the module's own exit, one of the

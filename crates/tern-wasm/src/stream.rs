@@ -19,13 +19,23 @@ use tokio::task::JoinHandle;
 use crate::run::Ending;
 use crate::Error;
 
+/// The run behind a streamed body.
+#[derive(Debug)]
+pub(crate) enum Tail {
+    /// Going on as a task of its own.
+    Running(JoinHandle<Ending>),
+    /// Over before the response started, its output not all sent.
+    Ended(Ending),
+}
+
 /// A streamed response body. Dropped early (the client left), it drops
-/// the pipe's receiver, and the module is stopped at its next write.
+/// the pipe's receiver, and the module is stopped at its next write (or
+/// by its deadline, if it does not write).
 #[derive(Debug)]
 pub(crate) struct Streamed {
     pub(crate) first: Option<Bytes>,
     pub(crate) rx: mpsc::Receiver<Bytes>,
-    pub(crate) run: Option<JoinHandle<Ending>>,
+    pub(crate) run: Option<Tail>,
     /// For the log line of a run that fails mid-body.
     pub(crate) name: Arc<str>,
     pub(crate) id: RequestId,
@@ -47,10 +57,14 @@ impl Body for Streamed {
             return Poll::Ready(Some(Ok(Frame::data(b))));
         }
         // The pipe is closed: the run is over.
-        let Some(run) = this.run.as_mut() else {
-            return Poll::Ready(None);
+        let ended = match &mut this.run {
+            None => return Poll::Ready(None),
+            Some(Tail::Running(task)) => ready!(Pin::new(task).poll(cx)),
+            Some(Tail::Ended(_)) => match this.run.take() {
+                Some(Tail::Ended(ending)) => Ok(ending),
+                _ => return Poll::Ready(None),
+            },
         };
-        let ended = ready!(Pin::new(run).poll(cx));
         this.run = None;
         let e = match ended {
             Ok(Ending::Exited(_)) => return Poll::Ready(None),

@@ -126,3 +126,36 @@ async fn a_request_past_a_full_queue_is_503_at_once() {
     assert_eq!(resp.status, 200);
     assert_eq!(resp.body, "Hello!\n");
 }
+
+/// The server runs each thread's requests on one current-thread runtime,
+/// and a module runs on it: a module that loops must yield to the other
+/// requests there instead of holding the thread until its timeout.
+#[tokio::test(flavor = "current_thread")]
+async fn a_looping_module_does_not_starve_the_requests_beside_it() {
+    let mut r = Route::new(&wat::misbehave());
+    r.cfg.timeout = Duration::from_secs(10);
+    let h = r.handler();
+    let looping = {
+        let h = h.clone();
+        tokio::spawn(async move { call(&h, Req::post("/app", "l")).await })
+    };
+    // Let the loop start spinning before the others arrive.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let hellos: Vec<_> = (0..20)
+        .map(|_| {
+            let h = h.clone();
+            tokio::spawn(async move { call(&h, Req::get("/app")).await })
+        })
+        .collect();
+    for t in hellos {
+        let resp = t.await.unwrap();
+        assert_eq!(resp.status, 200);
+        assert_eq!(resp.body, "Hello!\n");
+    }
+    assert!(
+        !looping.is_finished(),
+        "the hellos waited for the loop's timeout"
+    );
+    let resp = looping.await.unwrap();
+    assert_eq!(resp.status, 504);
+}
