@@ -61,3 +61,13 @@ pub(crate) async fn room(
 /// The response body was dropped: the client left.
 #[derive(Debug)]
 pub(crate) struct Gone;
+
+/// Whether the client holds the program back: the chunks in flight fill
+/// the channel but for (at most) the one slot the program's pending read
+/// had reserved. That read's reservation is dropped when the silence timer
+/// wins the select, so the slot shows free by then; not counting it keeps
+/// a program that was starved of CPU while its client sat on three chunks
+/// from looking silent on its own.
+pub(crate) fn held_back(tx: Option<&mpsc::Sender<Chunk>>) -> bool {
+    tx.is_some_and(|t| t.capacity() <= 1)
+}

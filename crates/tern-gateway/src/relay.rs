@@ -23,7 +23,7 @@ use tokio::io::AsyncReadExt as _;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Sleep;
 
-use crate::output::{room, Chunk};
+use crate::output::{held_back, room, Chunk};
 use crate::persist::{Broken, Downstream, Event, Upstream};
 use crate::response::{HeadReader, Mode, Reply, MAX_HEAD_BYTES};
 use crate::session::{
@@ -188,7 +188,7 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
                 opened = Some(stream(&mut settling, &mut start));
             }
             () = &mut silence => {
-                let held_back = tx.as_ref().is_some_and(|t| t.capacity() == 0);
+                let held_back = held_back(tx.as_ref());
                 if progress == seen && !held_back {
                     break End::Timeout;
                 }

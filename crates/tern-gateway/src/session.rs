@@ -25,7 +25,7 @@ use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit};
 use tokio::time::Instant;
 
 use crate::input::{self, Feed};
-use crate::output::{room, Chunk, OutputBody, IN_FLIGHT};
+use crate::output::{held_back, room, Chunk, OutputBody, IN_FLIGHT};
 use crate::response::{HeadReader, Mode, Reply, MAX_HEAD_BYTES};
 use crate::spawn::Running;
 use crate::{Error, HeadError};
@@ -199,7 +199,7 @@ pub(crate) async fn drive(
                 // Nor is a script silent while its output waits for a slow
                 // client (the channel is full).
                 let now = progress.load(Ordering::Relaxed);
-                let held_back = tx.as_ref().is_some_and(|t| t.capacity() == 0);
+                let held_back = held_back(tx.as_ref());
                 if now == seen && !held_back {
                     break End::Timeout;
                 }

@@ -269,7 +269,7 @@ async fn a_slow_client_does_not_make_a_busy_script_look_silent() {
     let mut site = Site::new();
     // Long enough that a loaded machine does not starve the script that
     // long; the client then stays away for three times as long.
-    site.cfg.timeout = Duration::from_millis(1000);
+    site.cfg.timeout = Duration::from_millis(2000);
     site.script(
         "big.cgi",
         "#!/bin/sh\nprintf 'Content-Type: application/octet-stream\\n\\n'\nhead -c 4000000 /dev/zero\n",
@@ -281,7 +281,7 @@ async fn a_slow_client_does_not_make_a_busy_script_look_silent() {
     assert_eq!(resp.status(), 200);
     // The client reads nothing for several timeouts: the script blocks on
     // its full pipe, held back by the client, not silent by itself.
-    tokio::time::sleep(Duration::from_millis(3000)).await;
+    tokio::time::sleep(Duration::from_millis(6000)).await;
     let body = resp
         .into_body()
         .collect()
