@@ -120,6 +120,7 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
     let mut silence = Box::pin(tokio::time::sleep(s.timeout));
     let mut settle: Option<Pin<Box<Sleep>>> = None;
     let mut seen = 0;
+    let mut was_held = false;
     let mut opened: Option<mpsc::Sender<Chunk>> = None;
 
     let end = loop {
@@ -188,11 +189,13 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
                 opened = Some(stream(&mut settling, &mut start));
             }
             () = &mut silence => {
-                let held_back = held_back(tx.as_ref());
-                if progress == seen && !held_back {
+                // Held back now, or at the last check (see session.rs).
+                let held = held_back(tx.as_ref());
+                if progress == seen && !held && !was_held {
                     break End::Timeout;
                 }
                 seen = progress;
+                was_held = held;
                 silence = Box::pin(tokio::time::sleep(s.timeout));
             }
         }

@@ -127,6 +127,7 @@ pub(crate) async fn drive(
     let settle = tokio::time::sleep(SETTLE);
     tokio::pin!(silence, settle);
     let mut seen = 0;
+    let mut was_held = false;
     // Set inside the select (where `tx` is borrowed by the read), moved
     // into `tx` before the next one.
     let mut opened: Option<mpsc::Sender<Chunk>> = None;
@@ -199,11 +200,15 @@ pub(crate) async fn drive(
                 // Nor is a script silent while its output waits for a slow
                 // client (the channel is full).
                 let now = progress.load(Ordering::Relaxed);
-                let held_back = held_back(tx.as_ref());
-                if now == seen && !held_back {
+                // Held back now, or at the last check: a client that
+                // resumes reading just before the timer fires has given the
+                // script no time to write since.
+                let held = held_back(tx.as_ref());
+                if now == seen && !held && !was_held {
                     break End::Timeout;
                 }
                 seen = now;
+                was_held = held;
                 silence.as_mut().reset(Instant::now() + s.timeout);
             }
         }
