@@ -39,4 +39,5 @@ mod workers;
 pub use cgi::Cgi;
 pub use dispatch::MAX_LOCAL_REDIRECTS;
 pub use error::{Error, HeadError};
+pub use limit::Limiter;
 pub use pooled::{CgiPlus, FastCgi};

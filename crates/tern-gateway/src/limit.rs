@@ -1,4 +1,5 @@
-//! Admission: at most `max_concurrent` scripts of a route run at once;
+//! Admission: at most `max_concurrent` programs of a route run at once
+//! (CGI scripts here, WebAssembly instances in `tern-wasm`);
 //! up to `queue` more requests wait (first come, first served) for at most
 //! `queue_timeout`; anything beyond is answered 503 at once. Harvard's
 //! server fell over at 30 clients because it forked for each; a bound keeps
@@ -14,7 +15,7 @@ use crate::Error;
 
 /// A route's slots and queue.
 #[derive(Debug)]
-pub(crate) struct Limiter {
+pub struct Limiter {
     slots: Arc<Semaphore>,
     waiting: AtomicUsize,
     queue: usize,
@@ -31,7 +32,9 @@ impl Drop for Waiting<'_> {
 }
 
 impl Limiter {
-    pub(crate) fn new(max_concurrent: usize, queue: usize, queue_timeout: Duration) -> Self {
+    /// `max_concurrent` slots, `queue` waiting places, `queue_timeout`
+    /// the longest wait.
+    pub fn new(max_concurrent: usize, queue: usize, queue_timeout: Duration) -> Self {
         Limiter {
             slots: Arc::new(Semaphore::new(max_concurrent)),
             waiting: AtomicUsize::new(0),
@@ -44,7 +47,9 @@ impl Limiter {
     ///
     /// # Cancel safety
     /// Cancel safe: a cancelled wait leaves the queue.
-    pub(crate) async fn admit(&self) -> Result<OwnedSemaphorePermit, Error> {
+    /// # Errors
+    /// [`Error::Busy`] when the queue is full or the wait took too long.
+    pub async fn admit(&self) -> Result<OwnedSemaphorePermit, Error> {
         // The semaphore is fair: when requests wait, no free permit is
         // left for a newcomer to take past them.
         if let Ok(p) = self.slots.clone().try_acquire_owned() {

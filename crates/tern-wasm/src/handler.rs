@@ -24,13 +24,13 @@ use http_body_util::BodyExt as _;
 use tern_config::WasmConfig;
 use tern_gateway::env::{self, EnvInput, EnvPolicy, ScriptVars};
 use tern_gateway::response::{Head, HeadReader, Mode, Reply, MAX_HEAD_BYTES};
+use tern_gateway::Limiter;
 use tern_handler::path::DecodedPath;
 use tern_handler::{BodyError, Exchange, Handler, HandlerFuture, RequestId, ResponseBody};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::admit::Admission;
 use crate::engine::Compiled;
 use crate::run::{self, Ending, Finished, Limits, RunInput, Stdin};
 use crate::stream::{Streamed, Tail};
@@ -56,7 +56,7 @@ struct Route {
     limits: Limits,
     pass_authorization: bool,
     refuse_shellshock: bool,
-    admission: Admission,
+    admission: Limiter,
 }
 
 impl Wasm {
@@ -88,7 +88,7 @@ impl Wasm {
                 },
                 pass_authorization: cfg.pass_authorization,
                 refuse_shellshock: cfg.refuse_shellshock,
-                admission: Admission::new(cfg.max_concurrent, cfg.queue, cfg.queue_timeout),
+                admission: Limiter::new(cfg.max_concurrent, cfg.queue, cfg.queue_timeout),
             }),
         })
     }
@@ -175,7 +175,10 @@ impl Route {
             dir: this.dir.clone(),
             limits: this.limits,
         };
-        let slot = this.admission.admit().await?;
+        let slot = this.admission.admit().await.map_err(|e| match e {
+            tern_gateway::Error::Busy(why) => Error::Busy(why),
+            _ => Error::Busy("no free instance"),
+        })?;
         let me = this.clone();
         // Driven by this task until the response starts: a request that
         // fails, or needs no body, drops it, which stops the module.

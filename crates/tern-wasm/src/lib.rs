@@ -12,13 +12,13 @@
 //! with epoch interruption and a pooling allocator sized from the route's
 //! limits) into an `InstancePre`; `run` makes a fresh instance per request
 //! with its limits (memory, time, output) and says how it ended;
-//! `admit` bounds the runs at once and the requests waiting for one;
+//! `tern_gateway::Limiter` (shared with CGI) bounds the runs at once and
+//! the requests waiting for one;
 //! `output` carries stdout to the handler through a bounded channel (and
 //! bounds stderr), and `input` a request body of known length to stdin; [`Wasm`] (`handler`) ties them to a request, answering
 //! a short run whole and a long one as a stream (`stream`).
 #![forbid(unsafe_code)]
 
-mod admit;
 mod engine;
 mod error;
 mod handler;
