@@ -14,6 +14,23 @@ use std::io;
 
 use bytes::Bytes;
 
+/// The request body, as far as a transport's `start` needs to know it.
+/// FastCGI and CGIplus take the same three cases.
+#[derive(Clone, Debug)]
+pub enum StartBody {
+    /// No body: the transport ends the body with the head (FastCGI's
+    /// empty STDIN; nothing for CGIplus).
+    Empty,
+    /// The whole body, in memory, written with the head. Meant for small
+    /// bodies: a worker that writes more than a socket or pipe buffer of
+    /// output before it reads a larger one would stall the write; stream
+    /// such bodies.
+    Whole(Bytes),
+    /// The body follows through [`Upstream::send`], then
+    /// [`Upstream::finish`]; CONTENT_LENGTH says how long it is.
+    Streamed,
+}
+
 /// One thing a worker sent back, in order.
 #[derive(Debug)]
 pub enum Event {

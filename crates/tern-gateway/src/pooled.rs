@@ -27,7 +27,7 @@ use tern_pool::{Factory, Health, Lease, Pool, PoolConfig, PoolError, Retire, Sta
 use tokio::sync::oneshot;
 
 use crate::fastcgi::conn::{self, Address};
-use crate::persist::{Downstream, Upstream};
+use crate::persist::{Downstream, StartBody, Upstream};
 
 use crate::dispatch::{self, render, Answer, Run};
 use crate::env::{self, CgiEnv, EnvInput, EnvPolicy, ScriptVars};
@@ -176,21 +176,13 @@ impl Body {
     }
 
     /// The transport's start body, and the relay's rest.
-    pub(crate) fn split(self) -> (Start, Rest) {
+    pub(crate) fn split(self) -> (StartBody, Rest) {
         match self {
-            Body::Empty => (Start::Empty, Rest::Nothing),
-            Body::Whole(b) => (Start::Whole(b), Rest::Nothing),
-            Body::Streamed(r) => (Start::Streamed, r),
+            Body::Empty => (StartBody::Empty, Rest::Nothing),
+            Body::Whole(b) => (StartBody::Whole(b), Rest::Nothing),
+            Body::Streamed(r) => (StartBody::Streamed, r),
         }
     }
-}
-
-/// What goes out with the request head.
-#[derive(Clone, Debug)]
-pub(crate) enum Start {
-    Empty,
-    Whole(Bytes),
-    Streamed,
 }
 
 /// A small body of known length that has already arrived (it usually
@@ -311,7 +303,7 @@ async fn run_once(
     let sock = conn::connect_now(addr, connect_timeout)
         .await
         .map_err(|e| Error::Unavailable(e.to_string()))?;
-    let (up, down) = conn::start_once(sock, &env, workers::fcgi_body(start))
+    let (up, down) = conn::start_once(sock, &env, start)
         .await
         .map_err(|e| Error::Worker(format!("starting the request: {e}")))?;
     drop(env);

@@ -23,9 +23,8 @@ use tern_pool::{Factory, Lease, Retire};
 
 use crate::cgiplus::{self, CgiplusDownstream, CgiplusUpstream, Pipes, Sentinels};
 use crate::env::CgiEnv;
-use crate::fastcgi::conn::{self, Address, FcgiDownstream, FcgiUpstream, Socket, StartBody};
-use crate::persist::{Downstream, Upstream};
-use crate::pooled::Start;
+use crate::fastcgi::conn::{self, Address, FcgiDownstream, FcgiUpstream, Socket};
+use crate::persist::{Downstream, StartBody, Upstream};
 use crate::Error;
 
 /// How long a stopped worker has between SIGTERM and SIGKILL.
@@ -50,20 +49,12 @@ pub(crate) trait Transport: Factory + Sized {
     fn start(
         item: &mut Lease<Self>,
         env: &CgiEnv,
-        body: Start,
+        body: StartBody,
     ) -> impl Future<Output = Result<(Self::Up, Self::Down), StartFailure>> + Send;
 
     /// After a clean end, puts the channel back; false if it cannot carry
     /// another request.
     fn reunite(item: &mut Lease<Self>, up: Self::Up, down: Self::Down) -> bool;
-}
-
-pub(crate) fn fcgi_body(b: Start) -> StartBody {
-    match b {
-        Start::Empty => StartBody::Empty,
-        Start::Whole(b) => StartBody::Whole(b),
-        Start::Streamed => StartBody::Streamed,
-    }
 }
 
 /// One FastCGI channel: a connection, taken out while a request uses it.
@@ -102,13 +93,13 @@ where
     async fn start(
         item: &mut Lease<Self>,
         env: &CgiEnv,
-        body: Start,
+        body: StartBody,
     ) -> Result<(FcgiUpstream, FcgiDownstream), StartFailure> {
         let sock = item
             .socket()
             .take()
             .ok_or_else(|| StartFailure::Broken(io::Error::other("no connection")))?;
-        conn::start(sock, env, fcgi_body(body))
+        conn::start(sock, env, body)
             .await
             .map_err(StartFailure::Broken)
     }
@@ -321,17 +312,12 @@ impl Transport for CgiplusWorkers {
     async fn start(
         item: &mut Lease<Self>,
         env: &CgiEnv,
-        body: Start,
+        body: StartBody,
     ) -> Result<(CgiplusUpstream, CgiplusDownstream), StartFailure> {
         let pipes = item
             .pipes
             .take()
             .ok_or_else(|| StartFailure::Broken(io::Error::other("no pipes")))?;
-        let body = match body {
-            Start::Empty => cgiplus::StartBody::Empty,
-            Start::Whole(b) => cgiplus::StartBody::Whole(b),
-            Start::Streamed => cgiplus::StartBody::Streamed,
-        };
         match cgiplus::start(pipes, env, body).await {
             Ok(halves) => Ok(halves),
             Err(cgiplus::StartError::Refused { reason, pipes }) => {

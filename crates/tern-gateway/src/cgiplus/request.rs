@@ -23,21 +23,7 @@ const READ_SIZE: usize = 64 * 1024;
 /// rather than being copied.
 const COPY_MAX: usize = 16 * 1024;
 
-/// The request body, as far as [`start`] knows it.
-#[derive(Debug)]
-pub enum StartBody {
-    /// No body (CONTENT_LENGTH unset or 0).
-    Empty,
-    /// The whole body, in memory: written by [`start`] with the
-    /// variables. Meant for small bodies: `start` returns once the worker
-    /// took all of it, so a worker that writes more than a pipe buffer of
-    /// output before it reads a larger body stalls it (until the driver's
-    /// timeout); stream such bodies.
-    Whole(Bytes),
-    /// The body follows through [`Upstream::send`]; CONTENT_LENGTH says
-    /// how long it is.
-    Streamed,
-}
+pub use crate::persist::StartBody;
 
 /// Why a request could not be started.
 #[derive(Debug, thiserror::Error)]

@@ -287,18 +287,7 @@ fn read_into(sock: &Std, buf: &mut BytesMut) -> io::Result<usize> {
     n
 }
 
-/// The request body, as far as [`start`] needs to know it.
-#[derive(Clone, Debug)]
-pub enum StartBody {
-    /// No body: the empty STDIN goes with the head.
-    Empty,
-    /// The whole body, in memory: its STDIN records and the empty STDIN
-    /// go with the head, in the same write.
-    Whole(Bytes),
-    /// The caller sends the body through [`FcgiUpstream`], then calls
-    /// [`Upstream::finish`] (a no-op once CONTENT_LENGTH bytes went out).
-    Streamed,
-}
+pub use crate::persist::StartBody;
 
 /// Starts a request on `sock`: BEGIN_REQUEST (Responder, KEEP_CONN, id
 /// 1), `env` as PARAMS, the empty PARAMS and the body as `body` says, in
