@@ -77,8 +77,7 @@ impl Cgi {
 
 impl Handler for Cgi {
     fn call(&self, exchange: Exchange) -> HandlerFuture {
-        let route = self.route.clone();
-        Box::pin(async move { dispatch::serve(&*route, exchange).await })
+        dispatch::call(&self.route, exchange)
     }
 
     fn kind(&self) -> &'static str {
@@ -92,20 +91,6 @@ impl Run for Route {
     }
 
     async fn run(
-        &self,
-        parts: &Parts,
-        path: &DecodedPath,
-        body: Option<RequestBody>,
-        conn: &ConnInfo,
-        scope: Scope<'_>,
-        id: RequestId,
-    ) -> Result<Answer, Error> {
-        self.run_script(parts, path, body, conn, scope, id).await
-    }
-}
-
-impl Route {
-    async fn run_script(
         &self,
         parts: &Parts,
         path: &DecodedPath,

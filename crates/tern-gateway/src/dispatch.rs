@@ -5,11 +5,12 @@
 //! [`Run`] a request once.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use http::request::Parts;
 use http::{header, HeaderValue, Method, Response, StatusCode, Uri};
 use tern_handler::path::DecodedPath;
-use tern_handler::{ConnInfo, Exchange, RequestBody, RequestId, ResponseBody};
+use tern_handler::{ConnInfo, Exchange, HandlerFuture, RequestBody, RequestId, ResponseBody};
 
 use crate::resolve::Scope;
 use crate::response::Head;
@@ -42,6 +43,12 @@ pub(crate) trait Run: Sync {
         scope: Scope<'_>,
         id: RequestId,
     ) -> impl Future<Output = Result<Answer, Error>> + Send;
+}
+
+/// A gateway handler's `call`: `exchange` answered through `route`.
+pub(crate) fn call<R: Run + Send + 'static>(route: &Arc<R>, exchange: Exchange) -> HandlerFuture {
+    let route = Arc::clone(route);
+    Box::pin(async move { serve(&*route, exchange).await })
 }
 
 /// Answers `exchange` through `r`, following local redirects.

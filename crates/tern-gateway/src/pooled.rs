@@ -488,8 +488,7 @@ fn counters<F: Factory>(p: &Pool<F>) -> (String, Stats) {
 
 impl Handler for FastCgi {
     fn call(&self, exchange: Exchange) -> HandlerFuture {
-        let route = self.route.clone();
-        Box::pin(async move { dispatch::serve(&*route, exchange).await })
+        dispatch::call(&self.route, exchange)
     }
 
     fn kind(&self) -> &'static str {
@@ -672,8 +671,7 @@ impl CgiPlus {
 
 impl Handler for CgiPlus {
     fn call(&self, exchange: Exchange) -> HandlerFuture {
-        let route = self.route.clone();
-        Box::pin(async move { dispatch::serve(&*route, exchange).await })
+        dispatch::call(&self.route, exchange)
     }
 
     fn kind(&self) -> &'static str {
