@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use http::request::Parts;
@@ -60,6 +60,8 @@ struct Target {
     script_name: String,
     filename: PathBuf,
     path_info: String,
+    /// The file's modification time, when it was looked up beneath `dir`.
+    modified: Option<(i64, i64)>,
 }
 
 impl Common {
@@ -95,6 +97,7 @@ impl Common {
                 script_name: s.script_name,
                 filename: s.filename,
                 path_info: s.path_info,
+                modified: Some(s.modified),
             });
         }
         let full = path.as_str();
@@ -107,6 +110,7 @@ impl Common {
             script_name: script_name.to_owned(),
             filename: self.document_root.join(script_name.trim_start_matches('/')),
             path_info: path_info.to_owned(),
+            modified: None,
         })
     }
 
@@ -575,7 +579,7 @@ struct PlusRoute {
 
 /// Per script: the file's modification time when its pool was made, and
 /// the pool.
-type ScriptPools = HashMap<PathBuf, (Option<SystemTime>, Pool<CgiplusWorkers>)>;
+type ScriptPools = HashMap<PathBuf, (Option<(i64, i64)>, Pool<CgiplusWorkers>)>;
 
 #[derive(Debug)]
 enum PlusWorkers {
@@ -682,11 +686,11 @@ impl Handler for CgiPlus {
 impl PlusRoute {
     /// The pool of `script`'s own processes: made now if it has none, or
     /// made anew if the file changed since.
-    fn script_pool(&self, script: &Path) -> Result<Pool<CgiplusWorkers>, Error> {
+    fn script_pool(&self, target: &Target) -> Result<Pool<CgiplusWorkers>, Error> {
+        let (script, mtime) = (target.filename.as_path(), target.modified);
         let PlusWorkers::Scripts(map) = &self.workers else {
             unreachable!("only for per-script routes");
         };
-        let mtime = std::fs::metadata(script).and_then(|m| m.modified()).ok();
         let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((seen, pool)) = map.get(script) {
             if *seen == mtime {
@@ -720,7 +724,7 @@ impl Run for PlusRoute {
     ) -> Result<Answer, Error> {
         let target = self.common.target(path, scope)?;
         let pool = match &self.workers {
-            PlusWorkers::Scripts(_) => self.script_pool(&target.filename)?,
+            PlusWorkers::Scripts(_) => self.script_pool(&target)?,
             PlusWorkers::Engine { pool, .. } => pool.clone(),
         };
         let (env, body) = self.common.prepare(parts, body, conn, &target).await?;

@@ -73,6 +73,10 @@ pub(crate) struct Script {
     pub(crate) path_info: String,
     /// Whether its name starts with `nph-`.
     pub(crate) nph: bool,
+    /// Its modification time (seconds, nanoseconds), from the lookup's
+    /// own stat: a persistent route restarts a script's workers when it
+    /// changes.
+    pub(crate) modified: (i64, i64),
 }
 
 impl Script {
@@ -157,15 +161,19 @@ impl ScriptDir {
             }
             let rel = &rest[1..end];
             let kind = match self.stat(rel, how) {
-                Ok(st) => (FileType::from_raw_mode(st.st_mode), st.st_mode),
+                Ok(st) => (
+                    FileType::from_raw_mode(st.st_mode),
+                    st.st_mode,
+                    (st.st_mtime, st.st_mtime_nsec as i64),
+                ),
                 Err(Errno::ACCESS | Errno::PERM) => {
                     return Err(Error::NotRunnable(format!("{full}: permission denied")))
                 }
                 Err(e) => return Err(Error::NoScript(format!("{full}: {e}"))),
             };
             match kind {
-                (FileType::Directory, _) => continue,
-                (FileType::RegularFile, mode) => {
+                (FileType::Directory, ..) => continue,
+                (FileType::RegularFile, mode, modified) => {
                     if let Scope::Extension(ext) = scope {
                         let has = segment
                             .rsplit_once('.')
@@ -184,6 +192,7 @@ impl ScriptDir {
                         script_name: format!("{url_prefix}{}", &rest[..end]),
                         path_info: rest[end..].to_owned(),
                         nph: segment.starts_with("nph-"),
+                        modified,
                     });
                 }
                 _ => return Err(Error::NoScript(format!("{full}: not a regular file"))),

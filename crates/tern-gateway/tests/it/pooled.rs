@@ -552,6 +552,28 @@ async fn a_cgiplus_script_serves_request_after_request_in_one_process() {
 }
 
 #[tokio::test]
+async fn an_edited_cgiplus_script_gets_new_workers() {
+    let site = Site::new();
+    site.script("loop.sh", SH_LOOP);
+    let h = cgiplus(&site, Engine::Scripts, pool(0, 1));
+    let pid = |r: &Resp| r.text().split(' ').next().unwrap().to_owned();
+    let first = call(&h, Req::get("/cgi-bin/loop.sh")).await;
+    assert_eq!(
+        pid(&call(&h, Req::get("/cgi-bin/loop.sh")).await),
+        pid(&first),
+        "unchanged: the same process"
+    );
+    site.script("loop.sh", &SH_LOOP.replace("%s %s", "%s %s "));
+    let edited = call(&h, Req::get("/cgi-bin/loop.sh")).await;
+    assert_eq!(edited.status, 200, "{}", edited.text());
+    assert_ne!(
+        pid(&edited),
+        pid(&first),
+        "the edited file runs in a new process"
+    );
+}
+
+#[tokio::test]
 async fn a_cgiplus_script_that_exits_mid_response_is_replaced() {
     let site = Site::new();
     site.script("loop.sh", SH_LOOP);
