@@ -36,7 +36,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::net::SocketAddr;
-use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
+use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
 
 use http::request::Parts;
@@ -47,25 +47,41 @@ use crate::Error;
 
 /// A script's environment: names and values with no NUL byte, and no
 /// variable set twice. Only [`build`] makes one.
+///
+/// Held as one block of `NAME=VALUE` entries, each ended by a NUL, as a C
+/// environment is laid out: building it costs two allocations rather than
+/// two per variable, and WASI's `environ_get` copies the block as it is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CgiEnv {
-    vars: Vec<(OsString, OsString)>,
+    block: Vec<u8>,
+    vars: Vec<Span>,
+}
+
+/// Where a variable lies in the block: its name is `start..eq`, its value
+/// `eq + 1..end`, and its NUL at `end`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Span {
+    start: usize,
+    eq: usize,
+    end: usize,
 }
 
 impl CgiEnv {
     /// The value of `name`, if set.
     pub fn get(&self, name: &str) -> Option<&OsStr> {
-        self.vars
-            .iter()
+        self.iter()
             .find(|(n, _)| n.as_bytes() == name.as_bytes())
-            .map(|(_, v)| v.as_os_str())
+            .map(|(_, v)| v)
     }
 
     /// Every variable, in the order they were set.
     pub fn iter(&self) -> impl Iterator<Item = (&OsStr, &OsStr)> {
-        self.vars
-            .iter()
-            .map(|(n, v)| (n.as_os_str(), v.as_os_str()))
+        self.vars.iter().map(|s| {
+            (
+                OsStr::from_bytes(&self.block[s.start..s.eq]),
+                OsStr::from_bytes(&self.block[s.eq + 1..s.end]),
+            )
+        })
     }
 
     /// How many variables are set.
@@ -76,6 +92,17 @@ impl CgiEnv {
     /// Whether no variable is set (never true for a built environment).
     pub fn is_empty(&self) -> bool {
         self.vars.is_empty()
+    }
+
+    /// The whole environment as a C block: `NAME=VALUE` and a NUL for each
+    /// variable, in order.
+    pub fn block(&self) -> &[u8] {
+        &self.block
+    }
+
+    /// Where each variable's entry starts in [`CgiEnv::block`].
+    pub fn offsets(&self) -> impl ExactSizeIterator<Item = usize> + '_ {
+        self.vars.iter().map(|s| s.start)
     }
 }
 
@@ -131,13 +158,15 @@ const OWN: &[&str] = tern_config::CGI_RESERVED_NAMES;
 /// Shellshock-looking value, a NUL).
 pub fn build(input: &EnvInput<'_>) -> Result<CgiEnv, Error> {
     let req = input.request;
-    let mut env = Builder {
-        vars: Vec::with_capacity(input.policy.inherited.len() + 24 + req.headers.len()),
-    };
+    let vars = input.policy.inherited.len() + 24 + req.headers.len();
+    let mut env = Builder(CgiEnv {
+        block: Vec::with_capacity(vars * 32),
+        vars: Vec::with_capacity(vars),
+    });
     for (name, value) in input.policy.inherited {
         let own = OWN.iter().any(|o| o.as_bytes() == name.as_bytes());
         if !own && !name.as_bytes().starts_with(b"HTTP_") {
-            env.push_os(name.clone(), value.clone())?;
+            env.push(name.as_bytes(), value.as_bytes())?;
         }
     }
 
@@ -147,142 +176,178 @@ pub fn build(input: &EnvInput<'_>) -> Result<CgiEnv, Error> {
     let local = input.conn.local.socket_addr();
     let peer = input.conn.peer.socket_addr();
 
-    env.push("GATEWAY_INTERFACE", "CGI/1.1")?;
-    env.push("SERVER_SOFTWARE", SERVER_SOFTWARE)?;
-    env.push("SERVER_NAME", &server_name(host, local))?;
-    env.push("SERVER_PORT", &server_port(host, local, secure))?;
-    env.push("SERVER_ADDR", &address(&input.conn.local, local))?;
-    env.push("SERVER_PROTOCOL", protocol(req.version))?;
-    env.push("REQUEST_SCHEME", scheme)?;
+    env.push(b"GATEWAY_INTERFACE", b"CGI/1.1")?;
+    env.push(b"SERVER_SOFTWARE", SERVER_SOFTWARE.as_bytes())?;
+    env.push(b"SERVER_NAME", server_name(host, local).as_bytes())?;
+    env.push(b"SERVER_PORT", server_port(host, local, secure).as_bytes())?;
+    env.push(b"SERVER_ADDR", address(&input.conn.local, local).as_bytes())?;
+    env.push(b"SERVER_PROTOCOL", protocol(req.version).as_bytes())?;
+    env.push(b"REQUEST_SCHEME", scheme.as_bytes())?;
     if secure {
-        env.push("HTTPS", "on")?;
+        env.push(b"HTTPS", b"on")?;
     }
-    env.push("REQUEST_METHOD", req.method.as_str())?;
+    env.push(b"REQUEST_METHOD", req.method.as_str().as_bytes())?;
     let target = req.uri.path_and_query().map_or("/", |p| p.as_str());
-    env.push("REQUEST_URI", target)?;
-    env.push("QUERY_STRING", req.uri.query().unwrap_or(""))?;
+    env.push(b"REQUEST_URI", target.as_bytes())?;
+    env.push(b"QUERY_STRING", req.uri.query().unwrap_or("").as_bytes())?;
     let s = &input.script;
-    env.push("SCRIPT_NAME", s.script_name)?;
-    env.push_os("SCRIPT_FILENAME".into(), s.script_filename.into())?;
+    env.push(b"SCRIPT_NAME", s.script_name.as_bytes())?;
+    env.push(b"SCRIPT_FILENAME", s.script_filename.as_os_str().as_bytes())?;
+    let root = s.document_root.as_os_str().as_bytes();
     if !s.path_info.is_empty() {
-        env.push("PATH_INFO", s.path_info)?;
+        env.push(b"PATH_INFO", s.path_info.as_bytes())?;
         // PATH_INFO starts with '/', so this appends rather than replaces.
-        let mut translated = s.document_root.as_os_str().as_bytes().to_vec();
-        while translated.last() == Some(&b'/') {
-            translated.pop();
+        let mut base = root;
+        while let Some(rest) = base.strip_suffix(b"/") {
+            base = rest;
         }
-        translated.extend_from_slice(s.path_info.as_bytes());
-        env.push_os("PATH_TRANSLATED".into(), OsString::from_vec(translated))?;
+        env.push_joined(b"PATH_TRANSLATED", [base, s.path_info.as_bytes()], b"")?;
     }
-    env.push_os("DOCUMENT_ROOT".into(), s.document_root.into())?;
+    env.push(b"DOCUMENT_ROOT", root)?;
     let remote = address(&input.conn.peer, peer);
-    env.push("REMOTE_ADDR", &remote)?;
-    env.push("REMOTE_HOST", &remote)?;
+    env.push(b"REMOTE_ADDR", remote.as_bytes())?;
+    env.push(b"REMOTE_HOST", remote.as_bytes())?;
     if let Some(p) = peer {
-        env.push("REMOTE_PORT", &p.port().to_string())?;
+        env.push(b"REMOTE_PORT", p.port().to_string().as_bytes())?;
     }
     if let Some(len) = input.content_length {
-        env.push("CONTENT_LENGTH", &len.to_string())?;
+        env.push(b"CONTENT_LENGTH", len.to_string().as_bytes())?;
     }
     if let Some(ct) = req.headers.get(header::CONTENT_TYPE) {
-        env.push_os(
-            "CONTENT_TYPE".into(),
-            OsStr::from_bytes(ct.as_bytes()).into(),
-        )?;
+        env.push(b"CONTENT_TYPE", ct.as_bytes())?;
     }
-    env.push("REDIRECT_STATUS", "200")?;
+    env.push(b"REDIRECT_STATUS", b"200")?;
 
     headers(&mut env, req, &input.policy)?;
 
+    let env = env.0;
     if input.policy.refuse_shellshock {
-        if let Some((name, _)) = env
-            .vars
-            .iter()
-            .find(|(_, v)| v.as_bytes().starts_with(b"() {"))
-        {
+        if let Some((name, _)) = env.iter().find(|(_, v)| v.as_bytes().starts_with(b"() {")) {
             return Err(Error::Shellshock(name.to_string_lossy().into_owned()));
         }
     }
-    Ok(CgiEnv { vars: env.vars })
+    Ok(env)
 }
 
-struct Builder {
-    vars: Vec<(OsString, OsString)>,
-}
+struct Builder(CgiEnv);
 
 impl Builder {
-    fn push(&mut self, name: &str, value: &str) -> Result<(), Error> {
-        self.push_os(name.into(), value.into())
+    fn push(&mut self, name: &[u8], value: &[u8]) -> Result<(), Error> {
+        self.push_joined(name, [value], b"")
     }
 
-    fn push_os(&mut self, name: OsString, value: OsString) -> Result<(), Error> {
-        if value.as_bytes().contains(&0) || name.as_bytes().contains(&0) {
-            return Err(Error::NulInValue(name.to_string_lossy().into_owned()));
+    /// Sets `name` to `parts` joined by `sep`.
+    fn push_joined<'v>(
+        &mut self,
+        name: &[u8],
+        parts: impl IntoIterator<Item = &'v [u8]>,
+        sep: &[u8],
+    ) -> Result<(), Error> {
+        let start = self.0.block.len();
+        self.0.block.extend_from_slice(name);
+        self.value(start, parts, sep)
+    }
+
+    /// Ends the name begun at `start` with `=` and `parts` joined by
+    /// `sep`, and the entry with a NUL; refuses a NUL in either.
+    fn value<'v>(
+        &mut self,
+        start: usize,
+        parts: impl IntoIterator<Item = &'v [u8]>,
+        sep: &[u8],
+    ) -> Result<(), Error> {
+        let block = &mut self.0.block;
+        let eq = block.len();
+        block.push(b'=');
+        for (i, part) in parts.into_iter().enumerate() {
+            if i > 0 {
+                block.extend_from_slice(sep);
+            }
+            block.extend_from_slice(part);
         }
-        self.vars.push((name, value));
+        let end = block.len();
+        if block[start..end].contains(&0) {
+            let name = String::from_utf8_lossy(&block[start..eq]).into_owned();
+            block.truncate(start);
+            return Err(Error::NulInValue(name));
+        }
+        block.push(0);
+        self.0.vars.push(Span { start, eq, end });
         Ok(())
     }
 }
 
 /// The request headers as HTTP_* variables.
 fn headers(env: &mut Builder, req: &Parts, policy: &EnvPolicy<'_>) -> Result<(), Error> {
-    // (variable, header) for every header seen, kept or not, so that a
-    // look-alike of a withheld header is caught too. Few headers: a Vec.
-    let mut seen: Vec<(Vec<u8>, &HeaderName)> = Vec::with_capacity(req.headers.keys_len());
+    // Every header seen, kept or not, so that a look-alike of a withheld
+    // header is caught too. Few headers: a Vec, compared pairwise.
+    let mut seen: Vec<&HeaderName> = Vec::with_capacity(req.headers.keys_len());
     for name in req.headers.keys() {
-        let Some(var) = variable_name(name) else {
+        if !is_variable_name(name) {
             // A name no shell could hold (`X.Y`, `X:Y` are tokens in
             // HTTP): dropped, as Apache does.
             continue;
-        };
-        if let Some((_, first)) = seen.iter().find(|(v, _)| *v == var) {
+        }
+        if let Some(first) = seen
+            .iter()
+            .find(|s| same_variable(s.as_str(), name.as_str()))
+        {
             return Err(Error::HeaderCollision(
                 first.as_str().to_owned(),
                 name.as_str().to_owned(),
             ));
         }
-        seen.push((var, name));
+        seen.push(name);
     }
-    for (var, name) in seen {
-        let withheld = match &var[5..] {
+    for name in seen {
+        let var = name.as_str();
+        let withheld = if same_variable(var, "proxy") || same_variable(var, "proxy-authorization") {
             // httpoxy: never, whatever the route says.
-            b"PROXY" | b"PROXY_AUTHORIZATION" => true,
-            b"AUTHORIZATION" => !policy.pass_authorization,
+            true
+        } else if same_variable(var, "authorization") {
+            !policy.pass_authorization
+        } else {
             // Carried as CONTENT_TYPE / CONTENT_LENGTH; the body on stdin
             // has no transfer coding left (RFC 3875 §4.2).
-            b"CONTENT_TYPE" | b"CONTENT_LENGTH" | b"TRANSFER_ENCODING" => true,
-            _ => false,
+            ["content-type", "content-length", "transfer-encoding"]
+                .iter()
+                .any(|w| same_variable(var, w))
         };
         if withheld {
             continue;
         }
         let sep: &[u8] = if name == header::COOKIE { b"; " } else { b", " };
-        let mut value = Vec::new();
-        for (i, v) in req.headers.get_all(name).iter().enumerate() {
-            if i > 0 {
-                value.extend_from_slice(sep);
-            }
-            value.extend_from_slice(v.as_bytes());
-        }
-        env.push_os(OsString::from_vec(var), OsString::from_vec(value))?;
+        let start = env.0.block.len();
+        env.0.block.extend_from_slice(b"HTTP_");
+        env.0.block.extend(var.bytes().map(variable_byte));
+        let values = req.headers.get_all(name).iter().map(|v| v.as_bytes());
+        env.value(start, values, sep)?;
     }
     Ok(())
 }
 
-/// `HTTP_` + the name upper-cased with `-` as `_`, or `None` when the name
-/// has a character other than a letter, digit, `-` or `_`.
-fn variable_name(name: &HeaderName) -> Option<Vec<u8>> {
-    let mut var = Vec::with_capacity(5 + name.as_str().len());
-    var.extend_from_slice(b"HTTP_");
-    for b in name.as_str().bytes() {
-        match b {
-            b'a'..=b'z' => var.push(b.to_ascii_uppercase()),
-            b'A'..=b'Z' | b'0'..=b'9' | b'_' => var.push(b),
-            b'-' => var.push(b'_'),
-            _ => return None,
-        }
+/// Whether a header name becomes a variable: letters, digits, `-` and `_`
+/// only.
+fn is_variable_name(name: &HeaderName) -> bool {
+    name.as_str()
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// A header name's byte in its variable's name: upper case, `-` as `_`.
+fn variable_byte(b: u8) -> u8 {
+    match b {
+        b'-' => b'_',
+        b => b.to_ascii_uppercase(),
     }
-    Some(var)
+}
+
+/// Whether two header names become the same variable.
+fn same_variable(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .all(|(x, y)| variable_byte(x) == variable_byte(y))
 }
 
 /// The Host the client asked for (`Host`, or the HTTP/2 authority), if it
@@ -363,6 +428,7 @@ fn protocol(v: Version) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::ffi::OsStringExt as _;
     use std::path::PathBuf;
     use std::sync::Arc;
 
@@ -601,6 +667,34 @@ mod tests {
         };
         let env = c.build().unwrap();
         assert_eq!(env.get("HTTP_X_LATIN").unwrap().as_bytes(), b"caf\xe9");
+    }
+
+    #[test]
+    fn the_block_is_a_c_environment_in_order() {
+        let env = Case::new(&[("Cookie", "a=1"), ("X-Two", "2")])
+            .build()
+            .unwrap();
+        let block = env.block();
+        assert_eq!(block.last(), Some(&0));
+        let entries: Vec<&[u8]> = block[..block.len() - 1].split(|&b| b == 0).collect();
+        assert_eq!(entries.len(), env.len());
+        let offsets: Vec<usize> = env.offsets().collect();
+        for (((name, value), entry), at) in env.iter().zip(&entries).zip(&offsets) {
+            let mut want = name.as_bytes().to_vec();
+            want.push(b'=');
+            want.extend_from_slice(value.as_bytes());
+            assert_eq!(*entry, &want[..]);
+            assert!(block[*at..].starts_with(&want));
+        }
+        assert_eq!(env.get("HTTP_COOKIE").unwrap(), "a=1");
+    }
+
+    #[test]
+    fn a_nul_in_a_value_refuses_the_request() {
+        let mut c = Case::new(&[]);
+        c.inherited
+            .push(("TZ".into(), OsString::from_vec(b"a\0b".to_vec())));
+        assert!(matches!(c.build(), Err(Error::NulInValue(n)) if n == "TZ"));
     }
 
     #[test]

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use tern_config::WasmConfig;
 use wasmtime::{
-    Config, Engine, ExternType, InstanceAllocationStrategy, InstancePre, Linker, Module,
+    Config, Enabled, Engine, ExternType, InstanceAllocationStrategy, InstancePre, Linker, Module,
     PoolingAllocationConfig,
 };
 
@@ -54,6 +54,7 @@ impl Compiled {
         check_exports(&module, cfg.memory_limit).map_err(bad)?;
         let mut linker: Linker<State> = Linker::new(&engine);
         wasmtime_wasi::p1::add_to_linker_async(&mut linker, |s: &mut State| &mut s.wasi)
+            .and_then(|()| crate::environ::add_to_linker(&mut linker))
             .map_err(|e| Error::Engine(format!("{e:#}")))?;
         let pre = linker
             .instantiate_pre(&module)
@@ -97,6 +98,10 @@ fn engine(cfg: &WasmConfig) -> Result<Engine, Error> {
         // batches.
         .linear_memory_keep_resident(MEMORY_KEEP_RESIDENT)
         .table_keep_resident(TABLE_KEEP_RESIDENT)
+        // Where the kernel has PAGEMAP_SCAN (Linux 6.7), only the pages a
+        // run wrote are reset, not all of the resident part: a "Hello!"
+        // run dirties two pages of its 64 KiB.
+        .pagemap_scan(Enabled::Auto)
         .decommit_batch_size(DECOMMIT_BATCH);
     let mut config = Config::new();
     config

@@ -161,15 +161,7 @@ impl Route {
         let (stdout, mut rx) = output::pipe(this.limits.output);
         let input = RunInput {
             arg0: this.name.to_string(),
-            env: env
-                .iter()
-                .map(|(k, v)| {
-                    (
-                        k.to_string_lossy().into_owned(),
-                        v.to_string_lossy().into_owned(),
-                    )
-                })
-                .collect(),
+            env,
             stdin,
             stdout,
             dir: this.dir.clone(),

@@ -15,11 +15,14 @@
 //! `tern_gateway::Limiter` (shared with CGI) bounds the runs at once and
 //! the requests waiting for one;
 //! `output` carries stdout to the handler through a bounded channel (and
-//! bounds stderr), and `input` a request body of known length to stdin; [`Wasm`] (`handler`) ties them to a request, answering
-//! a short run whole and a long one as a stream (`stream`).
+//! bounds stderr), and `input` a request body of known length to stdin;
+//! `environ` gives the module the gateway's environment block as it is;
+//! [`Wasm`] (`handler`) ties them to a request, answering a short run
+//! whole and a long one as a stream (`stream`).
 #![forbid(unsafe_code)]
 
 mod engine;
+mod environ;
 mod error;
 mod handler;
 mod input;

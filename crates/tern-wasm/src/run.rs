@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use bytes::Bytes;
+use tern_gateway::env::CgiEnv;
 use wasmtime::{ResourceLimiter, Store, Trap, UpdateDeadline};
 use wasmtime_wasi::p1::WasiP1Ctx;
 use wasmtime_wasi::p2::pipe::MemoryInputPipe;
@@ -23,9 +24,11 @@ use crate::input::{BodyBroken, Feed};
 use crate::output::{Capture, ClientGone, OutputLimit, Pipe, Stalled};
 use crate::Error;
 
-/// A store's data: the WASI context and the memory cap.
+/// A store's data: the WASI context, the request's environment (which
+/// [`crate::environ`] gives the module) and the memory cap.
 pub(crate) struct State {
     pub(crate) wasi: WasiP1Ctx,
+    pub(crate) env: CgiEnv,
     cap: MemoryCap,
 }
 
@@ -43,7 +46,7 @@ pub(crate) struct RunInput {
     /// argv[0]: the module's file name.
     pub(crate) arg0: String,
     /// The CGI variables: the module's whole environment.
-    pub(crate) env: Vec<(String, String)>,
+    pub(crate) env: CgiEnv,
     /// The request body.
     pub(crate) stdin: Stdin,
     /// Where stdout goes.
@@ -112,8 +115,8 @@ async fn start(compiled: &Compiled, input: RunInput, stderr: &Capture) -> Result
     let limits = input.limits;
     let deadline = tokio::time::Instant::now() + limits.timeout;
     let mut wasi = WasiCtxBuilder::new();
+    // The environment is not the context's: see `crate::environ`.
     wasi.args(&[input.arg0])
-        .envs(&input.env)
         .stdout(input.stdout.until(deadline))
         // File access (a granted directory) stays on the blocking pool:
         // a cold disk read must not stall the thread's other requests.
@@ -133,6 +136,7 @@ async fn start(compiled: &Compiled, input: RunInput, stderr: &Capture) -> Result
     }
     let state = State {
         wasi: wasi.build_p1(),
+        env: input.env,
         cap: MemoryCap {
             limit: usize::try_from(limits.memory).unwrap_or(usize::MAX),
         },

@@ -11,6 +11,13 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// mimalloc instead of glibc's malloc: per-thread free lists without
+/// glibc's consolidation passes. A request's small allocations (the CGI
+/// environment, a WebAssembly store's tables, response heads) are freed on
+/// the thread that made them, which is the case mimalloc is built for.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// tern: a web server for static files and every kind of script, and the
 /// tool that measures it.
 #[derive(Parser, Debug)]

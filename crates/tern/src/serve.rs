@@ -85,9 +85,15 @@ pub(crate) fn run(args: ServeArgs) -> ExitCode {
     }
 }
 
+/// The log filter when `TERN_LOG` sets none. wasmtime-wasi opens an
+/// INFO-level span around every WASI call a module makes (its
+/// `#[instrument]`s): at `info` these were made, entered and dropped on
+/// every call, a tenth of a "Hello!" module's cost, to log nothing.
+const DEFAULT_LOG: &str = "info,wasmtime_wasi=warn";
+
 fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("TERN_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -42,6 +42,42 @@ async fn the_environment_is_the_cgi_variables_and_nothing_else() {
 }
 
 #[tokio::test]
+async fn the_environment_reads_the_same_through_its_pointer_table() {
+    let r = Route::new(&wat::env_by_pointer());
+    let req = Req::get("/app/x?q=1").header("x-thing", "value");
+    let by_pointer = call(&r.handler(), req).await;
+    assert_eq!(by_pointer.status, 200, "{}", by_pointer.body);
+    let r = Route::new(&wat::env());
+    let req = Req::get("/app/x?q=1").header("x-thing", "value");
+    let as_block = call(&r.handler(), req).await;
+    // Each route has its own directory; the rest is the same.
+    let same = |body: &str| -> Vec<String> {
+        body.lines()
+            .filter(|l| {
+                !["SCRIPT_FILENAME=", "PATH_TRANSLATED=", "DOCUMENT_ROOT="]
+                    .iter()
+                    .any(|p| l.starts_with(p))
+            })
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(same(&by_pointer.body), same(&as_block.body));
+    assert_eq!(
+        by_pointer.body.lines().count(),
+        as_block.body.lines().count()
+    );
+    assert!(by_pointer.body.lines().any(|l| l == "HTTP_X_THING=value"));
+}
+
+#[tokio::test]
+async fn environment_pointers_outside_memory_get_efault_and_write_nothing() {
+    let r = Route::new(&wat::env_out_of_bounds());
+    let resp = call(&r.handler(), Req::get("/app")).await;
+    assert_eq!(resp.status, 200, "{}", resp.body);
+    assert_eq!(resp.body, "21 21 intact");
+}
+
+#[tokio::test]
 async fn the_body_is_stdin() {
     let r = Route::new(&wat::echo());
     let body = "a=1&b=".to_owned() + &"z".repeat(20_000);

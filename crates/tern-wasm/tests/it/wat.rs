@@ -82,6 +82,54 @@ pub(crate) fn env() -> String {
     ))
 }
 
+/// Answers with its environment as C reads it: through the pointer table
+/// `environ_get` filled, each entry up to its NUL, one a line.
+pub(crate) fn env_by_pointer() -> String {
+    let mut w = Wat::default();
+    let head = w.print(1, HEAD);
+    let newline = w.print(1, "\n");
+    w.module(&format!(
+        r#"(func (export "_start") (local $i i32) (local $p i32) (local $e i32)
+  {head}
+  (drop (call $environ_sizes_get (i32.const 16) (i32.const 20)))
+  (drop (call $environ_get (i32.const 8192) (i32.const 16384)))
+  (block $done (loop $l
+    (br_if $done (i32.ge_u (local.get $i) (i32.load (i32.const 16))))
+    (local.set $p (i32.load (i32.add (i32.const 8192) (i32.shl (local.get $i) (i32.const 2)))))
+    (local.set $e (local.get $p))
+    (block $nul (loop $c
+      (br_if $nul (i32.eqz (i32.load8_u (local.get $e))))
+      (local.set $e (i32.add (local.get $e) (i32.const 1)))
+      (br $c)))
+    (call $write (i32.const 1) (local.get $p) (i32.sub (local.get $e) (local.get $p)))
+    {newline}
+    (local.set $i (i32.add (local.get $i) (i32.const 1)))
+    (br $l))))"#
+    ))
+}
+
+/// Asks for the environment with pointers past the end of its memory, and
+/// answers with the two errnos it got (`21 21`: EFAULT) and whether the
+/// last word of its memory was left alone.
+pub(crate) fn env_out_of_bounds() -> String {
+    let mut w = Wat::default();
+    let head = w.print(1, HEAD);
+    let fault = w.print(1, "21 ");
+    let other = w.print(1, "other ");
+    let intact = w.print(1, "intact");
+    let written = w.print(1, "written");
+    w.module(&format!(
+        r#"(func $say (param $errno i32)
+  (if (i32.eq (local.get $errno) (i32.const 21)) (then {fault}) (else {other})))
+(func (export "_start")
+  {head}
+  (i32.store (i32.const 65532) (i32.const 0x5a5a5a5a))
+  (call $say (call $environ_sizes_get (i32.const 65534) (i32.const 16)))
+  (call $say (call $environ_get (i32.const 8192) (i32.const 65530)))
+  (if (i32.eq (i32.load (i32.const 65532)) (i32.const 0x5a5a5a5a)) (then {intact}) (else {written})))"#
+    ))
+}
+
 /// Answers with its stdin.
 pub(crate) fn echo() -> String {
     let mut w = Wat::default();
