@@ -2,6 +2,7 @@
 //! written into temporary directories, compiled by the handler, and run
 //! per request by real wasmtime instances.
 
+mod c;
 mod limits;
 mod load;
 mod stream;
@@ -29,9 +30,14 @@ pub(crate) struct Route {
 impl Route {
     /// A route for a module with the text `wat`, saved as `app.wat`.
     pub(crate) fn new(wat: &str) -> Route {
+        Route::file("app.wat", wat.as_bytes())
+    }
+
+    /// A route for the module `contents`, saved as `name`.
+    pub(crate) fn file(name: &str, contents: &[u8]) -> Route {
         let dir = tempfile::tempdir().unwrap();
-        let module = dir.path().join("app.wat");
-        std::fs::write(&module, wat).unwrap();
+        let module = dir.path().join(name);
+        std::fs::write(&module, contents).unwrap();
         let cfg = WasmConfig {
             module,
             document_root: dir.path().to_owned(),
