@@ -75,15 +75,18 @@ async fn a_c_cgi_program_runs_unchanged() {
     assert_eq!(resp.status, 201, "{}", resp.body);
     assert_eq!(resp.headers["x-method"], "GET");
     assert_eq!(
-        resp.body,
-        "query=x=1\npath_info=/a/b\nhome=unset\nbody=\n",
+        resp.body, "query=x=1\npath_info=/a/b\nhome=unset\nbody=\n",
         "libc's getenv reads the CGI variables and nothing else"
     );
     let body = "k=".to_owned() + &"v".repeat(50_000);
     let resp = call(&h, Req::post("/app", body.clone())).await;
     assert_eq!(resp.status, 201);
     assert_eq!(resp.headers["x-method"], "POST");
-    assert!(resp.body.ends_with(&format!("body={body}\n")), "{}", resp.body);
+    assert!(
+        resp.body.ends_with(&format!("body={body}\n")),
+        "{}",
+        resp.body
+    );
 }
 
 /// Allocates `n` MiB with malloc, touching each, and says how far it got:
