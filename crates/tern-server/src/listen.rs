@@ -30,7 +30,7 @@ pub struct BindError {
 }
 
 /// A bound listening socket. It belongs to no runtime: every worker thread
-/// registers its own handle on the same socket ([`BoundListener::register`]),
+/// registers its own handle on the same socket (`BoundListener::register`),
 /// so whichever worker is free accepts the next connection.
 #[derive(Debug)]
 pub struct BoundListener {

@@ -9,7 +9,7 @@ use std::io;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 
-/// The demo's configuration file, inside the directory [`write`] makes.
+/// The demo's configuration file, inside the directory [`write()`] makes.
 pub(crate) const CONFIG: &str = "tern.toml";
 
 /// (path inside the demo directory, contents, mode)
