@@ -4,6 +4,7 @@
 
 mod limits;
 mod load;
+mod proxy;
 mod stream;
 mod wagi;
 mod wat;
