@@ -171,13 +171,13 @@ fn check_exports(module: &Module, memory_limit: u64) -> Result<(), String> {
 /// The thread that advances the engine's epoch every [`TICK`]; stopped
 /// (and joined) when dropped.
 #[derive(Debug)]
-struct EpochClock {
+pub(crate) struct EpochClock {
     stop: Arc<AtomicBool>,
     thread: Option<thread::JoinHandle<()>>,
 }
 
 impl EpochClock {
-    fn start(engine: Engine) -> std::io::Result<EpochClock> {
+    pub(crate) fn start(engine: Engine) -> std::io::Result<EpochClock> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = thread::Builder::new()

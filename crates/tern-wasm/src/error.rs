@@ -54,6 +54,10 @@ pub enum Error {
     /// longer than `queue_timeout` (503, with `Retry-After`).
     #[error("busy: {0}")]
     Busy(&'static str),
+    /// A proxy component set an error as its response, or none at all
+    /// (502, as a script that fails before its head).
+    #[error("no response: {0}")]
+    NoResponse(String),
     /// The module could not be instantiated for this request (500).
     #[error("instantiating: {0}")]
     Instantiate(String),
@@ -71,7 +75,9 @@ impl Error {
             Error::Timeout(_) => HandlerError::GatewayTimeout(reason),
             Error::BodyBroken => HandlerError::BadRequest(reason),
             Error::Busy(_) => HandlerError::Unavailable(reason),
-            Error::OutputTooLarge(_) | Error::Exit(_) => HandlerError::BadGateway(reason),
+            Error::OutputTooLarge(_) | Error::Exit(_) | Error::NoResponse(_) => {
+                HandlerError::BadGateway(reason)
+            }
             Error::Gateway(e) => e.status_error(),
             Error::Load { .. }
             | Error::Engine(_)

@@ -41,7 +41,7 @@ use crate::{input, output};
 /// Immutable once built: the module is compiled in [`Wasm::new`], and a
 /// configuration reload builds a new handler from the file as it is then.
 #[derive(Debug, Clone)]
-pub struct Wasm {
+pub(crate) struct Wasm {
     route: Arc<Route>,
 }
 
@@ -63,7 +63,7 @@ impl Wasm {
     /// Compiles the module of `cfg` and readies it to run. Fails when the
     /// file is not valid WebAssembly (or WebAssembly text, for `.wat`), or
     /// is not a WASI command (no `_start` or no `memory` export).
-    pub fn new(cfg: &WasmConfig) -> Result<Wasm, Error> {
+    pub(crate) fn new(cfg: &WasmConfig) -> Result<Wasm, Error> {
         let compiled = Compiled::load(cfg)?;
         let name: Arc<str> = cfg
             .module
@@ -379,7 +379,12 @@ fn log_stderr(name: &str, id: RequestId, f: &Finished) {
 }
 
 /// The one place a failure becomes a response and a log line.
-fn fail(name: &str, e: Error, id: RequestId, path: &DecodedPath) -> Response<ResponseBody> {
+pub(crate) fn fail(
+    name: &str,
+    e: Error,
+    id: RequestId,
+    path: &DecodedPath,
+) -> Response<ResponseBody> {
     let err = e.status_error();
     let status = err.status();
     if status.is_client_error() {

@@ -19,16 +19,28 @@
 //! `environ` gives the module the gateway's environment block as it is;
 //! [`Wasm`] (`handler`) ties them to a request, answering a short run
 //! whole and a long one as a stream (`stream`).
+//!
+//! A route's file may instead be a component of the WASI HTTP proxy
+//! world, run as `wasmtime serve` runs it; [`Wasm`] (`dispatch`) tells
+//! the two apart. `component` compiles and links it into a `ProxyPre`,
+//! `proxy_run` runs one instance per request with the same limits,
+//! `proxy` turns the request into its incoming-request and its
+//! response-outparam into the response, whose body `proxy_body` streams.
 #![forbid(unsafe_code)]
 
+mod component;
+mod dispatch;
 mod engine;
 mod environ;
 mod error;
 mod handler;
 mod input;
 mod output;
+mod proxy;
+mod proxy_body;
+mod proxy_run;
 mod run;
 mod stream;
 
+pub use dispatch::Wasm;
 pub use error::Error;
-pub use handler::Wasm;

@@ -165,7 +165,7 @@ async fn start(compiled: &Compiled, input: RunInput, stderr: &Capture) -> Result
 /// What a running module does at an epoch tick: yield to the runtime and
 /// go on for another tick, or stop with [`Trap::Interrupt`] (a timeout)
 /// once the deadline has passed.
-fn on_tick(deadline: tokio::time::Instant) -> Result<UpdateDeadline, Trap> {
+pub(crate) fn on_tick(deadline: tokio::time::Instant) -> Result<UpdateDeadline, Trap> {
     if tokio::time::Instant::now() >= deadline {
         return Err(Trap::Interrupt);
     }

@@ -5,6 +5,7 @@
 mod c;
 mod limits;
 mod load;
+mod proxy;
 mod stream;
 mod wagi;
 mod wat;

@@ -1,0 +1,248 @@
+//! One run of a proxy component: a fresh [`Store`] with the request's
+//! WASI context (no environment, no network, stdout and stderr captured
+//! for the log, at most one read-only directory), a memory budget over
+//! all of the component's memories, the epoch deadline, an instance from
+//! the pool, and `wasi:http/incoming-handler#handle` called to the end.
+//! The component answers through its response-outparam while it runs;
+//! the run itself says only how it ended, decided here.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tern_handler::RequestId;
+use tokio::time::Instant;
+use wasmtime::component::{Resource, ResourceTable};
+use wasmtime::{ResourceLimiter, Store, Trap};
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi_http::p2::types::{HostIncomingRequest, HostResponseOutparam};
+use wasmtime_wasi_http::{
+    RequestOptions, WasiBody, WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView,
+};
+
+use crate::component::CompiledProxy;
+use crate::output::Capture;
+use crate::run::Limits;
+use crate::Error;
+
+/// A store's data: the WASI and `wasi:http` contexts, their resources,
+/// and the memory budget.
+pub(crate) struct State {
+    table: ResourceTable,
+    wasi: WasiCtx,
+    http: WasiHttpCtx,
+    hooks: NoNetwork,
+    budget: MemoryBudget,
+}
+
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("State")
+            .field("budget", &self.budget)
+            .finish_non_exhaustive()
+    }
+}
+
+impl WasiView for State {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for State {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.hooks,
+        }
+    }
+}
+
+/// How `wasi:http` reports the fate of a body it sends or receives.
+type IoFuture = Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>;
+
+/// `wasi:http/outgoing-handler` as tern grants it: every request is
+/// refused, as the component has no network.
+#[derive(Debug)]
+struct NoNetwork;
+
+impl WasiHttpHooks for NoNetwork {
+    fn send_request(
+        &mut self,
+        _request: http::Request<WasiBody>,
+        _options: Option<RequestOptions>,
+        _fut: IoFuture,
+    ) -> Box<
+        dyn Future<Output = wasmtime_wasi_http::Result<(http::Response<WasiBody>, IoFuture)>>
+            + Send,
+    > {
+        Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) })
+    }
+}
+
+/// What a run is given besides its request.
+#[derive(Debug)]
+pub(crate) struct RunSetup {
+    /// argv[0]: the component's file name.
+    pub(crate) arg0: String,
+    /// The read-only directory given as `/`.
+    pub(crate) dir: Option<PathBuf>,
+    pub(crate) limits: Limits,
+    /// Where stdout and stderr go (logged when the run ends).
+    pub(crate) output: Capture,
+    /// When the run is stopped, whatever it is doing.
+    pub(crate) deadline: Instant,
+}
+
+/// A store ready for one request, with its request and outparam.
+pub(crate) type ProxyStore = Store<State>;
+
+/// A store with the request's context and limits.
+pub(crate) fn store(compiled: &CompiledProxy, setup: &RunSetup) -> Result<ProxyStore, Error> {
+    let mut wasi = WasiCtxBuilder::new();
+    wasi.args(std::slice::from_ref(&setup.arg0))
+        .stdout(setup.output.clone())
+        .stderr(setup.output.clone())
+        .allow_tcp(false)
+        .allow_udp(false)
+        .allow_ip_name_lookup(false);
+    if let Some(dir) = &setup.dir {
+        wasi.preopened_dir(dir, "/", FsPerms::ReadOnly)
+            .map_err(|e| Error::Instantiate(format!("opening {}: {e:#}", dir.display())))?;
+    }
+    let state = State {
+        table: ResourceTable::new(),
+        wasi: wasi.build(),
+        http: WasiHttpCtx::new(),
+        hooks: NoNetwork,
+        budget: MemoryBudget {
+            limit: usize::try_from(setup.limits.memory).unwrap_or(usize::MAX),
+            used: 0,
+        },
+    };
+    let mut store = Store::new(compiled.pre.engine(), state);
+    store.limiter(|s| &mut s.budget);
+    // As for modules: the component yields to the runtime every tick
+    // and is stopped past its deadline.
+    let deadline = setup.deadline;
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(move |_| {
+        crate::run::on_tick(deadline).map_err(wasmtime::Error::new)
+    });
+    Ok(store)
+}
+
+/// Instantiates the component in `store` and calls its handler with
+/// `request` and `outparam`, until it returns or a limit stops it. The
+/// store comes back with the ending: the response body's writer lives in
+/// it, and it is dropped only once the ending is known (a body whose
+/// writer is gone looks finished).
+///
+/// # Cancel safety
+/// Dropping the future stops the component where it is and frees its
+/// instance; its output is logged all the same.
+pub(crate) async fn run(
+    compiled: Arc<CompiledProxy>,
+    mut store: ProxyStore,
+    request: Resource<HostIncomingRequest>,
+    outparam: Resource<HostResponseOutparam>,
+    setup: RunSetup,
+    log: OutputLog,
+) -> (Result<(), Error>, ProxyStore) {
+    let _log = log;
+    let limits = setup.limits;
+    let handled = tokio::time::timeout_at(setup.deadline, async {
+        let proxy = compiled.pre.instantiate_async(&mut store).await?;
+        proxy
+            .wasi_http_incoming_handler()
+            .call_handle(&mut store, request, outparam)
+            .await
+    })
+    .await;
+    let ending = match handled {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(cause(e, limits)),
+        // Blocked in the host (a client that does not read the body),
+        // where the epoch deadline cannot reach it.
+        Err(_) => Err(Error::Timeout(limits.timeout)),
+    };
+    (ending, store)
+}
+
+fn cause(e: wasmtime::Error, limits: Limits) -> Error {
+    if e.downcast_ref::<MemoryLimit>().is_some() {
+        return Error::OutOfMemory(limits.memory);
+    }
+    match e.downcast_ref::<Trap>() {
+        Some(Trap::Interrupt) => Error::Timeout(limits.timeout),
+        Some(t) => Error::Trap(t.to_string()),
+        None => Error::Trap(format!("{e:#}")),
+    }
+}
+
+/// The component's stdout and stderr, a log line per line, tagged with
+/// the request id, when the run ends or is dropped.
+#[derive(Debug)]
+pub(crate) struct OutputLog {
+    pub(crate) output: Capture,
+    pub(crate) name: Arc<str>,
+    pub(crate) id: RequestId,
+}
+
+impl Drop for OutputLog {
+    fn drop(&mut self) {
+        let (bytes, dropped) = self.output.take();
+        let (id, module) = (self.id, &*self.name);
+        for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            tracing::warn!(%id, module, "wasm output: {}", String::from_utf8_lossy(line));
+        }
+        if dropped > 0 {
+            tracing::warn!(%id, module, "wasm output: {dropped} more bytes dropped");
+        }
+    }
+}
+
+/// The error a memory growing past the budget raises: a trap, not the
+/// `-1` the component could ignore and retry forever.
+#[derive(Debug, thiserror::Error)]
+#[error("memory beyond the limit of {0} bytes")]
+struct MemoryLimit(usize);
+
+/// The route's memory limit over all of a component's memories: a
+/// component is one program, whatever number of memories its toolchain
+/// gave it.
+#[derive(Debug)]
+struct MemoryBudget {
+    limit: usize,
+    used: usize,
+}
+
+impl ResourceLimiter for MemoryBudget {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let used = self.used.saturating_add(desired.saturating_sub(current));
+        if used > self.limit {
+            return Err(wasmtime::Error::new(MemoryLimit(self.limit)));
+        }
+        self.used = used;
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        _desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        // The pool's table limit applies.
+        Ok(true)
+    }
+}
