@@ -27,13 +27,12 @@ enum Runner {
     Proxy(Proxy),
 }
 
-/// What a route's file holds.
+/// What a route's file holds, in binary form.
 #[derive(Debug, PartialEq, Eq)]
 enum Kind {
-    /// A core module (or something that is not WebAssembly at all: the
-    /// module loader names what is wrong with it).
-    Module,
-    /// A component, in binary form.
+    /// A core module (or what the module loader will say is not one).
+    Module(Vec<u8>),
+    /// A component.
     Component(Vec<u8>),
 }
 
@@ -44,8 +43,8 @@ impl Wasm {
     /// export), or when a component does not export
     /// `wasi:http/incoming-handler` or imports what tern does not give.
     pub fn new(cfg: &WasmConfig) -> Result<Wasm, Error> {
-        let runner = match kind(&cfg.module)? {
-            Kind::Module => Runner::Wagi(crate::handler::Wasm::new(cfg)?),
+        let runner = match classify(read(&cfg.module)?) {
+            Kind::Module(binary) => Runner::Wagi(crate::handler::Wasm::new(cfg, &binary)?),
             Kind::Component(binary) => Runner::Proxy(Proxy::new(cfg, &binary)?),
         };
         Ok(Wasm { runner })
@@ -65,24 +64,28 @@ impl Handler for Wasm {
     }
 }
 
-/// Reads the file far enough to tell a component from a module. Text
-/// that does not parse is left to the module loader, whose error names
-/// the file and the place.
-fn kind(path: &Path) -> Result<Kind, Error> {
-    let bytes = std::fs::read(path).map_err(|e| Error::Load {
+/// The file in binary form: a `.wat` file is compiled from its text.
+fn read(path: &Path) -> Result<Vec<u8>, Error> {
+    let bad = |reason: String| Error::Load {
         path: path.to_owned(),
-        reason: e.to_string(),
-    })?;
+        reason,
+    };
+    let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
     let is_wat = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("wat"));
-    if !is_wat {
-        return Ok(classify(bytes));
+    if is_wat {
+        return wat::parse_bytes(&bytes)
+            .map(std::borrow::Cow::into_owned)
+            .map_err(|e| bad(format!("not valid WebAssembly text: {e}")));
     }
-    Ok(match wat::parse_bytes(&bytes) {
-        Ok(binary) => classify(binary.into_owned()),
-        Err(_) => Kind::Module,
-    })
+    if !bytes.starts_with(b"\0asm") {
+        return Err(bad(
+            "not a WebAssembly binary (no `\\0asm` header; a text module needs a `.wat` name)"
+                .into(),
+        ));
+    }
+    Ok(bytes)
 }
 
 /// The preamble's layer field: 0 for a core module, 1 for a component.
@@ -91,7 +94,7 @@ fn classify(binary: Vec<u8>) -> Kind {
     if component {
         Kind::Component(binary)
     } else {
-        Kind::Module
+        Kind::Module(binary)
     }
 }
 
@@ -103,8 +106,7 @@ mod tests {
     fn the_preamble_layer_tells_a_component_from_a_module() {
         let module = wat::parse_str("(module)").unwrap();
         let component = wat::parse_str("(component)").unwrap();
-        assert_eq!(classify(module), Kind::Module);
+        assert!(matches!(classify(module), Kind::Module(_)));
         assert!(matches!(classify(component), Kind::Component(_)));
-        assert_eq!(classify(b"#!/bin/sh".to_vec()), Kind::Module);
     }
 }

@@ -7,7 +7,6 @@
 //! ticks the engine while the route lives: each tick makes a running
 //! module yield to the runtime, and ends it past its timeout.
 
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
@@ -43,14 +42,16 @@ impl std::fmt::Debug for Compiled {
 }
 
 impl Compiled {
-    /// Compiles `cfg.module` for an engine sized from `cfg`.
-    pub(crate) fn load(cfg: &WasmConfig) -> Result<Compiled, Error> {
+    /// Compiles the module `binary` (read from `cfg.module`) for an
+    /// engine sized from `cfg`.
+    pub(crate) fn load(cfg: &WasmConfig, binary: &[u8]) -> Result<Compiled, Error> {
         let engine = engine(cfg)?;
-        let module = compile(&engine, &cfg.module)?;
         let bad = |reason: String| Error::Load {
             path: cfg.module.clone(),
             reason,
         };
+        let module =
+            Module::new(&engine, binary).map_err(|e| bad(format!("not a valid module: {e:#}")))?;
         check_exports(&module, cfg.memory_limit).map_err(bad)?;
         let mut linker: Linker<State> = Linker::new(&engine);
         wasmtime_wasi::p1::add_to_linker_async(&mut linker, |s: &mut State| &mut s.wasi)
@@ -83,6 +84,17 @@ const DECOMMIT_BATCH: usize = 16;
 /// An engine for one route: compiled code is specific to it, and its pool
 /// holds as many instances as the route may run at once.
 fn engine(cfg: &WasmConfig) -> Result<Engine, Error> {
+    let mut config = Config::new();
+    config
+        .epoch_interruption(true)
+        .allocation_strategy(InstanceAllocationStrategy::Pooling(pool(cfg)));
+    Engine::new(&config).map_err(|e| Error::Engine(format!("{e:#}")))
+}
+
+/// A route's pooling allocator, for a module's instances: one slot per
+/// run the route may have at once, and the reset tuned for short runs.
+/// A component route widens the counts (`crate::proxy`).
+pub(crate) fn pool(cfg: &WasmConfig) -> PoolingAllocationConfig {
     let slots = u32::try_from(cfg.max_concurrent).unwrap_or(u32::MAX);
     let mut pool = PoolingAllocationConfig::default();
     pool.total_core_instances(slots)
@@ -103,36 +115,7 @@ fn engine(cfg: &WasmConfig) -> Result<Engine, Error> {
         // run dirties two pages of its 64 KiB.
         .pagemap_scan(Enabled::Auto)
         .decommit_batch_size(DECOMMIT_BATCH);
-    let mut config = Config::new();
-    config
-        .epoch_interruption(true)
-        .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-    Engine::new(&config).map_err(|e| Error::Engine(format!("{e:#}")))
-}
-
-/// Compiles a `.wasm` file, or a `.wat` file from its text.
-fn compile(engine: &Engine, path: &Path) -> Result<Module, Error> {
-    let bad = |reason: String| Error::Load {
-        path: path.to_owned(),
-        reason,
-    };
-    let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
-    let is_wat = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("wat"));
-    let binary = if is_wat {
-        wat::parse_bytes(&bytes)
-            .map_err(|e| bad(format!("not valid WebAssembly text: {e}")))?
-            .into_owned()
-    } else if bytes.starts_with(b"\0asm") {
-        bytes
-    } else {
-        return Err(bad(
-            "not a WebAssembly binary (no `\\0asm` header; a text module needs a `.wat` name)"
-                .into(),
-        ));
-    };
-    Module::new(engine, &binary).map_err(|e| bad(format!("not a valid module: {e:#}")))
+    pool
 }
 
 /// A WASI command exports `_start` (a function without parameters or

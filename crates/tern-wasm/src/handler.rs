@@ -63,8 +63,8 @@ impl Wasm {
     /// Compiles the module of `cfg` and readies it to run. Fails when the
     /// file is not valid WebAssembly (or WebAssembly text, for `.wat`), or
     /// is not a WASI command (no `_start` or no `memory` export).
-    pub(crate) fn new(cfg: &WasmConfig) -> Result<Wasm, Error> {
-        let compiled = Compiled::load(cfg)?;
+    pub(crate) fn new(cfg: &WasmConfig, binary: &[u8]) -> Result<Wasm, Error> {
+        let compiled = Compiled::load(cfg, binary)?;
         let name: Arc<str> = cfg
             .module
             .file_name()

@@ -22,13 +22,12 @@
 //!
 //! A route's file may instead be a component of the WASI HTTP proxy
 //! world, run as `wasmtime serve` runs it; [`Wasm`] (`dispatch`) tells
-//! the two apart. `component` compiles and links it into a `ProxyPre`,
-//! `proxy_run` runs one instance per request with the same limits,
-//! `proxy` turns the request into its incoming-request and its
-//! response-outparam into the response, whose body `proxy_body` streams.
+//! the two apart. In `proxy`: `compile` compiles and links it into a
+//! `ProxyPre`, `run` runs one instance per request with the same limits,
+//! the module itself turns the request into its incoming-request and its
+//! response-outparam into the response, whose body `body` streams.
 #![forbid(unsafe_code)]
 
-mod component;
 mod dispatch;
 mod engine;
 mod environ;
@@ -37,8 +36,6 @@ mod handler;
 mod input;
 mod output;
 mod proxy;
-mod proxy_body;
-mod proxy_run;
 mod run;
 mod stream;
 

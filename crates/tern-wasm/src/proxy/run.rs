@@ -20,7 +20,7 @@ use wasmtime_wasi_http::{
     RequestOptions, WasiBody, WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView,
 };
 
-use crate::component::CompiledProxy;
+use super::compile::CompiledProxy;
 use crate::output::Capture;
 use crate::run::Limits;
 use crate::Error;

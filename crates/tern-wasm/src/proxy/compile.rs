@@ -9,11 +9,11 @@ use std::path::Path;
 
 use tern_config::WasmConfig;
 use wasmtime::component::{Component, Linker};
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy};
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
+use super::run::State;
 use crate::engine::EpochClock;
-use crate::proxy_run::State;
 use crate::Error;
 
 /// The compiled component, ready to instantiate.
@@ -74,25 +74,19 @@ const MEMORIES_PER_COMPONENT: u32 = 2;
 /// Tables one component may hold (the shims' indirect-call tables).
 const TABLES_PER_COMPONENT: u32 = 4;
 
-/// The same bytes kept resident between instances as for modules: see
-/// `crate::engine`.
-const MEMORY_KEEP_RESIDENT: usize = 1 << 20;
-
-/// An engine for one route: a pool with an instance of the component
-/// for every run the route may have at once.
+/// An engine for one route: a module route's pool (`crate::engine`),
+/// widened to an instance of the component, with its core instances,
+/// memories and tables, for every run the route may have at once.
 fn engine(cfg: &WasmConfig) -> Result<Engine, Error> {
     let slots = u32::try_from(cfg.max_concurrent).unwrap_or(u32::MAX);
-    let mut pool = PoolingAllocationConfig::default();
+    let mut pool = crate::engine::pool(cfg);
     pool.total_component_instances(slots)
         .total_core_instances(slots.saturating_mul(CORE_INSTANCES_PER_COMPONENT))
         .total_memories(slots.saturating_mul(MEMORIES_PER_COMPONENT))
         .total_tables(slots.saturating_mul(TABLES_PER_COMPONENT))
         .max_core_instances_per_component(CORE_INSTANCES_PER_COMPONENT)
         .max_memories_per_component(MEMORIES_PER_COMPONENT)
-        .max_tables_per_component(TABLES_PER_COMPONENT)
-        .max_memories_per_module(1)
-        .max_memory_size(usize::try_from(cfg.memory_limit).unwrap_or(usize::MAX))
-        .linear_memory_keep_resident(MEMORY_KEEP_RESIDENT);
+        .max_tables_per_component(TABLES_PER_COMPONENT);
     let mut config = Config::new();
     config
         .epoch_interruption(true)

@@ -8,6 +8,10 @@
 //! own. Every failure before the head becomes a status and one log line
 //! naming the component and the cause.
 
+mod body;
+mod compile;
+mod run;
+
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -23,12 +27,13 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 use wasmtime_wasi_http::p2::bindings::http::types::{ErrorCode, Scheme};
 
-use crate::component::{self, CompiledProxy};
 use crate::output::Capture;
-use crate::proxy_body::ProxyBody;
-use crate::proxy_run::{self, OutputLog, ProxyStore, RunSetup};
 use crate::run::Limits;
 use crate::Error;
+
+use body::ProxyBody;
+use compile::CompiledProxy;
+use run::{OutputLog, ProxyStore, RunSetup};
 
 /// Serves a route's proxy component.
 #[derive(Debug, Clone)]
@@ -52,7 +57,7 @@ impl Proxy {
         Ok(Proxy {
             route: Arc::new(Route {
                 compiled: Arc::new(CompiledProxy::load(cfg, binary)?),
-                name: component::name(&cfg.module).into(),
+                name: compile::name(&cfg.module).into(),
                 dir: cfg.dir.clone(),
                 limits: Limits {
                     memory: cfg.memory_limit,
@@ -104,7 +109,7 @@ impl Route {
             output: output.clone(),
             deadline: Instant::now() + this.limits.timeout,
         };
-        let mut store = proxy_run::store(&this.compiled, &setup)?;
+        let mut store = run::store(&this.compiled, &setup)?;
         let scheme = if conn.secure {
             Scheme::Https
         } else {
@@ -129,7 +134,7 @@ impl Route {
         let compiled = this.compiled.clone();
         let mut run: RunFuture = Box::pin(async move {
             let _slot = slot;
-            proxy_run::run(compiled, store, request, outparam, setup, log).await
+            run::run(compiled, store, request, outparam, setup, log).await
         });
         // Driven here until the head: a request that fails before it
         // drops the run, which stops the component.
