@@ -7,7 +7,11 @@
 //! no cross-thread wake-up (on 2 cores the work-stealing runtime spent most of
 //! its time in futex wake-ups and context switches). Every worker registers the
 //! same listening sockets, so whichever worker is idle accepts the next
-//! connection (nginx's model without the accept mutex).
+//! connection (nginx's model without the accept mutex). A connection stays on
+//! the worker that accepted it, so a burst (a load tester opening ten
+//! keep-alive connections at once) must not all land on the first worker to
+//! wake: a worker with two connections more than another lets that one accept
+//! the next ([`Balance`]).
 //!
 //! Shutdown, in order: stop accepting (listeners closed, Unix socket files
 //! removed); ask every connection to finish (idle ones close at once, ones with
@@ -15,7 +19,9 @@
 //! stop the workers, which drops what is left. The caller flushes logs after
 //! `run` returns.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -73,6 +79,67 @@ struct Workers {
     drain: CancellationToken,
     /// Cancelled to end the worker threads.
     finish: CancellationToken,
+    /// Open connections per worker.
+    balance: Arc<Balance>,
+}
+
+/// Open connections per worker, for spreading new ones. Counts, not load:
+/// a connection is the unit a worker keeps, and on keep-alive benchmarks
+/// and HTTP/2 clients a few long connections carry all the work.
+#[derive(Debug)]
+struct Balance {
+    open: Box<[AtomicUsize]>,
+}
+
+/// How far ahead of the least-loaded worker a worker may get before it
+/// leaves the next connection to the others.
+const AHEAD: usize = 2;
+
+/// How long a worker that is ahead leaves a waiting connection to the
+/// others before it accepts it itself (another worker may be busy running a
+/// handler): the most a new connection waits for the balance.
+const BALANCE_WAIT: Duration = Duration::from_millis(2);
+
+impl Balance {
+    fn new(workers: usize) -> Balance {
+        Balance {
+            open: (0..workers).map(|_| AtomicUsize::new(0)).collect(),
+        }
+    }
+
+    /// Whether `me` has [`AHEAD`] connections more than some other worker.
+    fn ahead(&self, me: usize) -> bool {
+        let mine = self.open[me].load(Ordering::Relaxed);
+        let least = self
+            .open
+            .iter()
+            .map(|n| n.load(Ordering::Relaxed))
+            .min()
+            .unwrap_or(mine);
+        mine >= least + AHEAD
+    }
+
+    /// Counts a connection `me` accepted; the guard counts its end.
+    fn opened(self: &Arc<Balance>, me: usize) -> OpenConn {
+        self.open[me].fetch_add(1, Ordering::Relaxed);
+        OpenConn {
+            balance: self.clone(),
+            worker: me,
+        }
+    }
+}
+
+/// A connection counted in [`Balance`] until dropped.
+#[derive(Debug)]
+struct OpenConn {
+    balance: Arc<Balance>,
+    worker: usize,
+}
+
+impl Drop for OpenConn {
+    fn drop(&mut self) {
+        self.balance.open[self.worker].fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl Server {
@@ -106,6 +173,7 @@ impl Server {
             stop_accepting: CancellationToken::new(),
             drain: CancellationToken::new(),
             finish: CancellationToken::new(),
+            balance: Arc::new(Balance::new(workers.max(1))),
         };
         drop(site);
         let mut threads = Vec::new();
@@ -118,7 +186,7 @@ impl Server {
             threads.push(
                 std::thread::Builder::new()
                     .name(format!("tern-worker-{i}"))
-                    .spawn(move || worker(w, listeners, ready))?,
+                    .spawn(move || worker(i, w, listeners, ready))?,
             );
         }
         drop(ready_tx);
@@ -172,8 +240,10 @@ impl Server {
     }
 }
 
-/// One worker thread: its own runtime, an accept loop per listener.
+/// One worker thread (number `me`): its own runtime, an accept loop per
+/// listener.
 fn worker(
+    me: usize,
     w: Workers,
     listeners: Arc<Vec<BoundListener>>,
     ready: tokio::sync::mpsc::Sender<std::io::Result<()>>,
@@ -201,7 +271,7 @@ fn worker(
         }
         drop(listeners);
         for l in mine {
-            w.accepts.spawn(accept_loop(l, w.clone()));
+            w.accepts.spawn(accept_loop(me, l, w.clone()));
         }
         drop(ready);
         w.finish.cancelled().await;
@@ -211,7 +281,7 @@ fn worker(
     drop(rt);
 }
 
-async fn accept_loop(listener: WorkerListener, w: Workers) {
+async fn accept_loop(me: usize, listener: WorkerListener, w: Workers) {
     loop {
         // At the connection limit, wait here: new connections queue in the
         // kernel's backlog and existing ones are unharmed.
@@ -222,6 +292,17 @@ async fn accept_loop(listener: WorkerListener, w: Workers) {
             },
             _ = w.stop_accepting.cancelled() => return,
         };
+        if w.balance.ahead(me) {
+            // Every worker is woken by the same connection: an idle one
+            // takes it at once. Accept it here only if none has within
+            // BALANCE_WAIT (they may all be busy running handlers). A sleep
+            // rather than a wake-up from the others: no cross-thread wake
+            // on the path of every connection.
+            tokio::select! {
+                _ = tokio::time::sleep(BALANCE_WAIT) => {}
+                _ = w.stop_accepting.cancelled() => return,
+            }
+        }
         let accepted = tokio::select! {
             r = listener.accept() => r,
             _ = w.stop_accepting.cancelled() => return,
@@ -231,18 +312,126 @@ async fn accept_loop(listener: WorkerListener, w: Workers) {
             Err(e) => {
                 // EMFILE and friends: log, back off briefly, keep serving.
                 tracing::error!("accept on {}: {e}", listener.local_addr());
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                tokio::time::sleep(Duration::from_millis(50)).await;
                 continue;
             }
         };
         let shared = w.shared.clone();
         let cancel = w.drain.clone();
+        let counted = w.balance.opened(me);
         w.conns.spawn(async move {
             match stream {
                 Stream::Tcp(s) => conn::serve(s, info, shared, cancel).await,
                 Stream::Unix(s) => conn::serve(s, info, shared, cancel).await,
             }
+            drop(counted);
             drop(permit);
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read as _, Write as _};
+    use std::net::TcpStream;
+    use std::path::Path;
+
+    use http::Response;
+    use tern_config::{ListenAddr, LoadOptions};
+    use tern_handler::{Exchange, Handler, HandlerFuture, PeerAddr, ResponseBody};
+
+    use super::*;
+    use crate::route::{Router, SiteRoutes};
+
+    /// Answers with the name of the worker thread serving the connection.
+    struct WhichWorker;
+
+    impl Handler for WhichWorker {
+        fn call(&self, _exchange: Exchange) -> HandlerFuture {
+            let name = std::thread::current().name().unwrap_or("?").to_owned();
+            Box::pin(async move { Response::new(ResponseBody::full(name)) })
+        }
+
+        fn kind(&self) -> &'static str {
+            "test"
+        }
+    }
+
+    #[test]
+    fn ahead_means_two_more_than_the_least_loaded_worker() {
+        let b = Arc::new(Balance::new(2));
+        let first = b.opened(0);
+        assert!(!b.ahead(0), "one more is not ahead");
+        let second = b.opened(0);
+        assert!(b.ahead(0) && !b.ahead(1));
+        let other = b.opened(1);
+        assert!(!b.ahead(0));
+        drop((first, second, other));
+        assert!(!b.ahead(0) && !b.ahead(1));
+        assert!(
+            !Arc::new(Balance::new(1)).ahead(0),
+            "a lone worker is never ahead"
+        );
+    }
+
+    /// Ten keep-alive connections opened at once, as a load tester opens
+    /// them: without the balance, the first worker to wake accepts the
+    /// whole burst (seen with wrk: ten on one worker, none on the other).
+    #[test]
+    fn connections_are_spread_over_the_workers() {
+        let config = tern_config::parse(
+            "[[site]]\nroot = \"www\"\n",
+            Path::new("/nonexistent/tern.toml"),
+            LoadOptions { check_paths: false },
+        )
+        .expect("a configuration with every default");
+        let routes = SiteRoutes::new("test", Arc::new(WhichWorker));
+        let mut router = Router::new();
+        router.add_site(&[], true, routes);
+        let site = Site {
+            router,
+            limits: config.limits,
+            access_log: None,
+            grace_period: Duration::from_secs(1),
+        };
+        let listener =
+            BoundListener::bind(&ListenAddr::Tcp(([127, 0, 0, 1], 0).into())).expect("a port");
+        let PeerAddr::Tcp(addr) = *listener.local_addr() else {
+            unreachable!("bound to TCP")
+        };
+        let server = Server::new(site);
+        let handle = server.handle();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let serving = std::thread::spawn(move || rt.block_on(server.run(vec![listener], 2)));
+
+        let mut conns: Vec<TcpStream> = (0..10)
+            .map(|_| TcpStream::connect(addr).expect("connect"))
+            .collect();
+        let mut seen = std::collections::HashMap::<String, usize>::new();
+        for c in &mut conns {
+            c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            c.write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n").unwrap();
+            let mut buf = [0u8; 1024];
+            let mut got = Vec::new();
+            // The body, the worker's name, ends the response.
+            while !(got.windows(12).any(|w| w == b"tern-worker-")
+                && got.last().is_some_and(u8::is_ascii_digit))
+            {
+                let n = c.read(&mut buf).expect("a response");
+                assert!(n > 0, "closed early: {}", String::from_utf8_lossy(&got));
+                got.extend_from_slice(&buf[..n]);
+            }
+            let text = String::from_utf8_lossy(&got).into_owned();
+            let worker = text[text.find("tern-worker-").unwrap()..].trim().to_owned();
+            *seen.entry(worker).or_default() += 1;
+        }
+        handle.shutdown();
+        drop(conns);
+        serving.join().unwrap().unwrap();
+        assert_eq!(seen.len(), 2, "both workers serve: {seen:?}");
+        assert!(seen.values().all(|&n| n >= 3), "{seen:?}");
     }
 }
