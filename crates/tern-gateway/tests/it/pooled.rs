@@ -59,7 +59,7 @@ fn spawned(site: &Site, app: CommandConfig, pool: PoolSettings, timeout: Duratio
 
 fn fcgi_get(target: &str) -> Req {
     let mut r = Req::get(target);
-    r.pattern = "/app";
+    r.pattern = "/app".into();
     r
 }
 
@@ -105,7 +105,7 @@ async fn a_posted_body_reaches_the_application_whole() {
     for len in [0usize, 10, 100_000, 1_000_000] {
         let body: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
         let mut req = Req::post("/app/echo", body.clone());
-        req.pattern = "/app";
+        req.pattern = "/app".into();
         let r = call(&h, req).await;
         assert_eq!(r.status, 200, "{len}");
         assert_eq!(r.body, body, "{len} bytes back");
@@ -292,7 +292,7 @@ async fn connections_to_a_running_application_are_reused_or_made_per_request() {
             assert_eq!(pid_of(&h, "/app/pid").await, app.pid(), "keep: {keep}");
         }
         let mut req = Req::post("/app/echo", vec![b'e'; 200_000]);
-        req.pattern = "/app";
+        req.pattern = "/app".into();
         let r = call(&h, req).await;
         assert_eq!(r.body.len(), 200_000, "keep: {keep}");
     }
@@ -410,7 +410,7 @@ fn php_site(site: &Site) -> PathBuf {
 
 fn php_req(target: &str) -> Req {
     let mut r = Req::get(target);
-    r.pattern = "*.php";
+    r.pattern = "*.php".into();
     r
 }
 
@@ -435,7 +435,7 @@ async fn php_fpm_runs_scripts_beneath_the_directory() {
         assert_eq!(r.text(), "Hello!\n");
     }
     let mut req = Req::post("/php/post.php/extra", vec![b'x'; 300_000]);
-    req.pattern = "*.php";
+    req.pattern = "*.php".into();
     let r = call(&h, req).await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(r.text(), "300000 /extra\n");
@@ -615,7 +615,7 @@ async fn the_perl_engine_runs_plain_cgi_scripts_and_reloads_edits() {
     let a1 = call(&h, Req::get("/cgi-bin/a.pl?x=1")).await;
     assert_eq!(a1.status, 200, "{}", a1.text());
     let mut post = Req::post("/cgi-bin/b.pl", vec![b'z'; 5000]);
-    post.pattern = "/cgi-bin";
+    post.pattern = "/cgi-bin".into();
     let b = call(&h, post).await;
     assert_eq!(b.text(), "B 5000\n");
     let a2 = call(&h, Req::get("/cgi-bin/a.pl?y=2")).await;

@@ -154,12 +154,12 @@ async fn an_interpreter_runs_scripts_without_an_execute_bit() {
     site.cfg.interpreter = Some("/usr/bin/perl".into());
     let h = site.handler();
     let mut req = Req::get("/hello.pl");
-    req.pattern = "*.pl";
+    req.pattern = "*.pl".into();
     let r = call(&h, req).await;
     assert_eq!((r.status, r.text().as_str()), (200, "perl /hello.pl\n"));
     // `/x.jpg/a.pl`: the first file on the path is no .pl script.
     let mut req = Req::get("/x.jpg/a.pl");
-    req.pattern = "*.pl";
+    req.pattern = "*.pl".into();
     assert_eq!(call(&h, req).await.status, 404);
 }
 

@@ -12,14 +12,11 @@ mod wat;
 mod wire;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use http_body_util::BodyExt as _;
 use tern_config::WasmConfig;
-use tern_handler::path::DecodedPath;
-use tern_handler::{ConnInfo, Exchange, Handler, PeerAddr, RequestBody, RequestId, RouteMatch};
+use tern_handler::Handler;
 use tern_wasm::Wasm;
 
 /// A temporary directory holding a module, with the route's settings.
@@ -65,68 +62,7 @@ impl Route {
     }
 }
 
-/// A request for the handler.
-pub(crate) struct Req {
-    pub(crate) method: &'static str,
-    pub(crate) target: String,
-    pub(crate) headers: Vec<(String, String)>,
-    pub(crate) body: Option<Bytes>,
-}
-
-impl Req {
-    pub(crate) fn get(target: &str) -> Req {
-        Req {
-            method: "GET",
-            target: target.to_owned(),
-            headers: vec![("host".into(), "test.example".into())],
-            body: None,
-        }
-    }
-
-    pub(crate) fn post(target: &str, body: impl Into<Bytes>) -> Req {
-        let body = body.into();
-        let mut r = Req::get(target);
-        r.method = "POST";
-        r.headers
-            .push(("content-length".into(), body.len().to_string()));
-        r.body = Some(body);
-        r
-    }
-
-    pub(crate) fn header(mut self, name: &str, value: &str) -> Req {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-
-    fn exchange(self) -> Exchange {
-        let mut b = http::Request::builder()
-            .method(self.method)
-            .uri(&self.target);
-        for (n, v) in &self.headers {
-            b = b.header(n.as_str(), v.as_str());
-        }
-        let body = match self.body {
-            Some(b) => RequestBody::full(b),
-            None => RequestBody::empty(),
-        };
-        let request = b.body(body).unwrap();
-        let path = DecodedPath::parse(request.uri().path()).unwrap();
-        Exchange {
-            request,
-            path,
-            conn: Arc::new(ConnInfo {
-                peer: PeerAddr::Tcp("127.0.0.1:40000".parse().unwrap()),
-                local: PeerAddr::Tcp("127.0.0.1:8080".parse().unwrap()),
-                secure: false,
-            }),
-            route: RouteMatch {
-                site: Arc::from("test"),
-                pattern: Arc::from("/app"),
-            },
-            id: RequestId(7),
-        }
-    }
-}
+pub(crate) use tern_testkit::Req;
 
 /// A response as the tests see it.
 #[derive(Debug)]
