@@ -65,14 +65,7 @@ impl Wasm {
     /// is not a WASI command (no `_start` or no `memory` export).
     pub(crate) fn new(cfg: &WasmConfig, binary: &[u8]) -> Result<Wasm, Error> {
         let compiled = Compiled::load(cfg, binary)?;
-        let name: Arc<str> = cfg
-            .module
-            .file_name()
-            .map_or_else(
-                || cfg.module.display().to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            )
-            .into();
+        let name = run::module_name(&cfg.module);
         Ok(Wasm {
             route: Arc::new(Route {
                 compiled,
@@ -80,12 +73,7 @@ impl Wasm {
                 name,
                 document_root: cfg.document_root.clone(),
                 dir: cfg.dir.clone(),
-                limits: Limits {
-                    memory: cfg.memory_limit,
-                    timeout: cfg.timeout,
-                    output: cfg.max_output_bytes,
-                    stderr: cfg.max_stderr_bytes,
-                },
+                limits: Limits::of(cfg),
                 pass_authorization: cfg.pass_authorization,
                 refuse_shellshock: cfg.refuse_shellshock,
                 admission: Limiter::new(cfg.max_concurrent, cfg.queue, cfg.queue_timeout),

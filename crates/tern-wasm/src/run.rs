@@ -9,10 +9,12 @@
 //! result is an [`Ending`], decided here and turned into a response by
 //! the handler.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use tern_config::WasmConfig;
 use tern_gateway::env::CgiEnv;
 use wasmtime::{ResourceLimiter, Store, Trap, UpdateDeadline};
 use wasmtime_wasi::p1::WasiP1Ctx;
@@ -29,7 +31,7 @@ use crate::Error;
 pub(crate) struct State {
     pub(crate) wasi: WasiP1Ctx,
     pub(crate) env: CgiEnv,
-    cap: MemoryCap,
+    cap: MemoryBudget,
 }
 
 impl std::fmt::Debug for State {
@@ -72,6 +74,28 @@ pub(crate) struct Limits {
     pub(crate) timeout: Duration,
     pub(crate) output: u64,
     pub(crate) stderr: u64,
+}
+
+impl Limits {
+    /// The limits `cfg` sets.
+    pub(crate) fn of(cfg: &WasmConfig) -> Limits {
+        Limits {
+            memory: cfg.memory_limit,
+            timeout: cfg.timeout,
+            output: cfg.max_output_bytes,
+            stderr: cfg.max_stderr_bytes,
+        }
+    }
+}
+
+/// The route's file name: a run's argv[0], and its name in log lines.
+pub(crate) fn module_name(path: &Path) -> Arc<str> {
+    path.file_name()
+        .map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+        .into()
 }
 
 /// What a run left behind (its stdout went to the pipe).
@@ -137,9 +161,7 @@ async fn start(compiled: &Compiled, input: RunInput, stderr: &Capture) -> Result
     let state = State {
         wasi: wasi.build_p1(),
         env: input.env,
-        cap: MemoryCap {
-            limit: usize::try_from(limits.memory).unwrap_or(usize::MAX),
-        },
+        cap: MemoryBudget::new(limits.memory),
     };
     let mut store = Store::new(&compiled.engine, state);
     store.limiter(|s| &mut s.cap);
@@ -214,23 +236,38 @@ fn cause(e: wasmtime::Error, limits: Limits) -> Error {
 /// `-1` the module could ignore and retry forever.
 #[derive(Debug, thiserror::Error)]
 #[error("memory beyond the limit of {0} bytes")]
-struct MemoryLimit(usize);
+pub(crate) struct MemoryLimit(usize);
 
+/// The route's memory limit over all of an instance's memories: a module
+/// has one; a component is one program, whatever number of memories its
+/// toolchain gave it.
 #[derive(Debug)]
-struct MemoryCap {
+pub(crate) struct MemoryBudget {
     limit: usize,
+    used: usize,
 }
 
-impl ResourceLimiter for MemoryCap {
+impl MemoryBudget {
+    pub(crate) fn new(limit: u64) -> MemoryBudget {
+        MemoryBudget {
+            limit: usize::try_from(limit).unwrap_or(usize::MAX),
+            used: 0,
+        }
+    }
+}
+
+impl ResourceLimiter for MemoryBudget {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired > self.limit {
+        let used = self.used.saturating_add(desired.saturating_sub(current));
+        if used > self.limit {
             return Err(wasmtime::Error::new(MemoryLimit(self.limit)));
         }
+        self.used = used;
         Ok(true)
     }
 

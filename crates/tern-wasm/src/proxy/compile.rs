@@ -5,8 +5,6 @@
 //! checked to export `wasi:http/incoming-handler` by building the
 //! [`ProxyPre`] each request's instance comes from.
 
-use std::path::Path;
-
 use tern_config::WasmConfig;
 use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy};
@@ -93,12 +91,4 @@ fn engine(cfg: &WasmConfig) -> Result<Engine, Error> {
         .wasm_component_model(true)
         .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     Engine::new(&config).map_err(|e| Error::Engine(format!("{e:#}")))
-}
-
-/// The file's name, for log lines.
-pub(crate) fn name(path: &Path) -> String {
-    path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    )
 }

@@ -57,14 +57,9 @@ impl Proxy {
         Ok(Proxy {
             route: Arc::new(Route {
                 compiled: Arc::new(CompiledProxy::load(cfg, binary)?),
-                name: compile::name(&cfg.module).into(),
+                name: crate::run::module_name(&cfg.module),
                 dir: cfg.dir.clone(),
-                limits: Limits {
-                    memory: cfg.memory_limit,
-                    timeout: cfg.timeout,
-                    output: cfg.max_output_bytes,
-                    stderr: cfg.max_stderr_bytes,
-                },
+                limits: Limits::of(cfg),
                 admission: Limiter::new(cfg.max_concurrent, cfg.queue, cfg.queue_timeout),
             }),
         })

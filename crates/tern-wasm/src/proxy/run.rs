@@ -13,7 +13,7 @@ use std::sync::Arc;
 use tern_handler::RequestId;
 use tokio::time::Instant;
 use wasmtime::component::{Resource, ResourceTable};
-use wasmtime::{ResourceLimiter, Store, Trap};
+use wasmtime::{Store, Trap};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_http::p2::types::{HostIncomingRequest, HostResponseOutparam};
 use wasmtime_wasi_http::{
@@ -22,7 +22,7 @@ use wasmtime_wasi_http::{
 
 use super::compile::CompiledProxy;
 use crate::output::Capture;
-use crate::run::Limits;
+use crate::run::{Limits, MemoryBudget, MemoryLimit};
 use crate::Error;
 
 /// A store's data: the WASI and `wasi:http` contexts, their resources,
@@ -119,10 +119,7 @@ pub(crate) fn store(compiled: &CompiledProxy, setup: &RunSetup) -> Result<ProxyS
         wasi: wasi.build(),
         http: WasiHttpCtx::new(),
         hooks: NoNetwork,
-        budget: MemoryBudget {
-            limit: usize::try_from(setup.limits.memory).unwrap_or(usize::MAX),
-            used: 0,
-        },
+        budget: MemoryBudget::new(setup.limits.memory),
     };
     let mut store = Store::new(compiled.pre.engine(), state);
     store.limiter(|s| &mut s.budget);
@@ -203,46 +200,5 @@ impl Drop for OutputLog {
         if dropped > 0 {
             tracing::warn!(%id, module, "wasm output: {dropped} more bytes dropped");
         }
-    }
-}
-
-/// The error a memory growing past the budget raises: a trap, not the
-/// `-1` the component could ignore and retry forever.
-#[derive(Debug, thiserror::Error)]
-#[error("memory beyond the limit of {0} bytes")]
-struct MemoryLimit(usize);
-
-/// The route's memory limit over all of a component's memories: a
-/// component is one program, whatever number of memories its toolchain
-/// gave it.
-#[derive(Debug)]
-struct MemoryBudget {
-    limit: usize,
-    used: usize,
-}
-
-impl ResourceLimiter for MemoryBudget {
-    fn memory_growing(
-        &mut self,
-        current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        let used = self.used.saturating_add(desired.saturating_sub(current));
-        if used > self.limit {
-            return Err(wasmtime::Error::new(MemoryLimit(self.limit)));
-        }
-        self.used = used;
-        Ok(true)
-    }
-
-    fn table_growing(
-        &mut self,
-        _current: usize,
-        _desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        // The pool's table limit applies.
-        Ok(true)
     }
 }
