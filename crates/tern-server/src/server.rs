@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::Semaphore;
+use tokio::sync::{Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -89,6 +89,8 @@ struct Workers {
 #[derive(Debug)]
 struct Balance {
     open: Box<[AtomicUsize]>,
+    /// Wakes the workers waiting for the counts to change.
+    changed: Notify,
 }
 
 /// How far ahead of the least-loaded worker a worker may get before it
@@ -96,14 +98,15 @@ struct Balance {
 const AHEAD: usize = 2;
 
 /// How long a worker that is ahead leaves a waiting connection to the
-/// others before it accepts it itself (another worker may be busy running a
-/// handler): the most a new connection waits for the balance.
+/// others before it accepts it itself (they may all be busy running
+/// handlers): the most a new connection waits for the balance.
 const BALANCE_WAIT: Duration = Duration::from_millis(2);
 
 impl Balance {
     fn new(workers: usize) -> Balance {
         Balance {
             open: (0..workers).map(|_| AtomicUsize::new(0)).collect(),
+            changed: Notify::new(),
         }
     }
 
@@ -122,6 +125,7 @@ impl Balance {
     /// Counts a connection `me` accepted; the guard counts its end.
     fn opened(self: &Arc<Balance>, me: usize) -> OpenConn {
         self.open[me].fetch_add(1, Ordering::Relaxed);
+        self.changed.notify_waiters();
         OpenConn {
             balance: self.clone(),
             worker: me,
@@ -139,6 +143,7 @@ struct OpenConn {
 impl Drop for OpenConn {
     fn drop(&mut self) {
         self.balance.open[self.worker].fetch_sub(1, Ordering::Relaxed);
+        self.balance.changed.notify_waiters();
     }
 }
 
@@ -292,14 +297,21 @@ async fn accept_loop(me: usize, listener: WorkerListener, w: Workers) {
             },
             _ = w.stop_accepting.cancelled() => return,
         };
-        if w.balance.ahead(me) {
-            // Every worker is woken by the same connection: an idle one
-            // takes it at once. Accept it here only if none has within
-            // BALANCE_WAIT (they may all be busy running handlers). A sleep
-            // rather than a wake-up from the others: no cross-thread wake
-            // on the path of every connection.
+        // Every worker is woken by the same connection: one that is ahead
+        // leaves it to the others, until the counts change (the
+        // least-loaded worker never waits, so some worker always accepts)
+        // or BALANCE_WAIT has passed (the others may all be busy running
+        // handlers).
+        let until = tokio::time::Instant::now() + BALANCE_WAIT;
+        loop {
+            // Made before the check, so a change just after it still wakes.
+            let changed = w.balance.changed.notified();
+            if !w.balance.ahead(me) {
+                break;
+            }
             tokio::select! {
-                _ = tokio::time::sleep(BALANCE_WAIT) => {}
+                _ = changed => {}
+                _ = tokio::time::sleep_until(until) => break,
                 _ = w.stop_accepting.cancelled() => return,
             }
         }
