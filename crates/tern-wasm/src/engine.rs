@@ -70,6 +70,29 @@ impl Compiled {
     }
 }
 
+/// Sets up, while the process has one thread, what wasmtime sets up lazily
+/// for the whole process: the `/proc/self/pagemap` file behind
+/// `pagemap_scan`, opened on the first pooling engine. Its fork handler reads
+/// it in every forked child; a child forked by another thread (a pool
+/// starting a FastCGI worker) while the first engine was being made would
+/// wait forever for an initialisation that only the parent finishes, before
+/// its exec. A forked child seen stuck so (one thread, in a futex wait, with
+/// tern's command line) is why this exists. Costs one small engine.
+pub fn prepare_process() {
+    let mut pool = PoolingAllocationConfig::default();
+    pool.total_core_instances(1)
+        .total_memories(1)
+        .total_tables(1)
+        .total_component_instances(0)
+        .max_memory_size(1 << 16)
+        .pagemap_scan(Enabled::Auto);
+    let mut config = Config::new();
+    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    // A failure here is reported again, with its route, when a route makes
+    // its engine.
+    let _ = Engine::new(&config);
+}
+
 /// Bytes of each linear memory kept resident (zeroed by memset) between
 /// instances.
 const MEMORY_KEEP_RESIDENT: usize = 1 << 20;

@@ -40,4 +40,5 @@ mod run;
 mod stream;
 
 pub use dispatch::Wasm;
+pub use engine::prepare_process;
 pub use error::Error;

@@ -120,6 +120,8 @@ fn raise_nofile_limit() {
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
     raise_nofile_limit();
+    // Before any thread that forks exists: see its documentation.
+    tern_wasm::prepare_process();
     let mut listen = Vec::new();
     for l in &args.listen {
         listen.push(parse_listen(l)?);
