@@ -79,7 +79,7 @@ pub(crate) async fn serve<R: Run>(r: &R, exchange: Exchange) -> Response<Respons
             // into it, so a path another route serves is sent to the
             // client as a redirect: it gets the same resource.
             tracing::debug!(%id, from = %path, to = %target, "{kind}: local redirect outside the route, sent as 302");
-            return client_redirect(&target);
+            return crate::response::client_redirect(&target);
         }
         // RFC 3875 §6.2.2: the new request is a GET without a body.
         parts.method = Method::GET;
@@ -109,24 +109,7 @@ pub(crate) fn render(head: Head, output: Output) -> Response<ResponseBody> {
         Output::Stream(s) => ResponseBody::stream(s),
         Output::Discarded => ResponseBody::empty(),
     };
-    let mut resp = Response::new(body);
-    *resp.status_mut() = head.status;
-    *resp.headers_mut() = head.headers;
-    if let Some(reason) = head.reason {
-        if let Ok(r) = hyper::ext::ReasonPhrase::try_from(reason) {
-            resp.extensions_mut().insert(r);
-        }
-    }
-    resp
-}
-
-fn client_redirect(target: &str) -> Response<ResponseBody> {
-    let mut resp = Response::new(ResponseBody::empty());
-    *resp.status_mut() = StatusCode::FOUND;
-    if let Ok(v) = HeaderValue::from_str(target) {
-        resp.headers_mut().insert(header::LOCATION, v);
-    }
-    resp
+    head.into_response(body)
 }
 
 /// The one place a failure becomes a response and a log line.

@@ -26,7 +26,8 @@
 //! other requests.
 
 use bytes::Bytes;
-use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode};
+use tern_handler::ResponseBody;
 
 use crate::error::HeadError;
 
@@ -53,6 +54,34 @@ pub struct Head {
     pub reason: Option<Vec<u8>>,
     /// The fields, framing fields removed.
     pub headers: HeaderMap,
+}
+
+impl Head {
+    /// The response this head starts, with `body`; a script's own reason
+    /// phrase goes with it.
+    pub fn into_response(self, body: ResponseBody) -> Response<ResponseBody> {
+        let mut resp = Response::new(body);
+        *resp.status_mut() = self.status;
+        *resp.headers_mut() = self.headers;
+        if let Some(reason) = self.reason {
+            if let Ok(r) = hyper::ext::ReasonPhrase::try_from(reason) {
+                resp.extensions_mut().insert(r);
+            }
+        }
+        resp
+    }
+}
+
+/// A 302 to `target`: how a handler that cannot call back into the router
+/// answers a local redirect (the client asks again, and gets the same
+/// resource).
+pub fn client_redirect(target: &str) -> Response<ResponseBody> {
+    let mut resp = Response::new(ResponseBody::empty());
+    *resp.status_mut() = StatusCode::FOUND;
+    if let Ok(v) = HeaderValue::from_str(target) {
+        resp.headers_mut().insert(http::header::LOCATION, v);
+    }
+    resp
 }
 
 /// What the script asked for.

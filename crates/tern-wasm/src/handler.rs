@@ -23,7 +23,7 @@ use http_body::Body as _;
 use http_body_util::BodyExt as _;
 use tern_config::WasmConfig;
 use tern_gateway::env::{self, EnvInput, EnvPolicy, ScriptVars};
-use tern_gateway::response::{Head, HeadReader, Mode, Reply, MAX_HEAD_BYTES};
+use tern_gateway::response::{self, HeadReader, Mode, Reply, MAX_HEAD_BYTES};
 use tern_gateway::Limiter;
 use tern_handler::path::DecodedPath;
 use tern_handler::{BodyError, Exchange, Handler, HandlerFuture, RequestId, ResponseBody};
@@ -196,11 +196,11 @@ impl Route {
             Reply::Document(h) | Reply::ClientRedirect(h) => h,
             // A handler never calls back into the router: the client is
             // sent to the path instead, and gets the same resource.
-            Reply::LocalRedirect(target) => return Ok(client_redirect(&target)),
+            Reply::LocalRedirect(target) => return Ok(response::client_redirect(&target)),
         };
         if parts.method == Method::HEAD {
             // Dropping the run stops the module.
-            return Ok(render(head, ResponseBody::empty()));
+            return Ok(head.into_response(ResponseBody::empty()));
         }
         let body = match settle(first, &mut rx, run).await? {
             Settled::Whole(b) => ResponseBody::full(b),
@@ -212,7 +212,7 @@ impl Route {
                 id,
             }),
         };
-        Ok(render(head, body))
+        Ok(head.into_response(body))
     }
 }
 
@@ -333,27 +333,6 @@ impl Running {
             Run::Ended(ending) => Tail::Ended(ending),
         }
     }
-}
-
-fn render(head: Head, body: ResponseBody) -> Response<ResponseBody> {
-    let mut resp = Response::new(body);
-    *resp.status_mut() = head.status;
-    *resp.headers_mut() = head.headers;
-    if let Some(reason) = head.reason {
-        if let Ok(r) = hyper::ext::ReasonPhrase::try_from(reason) {
-            resp.extensions_mut().insert(r);
-        }
-    }
-    resp
-}
-
-fn client_redirect(target: &str) -> Response<ResponseBody> {
-    let mut resp = Response::new(ResponseBody::empty());
-    *resp.status_mut() = StatusCode::FOUND;
-    if let Ok(v) = HeaderValue::from_str(target) {
-        resp.headers_mut().insert(header::LOCATION, v);
-    }
-    resp
 }
 
 /// The module's stderr, a log line per line, tagged with the request id.
