@@ -29,6 +29,7 @@ pub(crate) fn walk_cgi(
         timeout,
         pass_authorization,
         refuse_shellshock,
+        underscores_in_headers,
         env_allow,
         max_stderr_bytes,
     } = crate::persistent::policy(w, t);
@@ -47,6 +48,7 @@ pub(crate) fn walk_cgi(
         queue_timeout,
         pass_authorization,
         refuse_shellshock,
+        underscores_in_headers,
         env_allow,
         max_stderr_bytes,
     })

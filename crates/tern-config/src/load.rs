@@ -178,6 +178,8 @@ fn walk_limits(w: &mut Walker<'_>, top: &mut Table<'_>) -> Limits {
         max_uri_bytes: 8 << 10,
         max_body_bytes: 10 << 20,
         header_read_timeout: Duration::from_secs(10),
+        body_timeout: Duration::from_secs(20),
+        body_min_rate: 500,
         keepalive_timeout: Duration::from_secs(75),
         max_connections: 10240,
     };
@@ -198,6 +200,12 @@ fn walk_limits(w: &mut Walker<'_>, top: &mut Table<'_>) -> Limits {
     }
     if let Some(d) = w.duration(&mut t, "header_read_timeout", true) {
         l.header_read_timeout = d;
+    }
+    if let Some(d) = w.duration(&mut t, "body_timeout", true) {
+        l.body_timeout = d;
+    }
+    if let Some(n) = w.size(&mut t, "body_min_rate", 0) {
+        l.body_min_rate = n;
     }
     if let Some(d) = w.duration(&mut t, "keepalive_timeout", false) {
         l.keepalive_timeout = d;

@@ -87,6 +87,16 @@ pub struct Limits {
     /// Time a client has to send a request's headers; a slower one is
     /// disconnected. Default: 10 s.
     pub header_read_timeout: Duration,
+    /// Time a client has to send a request body, counted only while tern
+    /// waits on it, and extended by one second for every `body_min_rate`
+    /// bytes that arrive (Apache's `RequestReadTimeout body=20,MinRate=500`);
+    /// a slower client gets 408. Script routes read the body whole before
+    /// a request takes a slot, so a slow client holds only its own
+    /// connection. Default: 20 s.
+    pub body_timeout: Duration,
+    /// Bytes per second of a body that earn one more second of
+    /// `body_timeout`; 0 extends nothing. Default: 500.
+    pub body_min_rate: u64,
     /// How long an idle keep-alive connection is kept open. Default: 75 s.
     pub keepalive_timeout: Duration,
     /// Most connections open at once; beyond it new connections wait in the
@@ -258,6 +268,13 @@ pub struct CgiConfig {
     /// refused (400), a defence in depth against Shellshock
     /// (CVE-2014-6271) in scripts run by an old bash. Default: true.
     pub refuse_shellshock: bool,
+    /// Whether request headers whose names hold an underscore
+    /// (`X_Forwarded_For`) reach scripts. Default: false, as Apache 2.4 and
+    /// nginx do: such a name becomes the same variable as its hyphenated
+    /// twin, which a front proxy sets or strips while leaving this
+    /// spelling alone, so a client could forge it. A request that carries
+    /// both spellings is refused (400) either way.
+    pub underscores_in_headers: bool,
     /// Names of tern's own environment variables passed on to scripts, on
     /// top of PATH (always passed; `/usr/local/bin:/usr/bin:/bin` when tern
     /// has none). Default: none; everything else is withheld.
@@ -425,6 +442,8 @@ pub struct GatewayPolicy {
     pub pass_authorization: bool,
     /// As for CGI: `() {` header values refused. Default: true.
     pub refuse_shellshock: bool,
+    /// As for CGI: header names with `_` passed on. Default: false.
+    pub underscores_in_headers: bool,
     /// tern's environment variables passed on to programs tern runs, on
     /// top of PATH.
     pub env_allow: Vec<String>,
@@ -469,6 +488,8 @@ pub struct WasmConfig {
     pub pass_authorization: bool,
     /// As for CGI: `() {` header values refused. Default: true.
     pub refuse_shellshock: bool,
+    /// As for CGI: header names with `_` passed on. Default: false.
+    pub underscores_in_headers: bool,
     /// Bytes of a request's stderr written to the error log. Default: 64 KiB.
     pub max_stderr_bytes: u64,
 }

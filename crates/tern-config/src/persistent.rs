@@ -266,6 +266,7 @@ pub(crate) fn policy(w: &mut Walker<'_>, t: &mut Table<'_>) -> GatewayPolicy {
             .unwrap_or(Duration::from_secs(30)),
         pass_authorization: w.bool(t, "pass_authorization").unwrap_or(false),
         refuse_shellshock: w.bool(t, "refuse_shellshock").unwrap_or(true),
+        underscores_in_headers: w.bool(t, "underscores_in_headers").unwrap_or(false),
         env_allow: env_names(w, t),
         max_stderr_bytes: w.size(t, "max_stderr_bytes", 0).unwrap_or(64 * 1024),
     }

@@ -95,6 +95,7 @@ pub(crate) fn walk_wasm(
         .unwrap_or(Duration::from_secs(10));
     let pass_authorization = w.bool(t, "pass_authorization").unwrap_or(false);
     let refuse_shellshock = w.bool(t, "refuse_shellshock").unwrap_or(true);
+    let underscores_in_headers = w.bool(t, "underscores_in_headers").unwrap_or(false);
     let max_stderr_bytes = w.size(t, "max_stderr_bytes", 0).unwrap_or(64 * 1024);
     Some(WasmConfig {
         module: module?,
@@ -108,6 +109,7 @@ pub(crate) fn walk_wasm(
         queue_timeout,
         pass_authorization,
         refuse_shellshock,
+        underscores_in_headers,
         max_stderr_bytes,
     })
 }

@@ -46,6 +46,7 @@ struct Route {
     max_stderr: u64,
     pass_authorization: bool,
     refuse_shellshock: bool,
+    underscores_in_headers: bool,
     inherited: Vec<(OsString, OsString)>,
     limiter: Limiter,
 }
@@ -68,6 +69,7 @@ impl Cgi {
                 max_stderr: cfg.max_stderr_bytes,
                 pass_authorization: cfg.pass_authorization,
                 refuse_shellshock: cfg.refuse_shellshock,
+                underscores_in_headers: cfg.underscores_in_headers,
                 inherited: spawn::inherited(&cfg.env_allow, |n| std::env::var_os(n)),
                 limiter: Limiter::new(cfg.max_concurrent, cfg.queue, cfg.queue_timeout),
             }),
@@ -117,13 +119,13 @@ impl Run for Route {
             policy: EnvPolicy {
                 pass_authorization: self.pass_authorization,
                 refuse_shellshock: self.refuse_shellshock,
+                underscores_in_headers: self.underscores_in_headers,
                 inherited: &self.inherited,
             },
         })?;
         let slot = self.limiter.admit().await?;
         let (stdin, feed) = match input.source {
             Source::Nothing => (Stdio::null(), Feed::Nothing),
-            Source::Stream(b) => (Stdio::piped(), Feed::Stream(b)),
             Source::Memory(b) => (Stdio::piped(), Feed::Memory(b)),
             Source::File(f) => (Stdio::from(f), Feed::Nothing),
         };

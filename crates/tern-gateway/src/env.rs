@@ -28,7 +28,9 @@
 //!   CONTENT_LENGTH (RFC §4.1.18), and Transfer-Encoding not at all (stdin
 //!   has no transfer coding); a `Content_Type` look-alike is dropped;
 //! - names with characters other than letters, digits, `-` and `_` are
-//!   dropped (Apache); two names that map to one variable (`X-A` and `X_A`)
+//!   dropped (Apache), and so are names with `_` unless the route sets
+//!   `underscores_in_headers` (Apache 2.4, nginx: `X_Forwarded_For` would
+//!   pass for the `X-Forwarded-For` a front proxy vouches for); two names that map to one variable (`X-A` and `X_A`)
 //!   refuse the request, since either could be the one a script trusts
 //!   (lighttpd flags the same collision);
 //! - with `refuse_shellshock`, any value starting with `() {` refuses the
@@ -126,6 +128,8 @@ pub struct EnvPolicy<'a> {
     pub pass_authorization: bool,
     /// Refuse values starting with `() {`.
     pub refuse_shellshock: bool,
+    /// Pass headers whose names hold `_` (dropped by default).
+    pub underscores_in_headers: bool,
     /// Variables taken from tern's own environment (PATH and the
     /// allow-list), set first; a name the CGI environment sets itself is
     /// skipped.
@@ -301,7 +305,11 @@ fn headers(env: &mut Builder, req: &Parts, policy: &EnvPolicy<'_>) -> Result<(),
     }
     for name in seen {
         let var = name.as_str();
-        let withheld = if same_variable(var, "proxy") || same_variable(var, "proxy-authorization") {
+        let withheld = if !policy.underscores_in_headers && var.contains('_') {
+            // The twin of a hyphenated name a front proxy vouches for
+            // (X_Forwarded_For): dropped, as Apache 2.4 and nginx do.
+            true
+        } else if same_variable(var, "proxy") || same_variable(var, "proxy-authorization") {
             // httpoxy: never, whatever the route says.
             true
         } else if same_variable(var, "authorization") {
@@ -455,6 +463,7 @@ mod tests {
         path_info: &'static str,
         pass_authorization: bool,
         refuse_shellshock: bool,
+        underscores_in_headers: bool,
     }
 
     impl Case {
@@ -466,6 +475,7 @@ mod tests {
                 path_info: "/a/b",
                 pass_authorization: false,
                 refuse_shellshock: true,
+                underscores_in_headers: false,
             }
         }
 
@@ -485,6 +495,7 @@ mod tests {
                 policy: EnvPolicy {
                     pass_authorization: self.pass_authorization,
                     refuse_shellshock: self.refuse_shellshock,
+                    underscores_in_headers: self.underscores_in_headers,
                     inherited: &self.inherited,
                 },
             })
@@ -600,13 +611,22 @@ mod tests {
             .build()
             .unwrap_err();
         assert!(matches!(err, Error::HeaderCollision(..)), "{err}");
-        // Alone, an underscore name is passed, and a Content_Type
-        // look-alike is dropped.
-        let env = Case::new(&[("X_Y", "1"), ("Content_Type", "x")])
-            .build()
-            .unwrap();
+        // Alone, an underscore name is passed when the route says so,
+        // and a Content_Type look-alike is dropped.
+        let mut c = Case::new(&[("X_Y", "1"), ("Content_Type", "x")]);
+        c.underscores_in_headers = true;
+        let env = c.build().unwrap();
         assert_eq!(env.get("HTTP_X_Y"), Some(OsStr::new("1")));
         assert_eq!(env.get("HTTP_CONTENT_TYPE"), None);
+    }
+
+    #[test]
+    fn underscore_header_names_are_dropped_by_default() {
+        let env = Case::new(&[("X_Forwarded_For", "6.6.6.6"), ("X-Real", "1")])
+            .build()
+            .unwrap();
+        assert_eq!(env.get("HTTP_X_FORWARDED_FOR"), None);
+        assert_eq!(env.get("HTTP_X_REAL"), Some(OsStr::new("1")));
     }
 
     #[test]

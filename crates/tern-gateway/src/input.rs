@@ -1,12 +1,14 @@
 //! The request body on its way to the script's stdin.
 //!
-//! CGI has no transfer codings on stdin: CONTENT_LENGTH must be exact
-//! (RFC 3875 §4.2). A body of known length streams to the script as it
-//! arrives. A body of unknown length (chunked, or HTTP/2 without
-//! content-length) is spooled first, up to the site's body limit (beyond
-//! it the client gets 413): in memory while small, then in an unlinked
-//! temporary file, which then becomes the script's stdin itself, with no
-//! copy through tern.
+//! The body is read whole before the request takes a slot or a worker
+//! (nginx's request buffering): a client that sends its body slowly then
+//! holds only its own connection, never one of the route's few programs,
+//! and the body's pace (`BodyPace`, enforced as it is read) cuts off one
+//! that trickles. It is spooled up to the site's body limit (beyond it the
+//! client gets 413): in memory while small, then in an unlinked temporary
+//! file, which then becomes the script's stdin itself, with no copy
+//! through tern. CGI has no transfer codings on stdin: CONTENT_LENGTH is
+//! then exact (RFC 3875 §4.2), whatever framing the client used.
 
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,7 +17,7 @@ use bytes::{Bytes, BytesMut};
 use http::{header, HeaderMap};
 use http_body::Body as _;
 use http_body_util::BodyExt as _;
-use tern_handler::{BodyError, RequestBody};
+use tern_handler::RequestBody;
 use tokio::io::{AsyncSeekExt as _, AsyncWriteExt as _};
 use tokio::process::ChildStdin;
 
@@ -37,8 +39,6 @@ pub(crate) struct Input {
 pub(crate) enum Source {
     /// No body: stdin is /dev/null.
     Nothing,
-    /// Fed through a pipe as it arrives from the client.
-    Stream(RequestBody),
     /// Spooled in memory, fed through a pipe.
     Memory(Bytes),
     /// Spooled to a file, which is the script's stdin.
@@ -54,7 +54,7 @@ impl Input {
         }
     }
 
-    /// Readies `body`, spooling it when its length is unknown.
+    /// Reads `body` whole (see the module's doc).
     ///
     /// # Cancel safety
     /// Not cancel safe: a cancelled spool loses the body (the request is
@@ -65,12 +65,6 @@ impl Input {
             return Ok(Input {
                 length: declared.then_some(0),
                 source: Source::Nothing,
-            });
-        }
-        if let Some(len) = body.size_hint().exact() {
-            return Ok(Input {
-                length: Some(len),
-                source: Source::Stream(body),
             });
         }
         spool(body).await
@@ -121,7 +115,6 @@ async fn spool(mut body: RequestBody) -> Result<Input, Error> {
 #[derive(Debug)]
 pub(crate) enum Feed {
     Nothing,
-    Stream(RequestBody),
     Memory(Bytes),
 }
 
@@ -133,13 +126,9 @@ pub(crate) enum Feed {
 /// # Cancel safety
 /// Not cancel safe: the body is lost. It is polled to completion or
 /// dropped with the script.
-pub(crate) async fn feed(
-    stdin: Option<ChildStdin>,
-    feed: Feed,
-    progress: &AtomicU64,
-) -> Result<(), BodyError> {
+pub(crate) async fn feed(stdin: Option<ChildStdin>, feed: Feed, progress: &AtomicU64) {
     let Some(mut stdin) = stdin else {
-        return Ok(());
+        return;
     };
     match feed {
         Feed::Nothing => {}
@@ -148,17 +137,5 @@ pub(crate) async fn feed(
                 progress.fetch_add(b.len() as u64, Ordering::Relaxed);
             }
         }
-        Feed::Stream(mut body) => {
-            while let Some(frame) = body.frame().await {
-                let Ok(data) = frame?.into_data() else {
-                    continue;
-                };
-                if stdin.write_all(&data).await.is_err() {
-                    break;
-                }
-                progress.fetch_add(data.len() as u64, Ordering::Relaxed);
-            }
-        }
     }
-    Ok(())
 }

@@ -11,15 +11,13 @@ use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Waker};
+
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use http::request::Parts;
 use http::Method;
-use http_body::Body as _;
 use tern_config::{CgiPlusConfig, Engine, FastCgiApp, FastCgiConfig, GatewayPolicy, PoolSettings};
 use tern_handler::path::DecodedPath;
 use tern_handler::{ConnInfo, Exchange, Handler, HandlerFuture, RequestBody, RequestId};
@@ -139,6 +137,7 @@ impl Common {
             policy: EnvPolicy {
                 pass_authorization: self.policy.pass_authorization,
                 refuse_shellshock: self.policy.refuse_shellshock,
+                underscores_in_headers: self.policy.underscores_in_headers,
                 inherited: &[],
             },
         })?;
@@ -175,7 +174,6 @@ impl Body {
             Source::Memory(b) if b.len() as u64 <= WHOLE_BODY_MAX => Body::Whole(b),
             Source::Memory(b) => Body::Streamed(Rest::Memory(b)),
             Source::File(f) => Body::Streamed(Rest::File(f)),
-            Source::Stream(b) => take_ready(b),
         }
     }
 
@@ -185,39 +183,6 @@ impl Body {
             Body::Empty => (StartBody::Empty, Rest::Nothing),
             Body::Whole(b) => (StartBody::Whole(b), Rest::Nothing),
             Body::Streamed(r) => (StartBody::Streamed, r),
-        }
-    }
-}
-
-/// A small body of known length that has already arrived (it usually
-/// comes in the same packets as the head) is taken whole without waiting,
-/// so the worker gets head and body in one write; anything else streams.
-fn take_ready(mut body: RequestBody) -> Body {
-    let small = body
-        .size_hint()
-        .exact()
-        .is_some_and(|n| n <= WHOLE_BODY_MAX);
-    if !small {
-        return Body::Streamed(Rest::Stream(body));
-    }
-    let mut got = BytesMut::new();
-    let mut cx = Context::from_waker(Waker::noop());
-    loop {
-        if body.is_end_stream() {
-            return Body::Whole(got.freeze());
-        }
-        match Pin::new(&mut body).poll_frame(&mut cx) {
-            Poll::Ready(Some(Ok(frame))) => {
-                if let Ok(data) = frame.into_data() {
-                    got.extend_from_slice(&data);
-                }
-            }
-            Poll::Ready(None) => return Body::Whole(got.freeze()),
-            // Not all here yet, or failed: the relay streams the rest
-            // (and reports a failure where it belongs).
-            Poll::Ready(Some(Err(_))) | Poll::Pending => {
-                return Body::Streamed(Rest::Prefixed(got.freeze(), body));
-            }
         }
     }
 }

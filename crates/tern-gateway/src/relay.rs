@@ -17,8 +17,7 @@ use std::time::Duration;
 use std::pin::Pin;
 
 use bytes::{Bytes, BytesMut};
-use http_body_util::BodyExt as _;
-use tern_handler::{RequestBody, RequestId};
+use tern_handler::RequestId;
 use tokio::io::AsyncReadExt as _;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Sleep;
@@ -52,12 +51,8 @@ pub(crate) struct Settings {
 pub(crate) enum Rest {
     /// Nothing left: the body (if any) went with the head.
     Nothing,
-    /// Streamed from the client as it arrives.
-    Stream(RequestBody),
     /// Spooled in memory.
     Memory(Bytes),
-    /// What had arrived already, then the rest as it arrives.
-    Prefixed(Bytes, RequestBody),
     /// Spooled to a file.
     File(std::fs::File),
 }
@@ -291,14 +286,6 @@ async fn feed<U: Upstream>(up: &mut U, rest: Rest) -> Result<u64, Error> {
             sent += b.len() as u64;
             up.send(b).await?;
         }
-        Rest::Stream(body) => sent += pump(up, body).await?,
-        Rest::Prefixed(first, body) => {
-            if !first.is_empty() {
-                sent += first.len() as u64;
-                up.send(first).await?;
-            }
-            sent += pump(up, body).await?;
-        }
         Rest::File(f) => {
             let mut f = tokio::fs::File::from_std(f);
             loop {
@@ -312,20 +299,5 @@ async fn feed<U: Upstream>(up: &mut U, rest: Rest) -> Result<u64, Error> {
         }
     }
     up.finish().await?;
-    Ok(sent)
-}
-
-/// Sends the client's body as it arrives; returns the bytes sent.
-async fn pump<U: Upstream>(up: &mut U, mut body: RequestBody) -> Result<u64, Error> {
-    let mut sent = 0u64;
-    while let Some(frame) = body.frame().await {
-        let Ok(data) = frame?.into_data() else {
-            continue;
-        };
-        if !data.is_empty() {
-            sent += data.len() as u64;
-            up.send(data).await?;
-        }
-    }
     Ok(sent)
 }

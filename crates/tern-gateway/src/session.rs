@@ -91,7 +91,6 @@ enum End {
     Timeout,
     ClientGone,
     BadHead(HeadError),
-    Input(tern_handler::BodyError),
     Read(io::Error),
 }
 
@@ -137,12 +136,7 @@ pub(crate) async fn drive(
             tx = Some(t);
         }
         tokio::select! {
-            r = &mut feeding, if !fed => {
-                fed = true;
-                if let Err(e) = r {
-                    break End::Input(e);
-                }
-            }
+            () = &mut feeding, if !fed => fed = true,
             () = &mut logging, if !logged => logged = true,
             () = client_gone(&mut start, tx.as_ref()), if start.is_some() || tx.is_some() => {
                 break End::ClientGone;
@@ -271,11 +265,6 @@ pub(crate) async fn drive(
         }
         End::BadHead(e) => {
             send(start, fail(Error::Head(e)));
-            group.stop(&mut child).await;
-        }
-        End::Input(e) => {
-            cut_off(tx, &s, "the request body failed").await;
-            send(start, fail(Error::Body(e)));
             group.stop(&mut child).await;
         }
         End::Read(e) => {

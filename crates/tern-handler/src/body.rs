@@ -6,13 +6,16 @@
 //! body in one write.
 
 use std::error::Error as StdError;
+use std::future::Future as _;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
+use tokio::time::{Instant, Sleep};
 
 type BoxError = Box<dyn StdError + Send + Sync>;
 type BoxBody = Pin<Box<dyn Body<Data = Bytes, Error = BoxError> + Send>>;
@@ -140,6 +143,49 @@ pub enum BodyError {
     /// The connection failed while the body was being read.
     #[error("reading the request body: {0}")]
     Read(#[source] hyper::Error),
+    /// The client sent the body too slowly (the handler answers 408).
+    #[error("the client sent {received} bytes of the body in {waited:?} of waiting, below the minimum rate")]
+    TooSlow {
+        /// Bytes received by then.
+        received: u64,
+        /// Time spent waiting on the client.
+        waited: Duration,
+    },
+}
+
+/// How long a client may take to send a request body, as Apache's
+/// `RequestReadTimeout body=20,MinRate=500` has it: `timeout` of waiting,
+/// extended by one second for every `min_rate` bytes received. Only the
+/// time spent waiting on the client counts (not the time a handler takes
+/// between reads), so a client that trickles a byte every few seconds is
+/// cut off, and a slow handler never is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BodyPace {
+    /// Waiting allowed before any byte counts. Apache's default: 20 s.
+    pub timeout: Duration,
+    /// Bytes per second that earn one more second; 0: no extension.
+    pub min_rate: u64,
+}
+
+impl BodyPace {
+    /// The waiting allowed once `received` bytes have arrived.
+    fn allowance(&self, received: u64) -> Duration {
+        match received.checked_div(self.min_rate) {
+            Some(secs) => self.timeout.saturating_add(Duration::from_secs(secs)),
+            None => self.timeout,
+        }
+    }
+}
+
+/// The clock of a paced body: only created once the body first has to
+/// wait, so a body that arrives with its head costs no timer.
+struct Pacer {
+    pace: BodyPace,
+    /// Waiting before the current wait.
+    waited: Duration,
+    /// When the current wait began.
+    since: Option<Instant>,
+    sleep: Pin<Box<Sleep>>,
 }
 
 /// A request body with the site's size limit applied as it is read.
@@ -147,6 +193,8 @@ pub struct RequestBody {
     inner: Inner,
     limit: u64,
     seen: u64,
+    pace: Option<BodyPace>,
+    pacer: Option<Box<Pacer>>,
 }
 
 enum Inner {
@@ -166,12 +214,15 @@ impl std::fmt::Debug for RequestBody {
 
 impl RequestBody {
     /// A body from the connection, cut off with [`BodyError::TooLarge`] once
-    /// more than `limit` bytes arrive.
-    pub fn incoming(body: Incoming, limit: u64) -> Self {
+    /// more than `limit` bytes arrive, and with [`BodyError::TooSlow`] when
+    /// it arrives slower than `pace` allows.
+    pub fn incoming(body: Incoming, limit: u64, pace: BodyPace) -> Self {
         RequestBody {
             inner: Inner::Incoming(body),
             limit,
             seen: 0,
+            pace: Some(pace),
+            pacer: None,
         }
     }
 
@@ -181,6 +232,8 @@ impl RequestBody {
             inner: Inner::Empty,
             limit: u64::MAX,
             seen: 0,
+            pace: None,
+            pacer: None,
         }
     }
 
@@ -190,12 +243,62 @@ impl RequestBody {
             inner: Inner::Full(Some(bytes)),
             limit: u64::MAX,
             seen: 0,
+            pace: None,
+            pacer: None,
         }
     }
 
     /// The limit this body is read under.
     pub fn limit(&self) -> u64 {
         self.limit
+    }
+
+    /// Called when the body has to wait for the client: starts (or goes
+    /// on with) the wait, and fails the body once the waiting allowed for
+    /// the bytes received so far is spent.
+    fn wait(&mut self, cx: &mut Context<'_>) -> Poll<BodyError> {
+        let Some(pace) = self.pace else {
+            return Poll::Pending;
+        };
+        let now = Instant::now();
+        let pacer = self.pacer.get_or_insert_with(|| {
+            Box::new(Pacer {
+                pace,
+                waited: Duration::ZERO,
+                since: None,
+                sleep: Box::pin(tokio::time::sleep_until(now)),
+            })
+        });
+        let since = *pacer.since.get_or_insert(now);
+        let allowed = pacer.pace.allowance(self.seen);
+        let left = allowed.saturating_sub(pacer.waited);
+        let deadline = since + left;
+        if now >= deadline {
+            return Poll::Ready(BodyError::TooSlow {
+                received: self.seen,
+                waited: pacer.waited + (now - since),
+            });
+        }
+        if pacer.sleep.deadline() != deadline {
+            pacer.sleep.as_mut().reset(deadline);
+        }
+        match pacer.sleep.as_mut().poll(cx) {
+            Poll::Pending => Poll::Pending,
+            // The deadline passed between the check and the poll.
+            Poll::Ready(()) => Poll::Ready(BodyError::TooSlow {
+                received: self.seen,
+                waited: pacer.waited + (Instant::now() - since),
+            }),
+        }
+    }
+
+    /// The client sent something: the current wait, if any, ends.
+    fn arrived(&mut self) {
+        if let Some(p) = self.pacer.as_mut() {
+            if let Some(since) = p.since.take() {
+                p.waited += since.elapsed();
+            }
+        }
     }
 }
 
@@ -212,10 +315,21 @@ impl Body for RequestBody {
             Inner::Empty => return Poll::Ready(None),
             Inner::Full(b) => return Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
             Inner::Incoming(inc) => match Pin::new(inc).poll_frame(cx) {
-                Poll::Pending => return Poll::Pending,
+                Poll::Pending => {
+                    return match this.wait(cx) {
+                        Poll::Pending => Poll::Pending,
+                        Poll::Ready(e) => {
+                            this.inner = Inner::Empty;
+                            Poll::Ready(Some(Err(e)))
+                        }
+                    };
+                }
                 Poll::Ready(None) => return Poll::Ready(None),
                 Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(BodyError::Read(e)))),
-                Poll::Ready(Some(Ok(f))) => f,
+                Poll::Ready(Some(Ok(f))) => {
+                    this.arrived();
+                    f
+                }
             },
         };
         if let Some(data) = frame.data_ref() {

@@ -26,6 +26,9 @@ pub enum HandlerError {
         /// The value of the `Allow` header.
         allow: &'static str,
     },
+    /// 408: the client sent its request body too slowly.
+    #[error("request timeout: {0}")]
+    RequestTimeout(String),
     /// 413: the request body exceeded the limit.
     #[error("request body larger than {limit} bytes")]
     PayloadTooLarge {
@@ -54,6 +57,7 @@ impl HandlerError {
             HandlerError::Forbidden(_) => StatusCode::FORBIDDEN,
             HandlerError::NotFound => StatusCode::NOT_FOUND,
             HandlerError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            HandlerError::RequestTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             HandlerError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             HandlerError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             HandlerError::BadGateway(_) => StatusCode::BAD_GATEWAY,
@@ -79,6 +83,7 @@ impl From<BodyError> for HandlerError {
         match e {
             BodyError::TooLarge { limit } => HandlerError::PayloadTooLarge { limit },
             BodyError::Read(e) => HandlerError::BadRequest(format!("reading the body: {e}")),
+            e @ BodyError::TooSlow { .. } => HandlerError::RequestTimeout(e.to_string()),
         }
     }
 }
@@ -115,5 +120,11 @@ mod tests {
     fn body_too_large_maps_to_413() {
         let e: HandlerError = BodyError::TooLarge { limit: 10 }.into();
         assert_eq!(e.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        let e: HandlerError = BodyError::TooSlow {
+            received: 3,
+            waited: std::time::Duration::from_secs(20),
+        }
+        .into();
+        assert_eq!(e.status(), StatusCode::REQUEST_TIMEOUT);
     }
 }

@@ -36,6 +36,10 @@ impl Builders {
             .header_read_timeout(None)
             .max_buf_size(limits.max_header_bytes.max(MIN_BUF))
             .max_headers(limits.max_headers)
+            // A client that shuts down its sending side after a complete
+            // request (`nc -N`, HTTP/1.0 tools, health checkers) still
+            // waits for the answer: read EOF is not a client that left.
+            .half_close(true)
             .keep_alive(true);
         let mut h2 = http2::Builder::new(TokioExecutor::new());
         h2.timer(TokioTimer::new())
@@ -95,6 +99,10 @@ where
             break true;
         }
     };
+    if !h2 {
+        io.set_http1();
+        crate::version::settle(&mut first);
+    }
     io.unread(first.freeze());
     let io = TokioIo::new(io);
     let result = if h2 {

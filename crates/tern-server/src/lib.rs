@@ -8,6 +8,7 @@
 //! rules -> `body` (byte count; at its end the access record).
 #![forbid(unsafe_code)]
 
+mod admit;
 mod body;
 mod conn;
 mod headers;
@@ -17,6 +18,7 @@ mod server;
 mod service;
 mod site;
 mod timeout;
+mod version;
 
 pub use body::ServerBody;
 pub use headers::{HeaderRules, RuleError};

@@ -14,9 +14,11 @@ use http::{header, Request, Response, StatusCode};
 use hyper::body::Incoming;
 use tern_handler::path::DecodedPath;
 use tern_handler::{
-    error_response, ConnInfo, Exchange, HandlerFuture, RequestBody, RequestId, ResponseBody,
+    error_response, BodyPace, ConnInfo, Exchange, HandlerFuture, RequestBody, RequestId,
+    ResponseBody,
 };
 
+use crate::admit::{admit, Refusal};
 use crate::body::{record_for, LogEntry, RequestGuard, ServerBody};
 use crate::route::SiteRoutes;
 use crate::site::Site;
@@ -51,10 +53,11 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
     type Error = Infallible;
     type Future = RespFuture;
 
-    fn call(&self, req: Request<Incoming>) -> RespFuture {
+    fn call(&self, mut req: Request<Incoming>) -> RespFuture {
         self.activity.begin();
         let site = self.shared.site.load_full();
         let id = self.shared.ids.fetch_add(1, Ordering::Relaxed);
+        let admitted = admit(&mut req);
         let log = site
             .access_log
             .as_ref()
@@ -71,6 +74,9 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
         if target_len > limits.max_uri_bytes {
             tracing::warn!(%id, peer = %self.conn.peer, len = target_len, "414: request target longer than max_uri_bytes ({})", limits.max_uri_bytes);
             return RespFuture::ready(error_response(StatusCode::URI_TOO_LONG), guard);
+        }
+        if let Err(refusal) = admitted {
+            return RespFuture::ready(self.refuse(&req, id, refusal), guard);
         }
         let path = match DecodedPath::parse(req.uri().path()) {
             Ok(p) => p,
@@ -91,10 +97,11 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
                 return RespFuture::ready(resp, guard);
             }
         }
-        let host = match req.headers().get(header::HOST) {
-            Some(h) => h.to_str().ok(),
-            None => req.uri().host(),
-        };
+        // Admission left one valid Host, or none: the authority decided.
+        let host = req
+            .headers()
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok());
         let routes = site.router.site(host);
         let target = routes.route(&path);
         let handler = target.handler.clone();
@@ -105,8 +112,14 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
             Some((routes.clone(), path.as_str().to_owned()))
         };
         let (parts, body) = req.into_parts();
-        let request =
-            Request::from_parts(parts, RequestBody::incoming(body, limits.max_body_bytes));
+        let pace = BodyPace {
+            timeout: limits.body_timeout,
+            min_rate: limits.body_min_rate,
+        };
+        let request = Request::from_parts(
+            parts,
+            RequestBody::incoming(body, limits.max_body_bytes, pace),
+        );
         let fut = handler.call(Exchange {
             request,
             path,
@@ -119,6 +132,34 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
             guard: Some(guard),
             rules,
         }
+    }
+}
+
+impl Svc {
+    /// A request answered at admission: the response, and its log line.
+    fn refuse<B>(&self, req: &Request<B>, id: RequestId, r: Refusal) -> Response<ResponseBody> {
+        let mut resp = if r.status == StatusCode::OK {
+            Response::new(ResponseBody::empty())
+        } else {
+            let level_warn = r.status.is_server_error() || r.status == StatusCode::BAD_REQUEST;
+            if level_warn {
+                tracing::warn!(%id, peer = %self.conn.peer, method = %req.method(), target = %req.uri(), "{}: {}", r.status.as_u16(), r.reason);
+            } else {
+                tracing::info!(%id, peer = %self.conn.peer, method = %req.method(), target = %req.uri(), "{}: {}", r.status.as_u16(), r.reason);
+            }
+            error_response(r.status)
+        };
+        if let Some(allow) = r.allow {
+            resp.headers_mut()
+                .insert(header::ALLOW, header::HeaderValue::from_static(allow));
+        }
+        if r.close && req.version() != http::Version::HTTP_2 {
+            resp.headers_mut().insert(
+                header::CONNECTION,
+                header::HeaderValue::from_static("close"),
+            );
+        }
+        resp
     }
 }
 

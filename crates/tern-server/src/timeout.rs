@@ -114,12 +114,20 @@ pub(crate) struct TimedIo<T> {
     sleep: Pin<Box<Sleep>>,
     /// Bytes read ahead to tell HTTP/1 from HTTP/2, returned first.
     prefix: bytes::Bytes,
+    /// HTTP/1: settle each request line's minor version (`version`).
+    http1: bool,
 }
 
 impl<T> TimedIo<T> {
     /// Puts bytes already read back in front of the stream.
     pub(crate) fn unread(&mut self, prefix: bytes::Bytes) {
         self.prefix = prefix;
+    }
+
+    /// The connection speaks HTTP/1: each request head that starts
+    /// arriving has its version settled (`version::settle`).
+    pub(crate) fn set_http1(&mut self) {
+        self.http1 = true;
     }
 
     pub(crate) fn new(io: T, activity: std::sync::Arc<Activity>, timeouts: Timeouts) -> Self {
@@ -132,6 +140,7 @@ impl<T> TimedIo<T> {
             phase: Phase::Head(now),
             seen: 0,
             prefix: bytes::Bytes::new(),
+            http1: false,
             sleep: Box::pin(tokio::time::sleep_until(deadline)),
         }
     }
@@ -227,6 +236,9 @@ impl<T: AsyncRead + Unpin> AsyncRead for TimedIo<T> {
                         if !self.activity.busy() {
                             // A new request head starts arriving.
                             self.phase = Phase::Head(Instant::now());
+                            if self.http1 {
+                                crate::version::settle(&mut buf.filled_mut()[before..]);
+                            }
                         }
                     }
                 }

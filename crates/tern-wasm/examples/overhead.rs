@@ -278,6 +278,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         queue_timeout: Duration::from_secs(10),
         pass_authorization: false,
         refuse_shellshock: true,
+        underscores_in_headers: false,
         max_stderr_bytes: 64 * 1024,
     };
     let handler = tern_wasm::Wasm::new(&cfg)?;

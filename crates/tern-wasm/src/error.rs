@@ -46,10 +46,6 @@ pub enum Error {
     /// client left): no one gets a status.
     #[error("stopped: the response is no longer read")]
     Abandoned,
-    /// The request body failed while the module read it; the handler
-    /// replaces this with the body's own error when it has it (413, 400).
-    #[error("the request body did not arrive whole")]
-    BodyBroken,
     /// Every instance was busy and the queue full, or the request waited
     /// longer than `queue_timeout` (503, with `Retry-After`).
     #[error("busy: {0}")]
@@ -73,7 +69,6 @@ impl Error {
         let reason = self.to_string();
         match self {
             Error::Timeout(_) => HandlerError::GatewayTimeout(reason),
-            Error::BodyBroken => HandlerError::BadRequest(reason),
             Error::Busy(_) => HandlerError::Unavailable(reason),
             Error::OutputTooLarge(_) | Error::Exit(_) | Error::NoResponse(_) => {
                 HandlerError::BadGateway(reason)

@@ -19,23 +19,21 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use http::{header, HeaderValue, Method, Response, StatusCode};
-use http_body::Body as _;
 use http_body_util::BodyExt as _;
 use tern_config::WasmConfig;
 use tern_gateway::env::{self, EnvInput, EnvPolicy, ScriptVars};
 use tern_gateway::response::{self, HeadReader, Mode, Reply, MAX_HEAD_BYTES};
 use tern_gateway::Limiter;
 use tern_handler::path::DecodedPath;
-use tern_handler::{BodyError, Exchange, Handler, HandlerFuture, RequestId, ResponseBody};
+use tern_handler::{Exchange, Handler, HandlerFuture, RequestId, ResponseBody};
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::engine::Compiled;
+use crate::output;
 use crate::run::{self, Ending, Finished, Limits, RunInput, Stdin};
 use crate::stream::{Streamed, Tail};
 use crate::Error;
-use crate::{input, output};
 
 /// Runs a WebAssembly module per request with CGI semantics (WAGI).
 /// Immutable once built: the module is compiled in [`Wasm::new`], and a
@@ -56,6 +54,7 @@ struct Route {
     limits: Limits,
     pass_authorization: bool,
     refuse_shellshock: bool,
+    underscores_in_headers: bool,
     admission: Limiter,
 }
 
@@ -76,6 +75,7 @@ impl Wasm {
                 limits: Limits::of(cfg),
                 pass_authorization: cfg.pass_authorization,
                 refuse_shellshock: cfg.refuse_shellshock,
+                underscores_in_headers: cfg.underscores_in_headers,
                 admission: Limiter::new(cfg.max_concurrent, cfg.queue, cfg.queue_timeout),
             }),
         })
@@ -113,22 +113,17 @@ impl Route {
             id,
         } = exchange;
         let (parts, body) = request.into_parts();
-        let (stdin, content_length, feeder) = match body.size_hint().exact() {
-            Some(0) => (Stdin::Memory(Bytes::new()), None, None),
-            Some(n) => {
-                let (feed, feeder) = input::feed(body);
-                (Stdin::Stream(feed), Some(n), Some(feeder))
-            }
-            None => {
-                let b = body
-                    .collect()
-                    .await
-                    .map_err(tern_gateway::Error::Body)?
-                    .to_bytes();
-                let n = (!b.is_empty()).then_some(b.len() as u64);
-                (Stdin::Memory(b), n, None)
-            }
-        };
+        // Read whole before the request takes an instance: a client that
+        // sends slowly holds only its connection, and its pace is bounded
+        // as the body is read.
+        let declared = parts.headers.contains_key(header::CONTENT_LENGTH);
+        let body = body
+            .collect()
+            .await
+            .map_err(tern_gateway::Error::Body)?
+            .to_bytes();
+        let content_length = (declared || !body.is_empty()).then_some(body.len() as u64);
+        let stdin = Stdin::Memory(body);
         let (script_name, path_info) = split(&route.pattern, &path);
         let env = env::build(&EnvInput {
             request: &parts,
@@ -143,6 +138,7 @@ impl Route {
             policy: EnvPolicy {
                 pass_authorization: this.pass_authorization,
                 refuse_shellshock: this.refuse_shellshock,
+                underscores_in_headers: this.underscores_in_headers,
                 inherited: &[],
             },
         })?;
@@ -170,7 +166,6 @@ impl Route {
         });
         let mut run = Running {
             run: Run::Here(run),
-            feeder,
         };
         let mut reader = HeadReader::new(Mode::Cgi, MAX_HEAD_BYTES);
         let (reply, first) = loop {
@@ -184,7 +179,7 @@ impl Route {
                 // failed script is; after a whole head, its exit status
                 // is its own business.
                 None => {
-                    return Err(match run.ended().await? {
+                    return Err(match run.ended().await {
                         Ending::Exited(0) => tern_gateway::Error::Head(reader.truncated()).into(),
                         Ending::Exited(code) => Error::Exit(code),
                         Ending::Failed(e) => e,
@@ -246,7 +241,7 @@ async fn settle(
         match tokio::time::timeout_at(until, run.recv(rx)).await {
             Ok(Some(chunk)) => buf.extend_from_slice(&chunk),
             Ok(None) => {
-                return match run.ended().await? {
+                return match run.ended().await {
                     Ending::Exited(_) => Ok(Settled::Whole(buf.freeze())),
                     Ending::Failed(e) => Err(e),
                 }
@@ -274,10 +269,9 @@ fn split<'a>(pattern: &'a str, path: &'a DecodedPath) -> (&'a str, &'a str) {
 /// A run of the module, with its slot and its log line.
 type RunFuture = Pin<Box<dyn Future<Output = Ending> + Send>>;
 
-/// A run as the handler drives it, and the task feeding it the body.
+/// A run as the handler drives it.
 struct Running {
     run: Run,
-    feeder: Option<JoinHandle<Result<(), BodyError>>>,
 }
 
 /// Where a run stands.
@@ -308,20 +302,12 @@ impl Running {
         rx.recv().await
     }
 
-    /// How the run ended, driving it to its end if need be; a body that
-    /// failed is reported with the body's own error (413 past the limit,
-    /// 400 otherwise).
-    async fn ended(self) -> Result<Ending, Error> {
-        let ending = match self.run {
+    /// How the run ended, driving it to its end if need be.
+    async fn ended(self) -> Ending {
+        match self.run {
             Run::Here(run) => run.await,
             Run::Ended(ending) => ending,
-        };
-        if let (Ending::Failed(Error::BodyBroken), Some(feeder)) = (&ending, self.feeder) {
-            if let Ok(Err(e)) = feeder.await {
-                return Ok(Ending::Failed(tern_gateway::Error::Body(e).into()));
-            }
         }
-        Ok(ending)
     }
 
     /// The rest of the run for a streamed body: one still going becomes a

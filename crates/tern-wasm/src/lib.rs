@@ -15,7 +15,8 @@
 //! `tern_gateway::Limiter` (shared with CGI) bounds the runs at once and
 //! the requests waiting for one;
 //! `output` carries stdout to the handler through a bounded channel (and
-//! bounds stderr), and `input` a request body of known length to stdin;
+//! bounds stderr); the request body is read whole before a run takes an
+//! instance, and is the run's stdin;
 //! `environ` gives the module the gateway's environment block as it is;
 //! [`Wasm`] (`handler`) ties them to a request, answering a short run
 //! whole and a long one as a stream (`stream`).
@@ -33,7 +34,6 @@ mod engine;
 mod environ;
 mod error;
 mod handler;
-mod input;
 mod output;
 mod proxy;
 mod run;

@@ -22,7 +22,6 @@ use wasmtime_wasi::p2::pipe::MemoryInputPipe;
 use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder};
 
 use crate::engine::Compiled;
-use crate::input::{BodyBroken, Feed};
 use crate::output::{Capture, ClientGone, OutputLimit, Pipe, Stalled};
 use crate::Error;
 
@@ -61,10 +60,8 @@ pub(crate) struct RunInput {
 /// Where stdin comes from.
 #[derive(Debug)]
 pub(crate) enum Stdin {
-    /// A body already whole in memory (or none).
+    /// The body, read whole before the run (or none).
     Memory(Bytes),
-    /// A body still arriving.
-    Stream(Feed),
 }
 
 /// A route's limits on one run.
@@ -147,7 +144,6 @@ async fn start(compiled: &Compiled, input: RunInput, stderr: &Capture) -> Result
         .stderr(stderr.clone());
     match input.stdin {
         Stdin::Memory(b) => wasi.stdin(MemoryInputPipe::new(b)),
-        Stdin::Stream(f) => wasi.stdin(f.until(deadline)),
     };
     if let Some(dir) = &input.dir {
         wasi.preopened_dir(dir, "/", FsPerms::ReadOnly)
@@ -221,9 +217,6 @@ fn cause(e: wasmtime::Error, limits: Limits) -> Error {
     }
     if e.downcast_ref::<ClientGone>().is_some() {
         return Error::Abandoned;
-    }
-    if e.downcast_ref::<BodyBroken>().is_some() {
-        return Error::BodyBroken;
     }
     match e.downcast_ref::<Trap>() {
         Some(Trap::Interrupt) => Error::Timeout(limits.timeout),

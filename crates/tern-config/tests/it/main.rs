@@ -279,6 +279,7 @@ interpreter = "/usr/bin/perl"
                 queue_timeout: Duration::from_millis(250),
                 pass_authorization: true,
                 refuse_shellshock: false,
+                underscores_in_headers: false,
                 env_allow: vec!["LANG".into()],
                 max_stderr_bytes: 1024,
             }),
@@ -298,6 +299,7 @@ interpreter = "/usr/bin/perl"
             queue_timeout: Duration::from_secs(10),
             pass_authorization: false,
             refuse_shellshock: true,
+            underscores_in_headers: false,
             env_allow: Vec::new(),
             max_stderr_bytes: 64 * 1024,
         })

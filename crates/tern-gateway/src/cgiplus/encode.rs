@@ -164,6 +164,7 @@ mod tests {
             policy: EnvPolicy {
                 pass_authorization: false,
                 refuse_shellshock: true,
+                underscores_in_headers: false,
                 inherited: &[],
             },
         })

@@ -179,6 +179,7 @@ impl Call {
             policy: EnvPolicy {
                 pass_authorization: false,
                 refuse_shellshock: true,
+                underscores_in_headers: false,
                 inherited: &inherited,
             },
         })

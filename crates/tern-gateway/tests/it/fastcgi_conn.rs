@@ -128,6 +128,7 @@ pub(crate) fn cgi_env(method: &str, target: &str, body_len: Option<u64>, script:
         policy: EnvPolicy {
             pass_authorization: false,
             refuse_shellshock: true,
+            underscores_in_headers: false,
             inherited: &[],
         },
     })

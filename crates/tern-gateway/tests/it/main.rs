@@ -41,6 +41,7 @@ impl Site {
             queue_timeout: Duration::from_secs(10),
             pass_authorization: false,
             refuse_shellshock: true,
+            underscores_in_headers: false,
             env_allow: Vec::new(),
             max_stderr_bytes: 64 * 1024,
         };

@@ -19,6 +19,7 @@ fn policy(timeout: Duration) -> GatewayPolicy {
         timeout,
         pass_authorization: false,
         refuse_shellshock: true,
+        underscores_in_headers: false,
         env_allow: Vec::new(),
         max_stderr_bytes: 4096,
     }

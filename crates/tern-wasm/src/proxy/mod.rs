@@ -92,6 +92,15 @@ impl Route {
         let Exchange {
             request, conn, id, ..
         } = exchange;
+        // Read whole before the request takes an instance (as for modules):
+        // a client that sends slowly holds only its own connection.
+        let (parts, body) = request.into_parts();
+        let body = body
+            .collect()
+            .await
+            .map_err(tern_gateway::Error::Body)?
+            .to_bytes();
+        let request = http::Request::from_parts(parts, RequestBody::full(body));
         let slot = this.admission.admit().await.map_err(|e| match e {
             tern_gateway::Error::Busy(why) => Error::Busy(why),
             _ => Error::Busy("no free instance"),
@@ -187,6 +196,7 @@ fn incoming(
                 wasmtime_wasi_http::Error::HttpRequestBodySize(Some(limit))
             }
             BodyError::Read(e) => wasmtime_wasi_http::Error::Hyper(e),
+            BodyError::TooSlow { .. } => wasmtime_wasi_http::Error::ConnectionReadTimeout,
         })
     });
     if request.uri().authority().is_none() && !request.headers().contains_key(header::HOST) {

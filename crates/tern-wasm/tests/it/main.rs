@@ -48,6 +48,7 @@ impl Route {
             queue_timeout: Duration::from_secs(10),
             pass_authorization: false,
             refuse_shellshock: true,
+            underscores_in_headers: false,
             max_stderr_bytes: 64 * 1024,
         };
         Route { dir, cfg }

@@ -27,8 +27,14 @@ async fn serve(h: Wasm, limit: u64) -> SocketAddr {
                     let h = h.clone();
                     async move {
                         let (parts, body) = req.into_parts();
-                        let request =
-                            http::Request::from_parts(parts, RequestBody::incoming(body, limit));
+                        let pace = tern_handler::BodyPace {
+                            timeout: Duration::from_secs(20),
+                            min_rate: 500,
+                        };
+                        let request = http::Request::from_parts(
+                            parts,
+                            RequestBody::incoming(body, limit, pace),
+                        );
                         let path = DecodedPath::parse(request.uri().path()).unwrap();
                         let exchange = Exchange {
                             request,

@@ -1,0 +1,388 @@
+//! Admission: what a request head must be before anything routes it, and
+//! the one authority that chooses its site. Pure: it decides over the head
+//! (and settles the `Host` field); the service renders a refusal.
+//!
+//! - **One authority** (RFC 9112 §3.2, §3.2.2; RFC 9113 §8.3.1). An HTTP/1.1
+//!   request needs exactly one `Host` field with a valid `host[:port]`
+//!   value; any request with two, or with an invalid one, is refused. The
+//!   authority of an absolute-form target wins over `Host`; over HTTP/2,
+//!   `:authority` wins, and a `Host` naming another authority makes the
+//!   request malformed. Whatever decides is written back as the request's
+//!   only `Host`, so the site that answers and the `HTTP_HOST` a script
+//!   reads can never differ.
+//! - **Framing tern reads** (RFC 9112 §6.1). `chunked` is the only transfer
+//!   coding tern decodes: any other is 501, `chunked` twice is 400.
+//! - **Targets a handler can serve**. `OPTIONS *` is answered here (the
+//!   server's methods); CONNECT is 405 (tern is no proxy); other
+//!   authority-form or asterisk-form targets are 400.
+
+use http::header::{self, HeaderValue};
+use http::{Method, Request, StatusCode, Version};
+
+/// The methods tern's handlers answer, for `Allow` on `OPTIONS *` and on a
+/// refused CONNECT.
+const SERVER_METHODS: &str = "GET, HEAD, POST, PUT, DELETE, OPTIONS";
+
+/// A request answered at admission.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Refusal {
+    pub(crate) status: StatusCode,
+    /// For the log line.
+    pub(crate) reason: &'static str,
+    /// `Allow`, for 405 and `OPTIONS *`.
+    pub(crate) allow: Option<&'static str>,
+    /// The connection cannot carry another request (its framing is in
+    /// doubt, or the body was not read).
+    pub(crate) close: bool,
+}
+
+impl Refusal {
+    fn bad(reason: &'static str) -> Self {
+        Refusal {
+            status: StatusCode::BAD_REQUEST,
+            reason,
+            allow: None,
+            close: true,
+        }
+    }
+}
+
+/// Admits `req` or says how to answer it. On admission its `Host` field is
+/// the one authority that chooses the site (absent only when the request
+/// names none: HTTP/1.0 without `Host`, or an empty `Host`).
+pub(crate) fn admit<B>(req: &mut Request<B>) -> Result<(), Refusal> {
+    if req.version() == Version::HTTP_2 {
+        authority_h2(req)?;
+    } else {
+        framing_h1(req)?;
+        authority_h1(req)?;
+    }
+    target(req)
+}
+
+/// The request target's form: origin form for every method but two.
+fn target<B>(req: &Request<B>) -> Result<(), Refusal> {
+    if req.method() == Method::CONNECT {
+        return Err(Refusal {
+            status: StatusCode::METHOD_NOT_ALLOWED,
+            reason: "CONNECT: tern is not a proxy",
+            allow: Some(SERVER_METHODS),
+            close: true,
+        });
+    }
+    let uri = req.uri();
+    if uri.path() == "*" && uri.authority().is_none() {
+        if req.method() == Method::OPTIONS {
+            return Err(Refusal {
+                status: StatusCode::OK,
+                reason: "OPTIONS *",
+                allow: Some(SERVER_METHODS),
+                close: false,
+            });
+        }
+        return Err(Refusal::bad("asterisk-form target without OPTIONS"));
+    }
+    if !uri.path().starts_with('/') {
+        return Err(Refusal::bad("the request target is not a path"));
+    }
+    Ok(())
+}
+
+/// HTTP/1.x: the absolute-form authority, else the one `Host`.
+fn authority_h1<B>(req: &mut Request<B>) -> Result<(), Refusal> {
+    let mut hosts = req.headers().get_all(header::HOST).iter();
+    let host = hosts.next();
+    if hosts.next().is_some() {
+        return Err(Refusal::bad("more than one Host field"));
+    }
+    if let Some(h) = host {
+        if !h.is_empty() && !valid_authority(h.as_bytes()) {
+            return Err(Refusal::bad("invalid Host value"));
+        }
+    } else if req.version() != Version::HTTP_10 {
+        return Err(Refusal::bad("HTTP/1.1 request without Host"));
+    }
+    let Some(authority) = req.uri().authority() else {
+        return Ok(());
+    };
+    // Absolute form: the target's authority decides (RFC 9112 §3.2.2).
+    if authority.as_str().contains('@') {
+        return Err(Refusal::bad("user information in the request target"));
+    }
+    if !valid_authority(authority.as_str().as_bytes()) {
+        return Err(Refusal::bad("invalid authority in the request target"));
+    }
+    let decided = decided(authority.as_str())?;
+    if host != Some(&decided) {
+        req.headers_mut().insert(header::HOST, decided);
+    }
+    Ok(())
+}
+
+/// HTTP/2: `:authority` (in the URI), else the one `host` field.
+fn authority_h2<B>(req: &mut Request<B>) -> Result<(), Refusal> {
+    let mut hosts = req.headers().get_all(header::HOST).iter();
+    let host = hosts.next();
+    if hosts.next().is_some() {
+        return Err(Refusal::bad("more than one host field"));
+    }
+    if let Some(h) = host {
+        if !h.is_empty() && !valid_authority(h.as_bytes()) {
+            return Err(Refusal::bad("invalid host value"));
+        }
+    }
+    let Some(authority) = req.uri().authority() else {
+        return Ok(());
+    };
+    if authority.as_str().contains('@') {
+        return Err(Refusal::bad("user information in :authority"));
+    }
+    if !valid_authority(authority.as_str().as_bytes()) {
+        return Err(Refusal::bad("invalid :authority"));
+    }
+    match host {
+        // RFC 9113 §8.3.1: a host naming another entity is malformed.
+        Some(h)
+            if !h
+                .as_bytes()
+                .eq_ignore_ascii_case(authority.as_str().as_bytes()) =>
+        {
+            Err(Refusal::bad("host differs from :authority"))
+        }
+        Some(_) => Ok(()),
+        None => {
+            let decided = decided(authority.as_str())?;
+            req.headers_mut().insert(header::HOST, decided);
+            Ok(())
+        }
+    }
+}
+
+fn decided(authority: &str) -> Result<HeaderValue, Refusal> {
+    HeaderValue::from_str(authority).map_err(|_| Refusal::bad("invalid authority"))
+}
+
+/// HTTP/1.x framing beyond what the parser checks: the transfer codings.
+fn framing_h1<B>(req: &Request<B>) -> Result<(), Refusal> {
+    let mut chunked = 0;
+    for value in req.headers().get_all(header::TRANSFER_ENCODING) {
+        for coding in value.as_bytes().split(|&b| b == b',') {
+            let coding = coding.trim_ascii();
+            if coding.is_empty() {
+                continue; // an empty list element (RFC 9110 §5.6.1)
+            }
+            if coding.eq_ignore_ascii_case(b"chunked") {
+                chunked += 1;
+            } else {
+                return Err(Refusal {
+                    status: StatusCode::NOT_IMPLEMENTED,
+                    reason: "a transfer coding other than chunked",
+                    allow: None,
+                    close: true,
+                });
+            }
+        }
+    }
+    if chunked > 1 {
+        return Err(Refusal::bad("chunked applied more than once"));
+    }
+    Ok(())
+}
+
+/// Whether `v` is `host[:port]` (RFC 3986 §3.2.2, RFC 9110 §4.2.3): an IP
+/// literal in brackets, or a registered name or IPv4 address; the port
+/// digits only. Stricter than the grammar in one way: no `,` (no host
+/// name has one, and it would read as a list of two) and no `..`.
+pub(crate) fn valid_authority(v: &[u8]) -> bool {
+    let (host, port) = if v.first() == Some(&b'[') {
+        let Some(end) = v.iter().position(|&b| b == b']') else {
+            return false;
+        };
+        let literal = &v[1..end];
+        let ok = literal.contains(&b':')
+            && literal
+                .iter()
+                .all(|&b| b.is_ascii_hexdigit() || b == b':' || b == b'.');
+        if !ok {
+            return false;
+        }
+        match &v[end + 1..] {
+            [] => (&v[..=end], None),
+            [b':', port @ ..] => (&v[..=end], Some(port)),
+            _ => return false,
+        }
+    } else {
+        match v.iter().rposition(|&b| b == b':') {
+            Some(i) => (&v[..i], Some(&v[i + 1..])),
+            None => (v, None),
+        }
+    };
+    if let Some(port) = port {
+        if port.len() > 5 || !port.iter().all(u8::is_ascii_digit) {
+            return false;
+        }
+    }
+    if host.first() == Some(&b'[') {
+        return true;
+    }
+    !host.is_empty()
+        && !host.windows(2).any(|w| w == b"..")
+        && host
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || b"-._~%!$&'()*+;=".contains(&b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(version: Version, target: &str, hosts: &[&str]) -> Request<()> {
+        let mut r = Request::builder().version(version).uri(target);
+        for h in hosts {
+            r = r.header(header::HOST, *h);
+        }
+        r.body(()).unwrap()
+    }
+
+    fn host(r: &Request<()>) -> Option<&str> {
+        r.headers().get(header::HOST).map(|v| v.to_str().unwrap())
+    }
+
+    #[test]
+    fn authorities() {
+        for ok in [
+            "a.test",
+            "a.test:8080",
+            "A-b.Test.",
+            "127.0.0.1:80",
+            "[::1]",
+            "[::1]:8080",
+            "[2001:db8::1]",
+            "xn--bcher-kva.example",
+            "a_b.test",
+            "host:",
+        ] {
+            assert!(valid_authority(ok.as_bytes()), "{ok}");
+        }
+        for bad in [
+            "",
+            ":80",
+            "b.test x",
+            "b.test/../",
+            "a.test@b.test",
+            "a.test, evil.test",
+            "a.test,evil.test",
+            "a..test",
+            "a.test:80x",
+            "a.test:123456",
+            "[::1",
+            "[::1]x",
+            "[zz::1]",
+            "[]",
+            "a\\b",
+            "a\"b",
+            "a.test:80:80",
+        ] {
+            assert!(!valid_authority(bad.as_bytes()), "{bad}");
+        }
+    }
+
+    #[test]
+    fn http11_needs_exactly_one_valid_host() {
+        assert!(admit(&mut req(Version::HTTP_11, "/", &["a.test"])).is_ok());
+        for hosts in [
+            &[][..],
+            &["a.test", "evil.test"],
+            &["b.test x"],
+            &["a.test@b.test"],
+        ] {
+            let e = admit(&mut req(Version::HTTP_11, "/", hosts)).unwrap_err();
+            assert_eq!(e.status, StatusCode::BAD_REQUEST, "{hosts:?}");
+            assert!(e.close);
+        }
+        // An empty Host is allowed: the request names no authority.
+        assert!(admit(&mut req(Version::HTTP_11, "/", &[""])).is_ok());
+    }
+
+    #[test]
+    fn http10_without_host_goes_to_the_default_site() {
+        let mut r = req(Version::HTTP_10, "/", &[]);
+        assert!(admit(&mut r).is_ok());
+        assert_eq!(host(&r), None);
+        let e = admit(&mut req(Version::HTTP_10, "/", &["a", "b"])).unwrap_err();
+        assert_eq!(e.status, StatusCode::BAD_REQUEST);
+    }
+
+    #[test]
+    fn the_absolute_form_authority_wins_over_host() {
+        let mut r = req(Version::HTTP_11, "http://b.test/x", &["a.test"]);
+        admit(&mut r).unwrap();
+        assert_eq!(host(&r), Some("b.test"));
+        assert_eq!(r.headers().get_all(header::HOST).iter().count(), 1);
+        let e = admit(&mut req(Version::HTTP_11, "http://u@b.test/", &["b.test"])).unwrap_err();
+        assert_eq!(e.status, StatusCode::BAD_REQUEST);
+    }
+
+    #[test]
+    fn h2_authority_wins_and_becomes_host() {
+        let mut r = req(Version::HTTP_2, "http://b.test/x", &[]);
+        admit(&mut r).unwrap();
+        assert_eq!(host(&r), Some("b.test"));
+        let mut same = req(Version::HTTP_2, "http://b.test/x", &["B.test"]);
+        admit(&mut same).unwrap();
+        let e = admit(&mut req(Version::HTTP_2, "http://b.test/", &["a.test"])).unwrap_err();
+        assert_eq!(e.status, StatusCode::BAD_REQUEST);
+        // No :authority: the host field decides.
+        let mut only_host = req(Version::HTTP_2, "/x", &["a.test"]);
+        admit(&mut only_host).unwrap();
+        assert_eq!(host(&only_host), Some("a.test"));
+    }
+
+    #[test]
+    fn transfer_codings_other_than_chunked_are_not_implemented() {
+        for te in ["cow, chunked", "gzip, chunked", "gzip", "chunked, identity"] {
+            let mut r = req(Version::HTTP_11, "/", &["a"]);
+            r.headers_mut()
+                .insert(header::TRANSFER_ENCODING, te.parse().unwrap());
+            let e = admit(&mut r).unwrap_err();
+            assert_eq!(e.status, StatusCode::NOT_IMPLEMENTED, "{te}");
+            assert!(e.close);
+        }
+        for te in ["chunked", "Chunked", " chunked ,"] {
+            let mut r = req(Version::HTTP_11, "/", &["a"]);
+            r.headers_mut()
+                .insert(header::TRANSFER_ENCODING, te.parse().unwrap());
+            assert!(admit(&mut r).is_ok(), "{te}");
+        }
+        let mut twice = req(Version::HTTP_11, "/", &["a"]);
+        twice
+            .headers_mut()
+            .append(header::TRANSFER_ENCODING, "chunked".parse().unwrap());
+        twice
+            .headers_mut()
+            .append(header::TRANSFER_ENCODING, "chunked".parse().unwrap());
+        assert_eq!(
+            admit(&mut twice).unwrap_err().status,
+            StatusCode::BAD_REQUEST
+        );
+    }
+
+    #[test]
+    fn options_asterisk_and_connect() {
+        let mut o = req(Version::HTTP_11, "*", &["a"]);
+        *o.method_mut() = Method::OPTIONS;
+        let e = admit(&mut o).unwrap_err();
+        assert_eq!(e.status, StatusCode::OK);
+        assert_eq!(e.allow, Some(SERVER_METHODS));
+        assert!(!e.close);
+
+        let mut g = req(Version::HTTP_11, "*", &["a"]);
+        assert_eq!(admit(&mut g).unwrap_err().status, StatusCode::BAD_REQUEST);
+
+        let mut c = req(Version::HTTP_11, "a.test:443", &["a.test:443"]);
+        *c.method_mut() = Method::CONNECT;
+        let e = admit(&mut c).unwrap_err();
+        assert_eq!(e.status, StatusCode::METHOD_NOT_ALLOWED);
+        assert!(e.allow.is_some());
+    }
+}
