@@ -8,6 +8,7 @@
 use std::error::Error as StdError;
 use std::future::Future as _;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -195,6 +196,41 @@ pub struct RequestBody {
     seen: u64,
     pace: Option<BodyPace>,
     pacer: Option<Box<Pacer>>,
+    leftover: Option<Leftover>,
+}
+
+/// Where a body goes when its handler lets go of it before its end: the
+/// server takes it back from here to drain it (see
+/// [`RequestBody::leave_to`]).
+#[derive(Clone, Default)]
+pub struct Leftover(Arc<Mutex<Option<Incoming>>>);
+
+impl std::fmt::Debug for Leftover {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Leftover")
+    }
+}
+
+impl Leftover {
+    /// The rest of the body, if its handler dropped it unfinished.
+    pub fn take(&self) -> Option<Incoming> {
+        self.0.lock().ok()?.take()
+    }
+}
+
+impl Drop for RequestBody {
+    fn drop(&mut self) {
+        let Some(leftover) = self.leftover.take() else {
+            return;
+        };
+        if let Inner::Incoming(rest) = std::mem::replace(&mut self.inner, Inner::Empty) {
+            if !rest.is_end_stream() {
+                if let Ok(mut slot) = leftover.0.lock() {
+                    *slot = Some(rest);
+                }
+            }
+        }
+    }
 }
 
 enum Inner {
@@ -223,7 +259,17 @@ impl RequestBody {
             seen: 0,
             pace: Some(pace),
             pacer: None,
+            leftover: None,
         }
+    }
+
+    /// Hands the body back to `leftover` if it is dropped before its end.
+    /// The server uses it over HTTP/2 to read the rest of a body that a
+    /// handler answered without (a 405, a 404) before it sends the answer,
+    /// so that a stream the client got wrong is reset as the protocol
+    /// says, not answered first.
+    pub fn leave_to(&mut self, leftover: Leftover) {
+        self.leftover = Some(leftover);
     }
 
     /// No body.
@@ -234,6 +280,7 @@ impl RequestBody {
             seen: 0,
             pace: None,
             pacer: None,
+            leftover: None,
         }
     }
 
@@ -245,6 +292,7 @@ impl RequestBody {
             seen: 0,
             pace: None,
             pacer: None,
+            leftover: None,
         }
     }
 

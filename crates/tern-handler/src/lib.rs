@@ -15,7 +15,7 @@ pub mod path;
 use std::future::Future;
 use std::pin::Pin;
 
-pub use body::{BodyError, BodyPace, RequestBody, ResponseBody};
+pub use body::{BodyError, BodyPace, Leftover, RequestBody, ResponseBody};
 pub use error::{error_response, HandlerError};
 pub use exchange::{ConnInfo, Exchange, PeerAddr, RequestId, RouteMatch};
 

@@ -11,10 +11,11 @@ use std::task::{Context, Poll};
 
 use arc_swap::ArcSwap;
 use http::{header, Request, Response, StatusCode};
+use http_body::Body as _;
 use hyper::body::Incoming;
 use tern_handler::path::DecodedPath;
 use tern_handler::{
-    error_response, BodyPace, ConnInfo, Exchange, HandlerFuture, RequestBody, RequestId,
+    error_response, BodyPace, ConnInfo, Exchange, HandlerFuture, Leftover, RequestBody, RequestId,
     ResponseBody,
 };
 
@@ -116,10 +117,14 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
             timeout: limits.body_timeout,
             min_rate: limits.body_min_rate,
         };
-        let request = Request::from_parts(
-            parts,
-            RequestBody::incoming(body, limits.max_body_bytes, pace),
-        );
+        let h2_body = parts.version == http::Version::HTTP_2 && !body.is_end_stream();
+        let mut body = RequestBody::incoming(body, limits.max_body_bytes, pace);
+        let leftover = h2_body.then(|| {
+            let l = Leftover::default();
+            body.leave_to(l.clone());
+            l
+        });
+        let request = Request::from_parts(parts, body);
         let fut = handler.call(Exchange {
             request,
             path,
@@ -131,6 +136,7 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
             state: State::Pending(fut),
             guard: Some(guard),
             rules,
+            leftover,
         }
     }
 }
@@ -175,6 +181,49 @@ fn declared_length<B>(req: &Request<B>) -> Option<u64> {
 enum State {
     Ready(Option<Response<ResponseBody>>),
     Pending(HandlerFuture),
+    /// The handler answered before the request's body ended (HTTP/2): the
+    /// rest is read before the answer goes out, so that a stream the
+    /// client gets wrong after its head (a bad content-length, trailers
+    /// with pseudo-headers, DATA after RST_STREAM) is reset as RFC 9113
+    /// says rather than answered first. At most [`DRAIN_BYTES`] within
+    /// [`DRAIN_TIME`]; a longer body is left to hyper, which resets the
+    /// stream (NO_ERROR) after the answer.
+    Draining(Box<Drain>),
+}
+
+/// The most of an unread HTTP/2 body read before an early answer.
+const DRAIN_BYTES: u64 = 64 * 1024;
+/// The longest wait for the rest of an unread HTTP/2 body.
+const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(1);
+
+struct Drain {
+    resp: Option<Response<ResponseBody>>,
+    rest: Incoming,
+    read: u64,
+    until: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl Drain {
+    /// Ready when the rest has been read, failed, grown too long or taken
+    /// too long.
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        loop {
+            match Pin::new(&mut self.rest).poll_frame(cx) {
+                Poll::Ready(Some(Ok(frame))) => {
+                    if let Some(d) = frame.data_ref() {
+                        self.read += d.len() as u64;
+                        if self.read > DRAIN_BYTES {
+                            return Poll::Ready(());
+                        }
+                    }
+                }
+                // The end, or the stream was reset: either way the answer
+                // may go (to a reset stream it goes nowhere).
+                Poll::Ready(_) => return Poll::Ready(()),
+                Poll::Pending => return self.until.as_mut().poll(cx),
+            }
+        }
+    }
 }
 
 /// The future of one request's response.
@@ -182,6 +231,7 @@ pub(crate) struct RespFuture {
     state: State,
     guard: Option<RequestGuard>,
     rules: Option<(Arc<SiteRoutes>, String)>,
+    leftover: Option<Leftover>,
 }
 
 impl RespFuture {
@@ -190,6 +240,7 @@ impl RespFuture {
             state: State::Ready(Some(resp)),
             guard: Some(guard),
             rules: None,
+            leftover: None,
         }
     }
 }
@@ -199,12 +250,30 @@ impl Future for RespFuture {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
-        let mut resp = match &mut this.state {
-            State::Ready(r) => r.take().expect("RespFuture polled after completion"),
-            State::Pending(f) => match f.as_mut().poll(cx) {
-                Poll::Ready(r) => r,
-                Poll::Pending => return Poll::Pending,
-            },
+        let mut resp = loop {
+            match &mut this.state {
+                State::Ready(r) => break r.take().expect("RespFuture polled after completion"),
+                State::Pending(f) => match f.as_mut().poll(cx) {
+                    Poll::Ready(r) => match this.leftover.take().and_then(|l| l.take()) {
+                        Some(rest) => {
+                            this.state = State::Draining(Box::new(Drain {
+                                resp: Some(r),
+                                rest,
+                                read: 0,
+                                until: Box::pin(tokio::time::sleep(DRAIN_TIME)),
+                            }));
+                        }
+                        None => break r,
+                    },
+                    Poll::Pending => return Poll::Pending,
+                },
+                State::Draining(d) => {
+                    if d.poll(cx).is_pending() {
+                        return Poll::Pending;
+                    }
+                    break d.resp.take().expect("RespFuture polled after completion");
+                }
+            }
         };
         if let Some((routes, path)) = this.rules.take() {
             routes.headers().apply(&path, resp.headers_mut());

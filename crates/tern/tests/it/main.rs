@@ -3,6 +3,7 @@
 
 mod bad_input;
 mod cgi;
+mod hardening;
 mod lifecycle;
 mod listeners;
 mod logs;

@@ -29,7 +29,7 @@ const PRELUDE: &str = r#"
 "#;
 
 /// A module that answers `text` as plain text.
-fn hello(text: &str) -> String {
+pub(crate) fn hello(text: &str) -> String {
     let out = format!("Content-Type: text/plain\n\n{text}");
     format!(
         "(module{PRELUDE}\n  (data (i32.const 1024) {out:?})\n  (func (export \"_start\") (call $write (i32.const 1024) (i32.const {})))\n)\n",
@@ -39,7 +39,7 @@ fn hello(text: &str) -> String {
 
 /// A module that answers with its environment, one `NAME=value` a line,
 /// then `--`, then its stdin (the request body).
-fn echo() -> String {
+pub(crate) fn echo() -> String {
     let head = "Content-Type: text/plain\n\n";
     format!(
         r#"(module{PRELUDE}
