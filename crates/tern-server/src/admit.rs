@@ -163,28 +163,40 @@ fn decided(authority: &str) -> Result<HeaderValue, Refusal> {
 }
 
 /// HTTP/1.x framing beyond what the parser checks: the transfer codings.
+/// `chunked` must be the last (else the length is unknown: 400, RFC 9112
+/// §6.3), applied once; any other coding is one tern does not decode (501,
+/// §6.1).
 fn framing_h1<B>(req: &Request<B>) -> Result<(), Refusal> {
     let mut chunked = 0;
+    let mut other = false;
+    let mut last_chunked = false;
     for value in req.headers().get_all(header::TRANSFER_ENCODING) {
         for coding in value.as_bytes().split(|&b| b == b',') {
             let coding = coding.trim_ascii();
             if coding.is_empty() {
                 continue; // an empty list element (RFC 9110 §5.6.1)
             }
-            if coding.eq_ignore_ascii_case(b"chunked") {
+            last_chunked = coding.eq_ignore_ascii_case(b"chunked");
+            if last_chunked {
                 chunked += 1;
             } else {
-                return Err(Refusal {
-                    status: StatusCode::NOT_IMPLEMENTED,
-                    reason: "a transfer coding other than chunked",
-                    allow: None,
-                    close: true,
-                });
+                other = true;
             }
         }
     }
+    if (other || chunked > 0) && !last_chunked {
+        return Err(Refusal::bad("chunked is not the last transfer coding"));
+    }
     if chunked > 1 {
         return Err(Refusal::bad("chunked applied more than once"));
+    }
+    if other {
+        return Err(Refusal {
+            status: StatusCode::NOT_IMPLEMENTED,
+            reason: "a transfer coding other than chunked",
+            allow: None,
+            close: true,
+        });
     }
     Ok(())
 }
@@ -340,7 +352,7 @@ mod tests {
 
     #[test]
     fn transfer_codings_other_than_chunked_are_not_implemented() {
-        for te in ["cow, chunked", "gzip, chunked", "gzip", "chunked, identity"] {
+        for te in ["cow, chunked", "gzip, chunked", "gzip,chunked"] {
             let mut r = req(Version::HTTP_11, "/", &["a"]);
             r.headers_mut()
                 .insert(header::TRANSFER_ENCODING, te.parse().unwrap());
@@ -353,6 +365,16 @@ mod tests {
             r.headers_mut()
                 .insert(header::TRANSFER_ENCODING, te.parse().unwrap());
             assert!(admit(&mut r).is_ok(), "{te}");
+        }
+        for te in ["gzip", "chunked, identity", "chunked, gzip"] {
+            let mut r = req(Version::HTTP_11, "/", &["a"]);
+            r.headers_mut()
+                .insert(header::TRANSFER_ENCODING, te.parse().unwrap());
+            assert_eq!(
+                admit(&mut r).unwrap_err().status,
+                StatusCode::BAD_REQUEST,
+                "{te}"
+            );
         }
         let mut twice = req(Version::HTTP_11, "/", &["a"]);
         twice
