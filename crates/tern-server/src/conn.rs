@@ -12,6 +12,7 @@ use tern_handler::ConnInfo;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
+use crate::hpack_guard::HpackGuard;
 use crate::service::{Shared, Svc};
 use crate::timeout::{Activity, Expired, TimedIo, Timeouts};
 
@@ -104,8 +105,8 @@ where
         crate::version::settle(&mut first);
     }
     io.unread(first.freeze());
-    let io = TokioIo::new(io);
     let result = if h2 {
+        let io = TokioIo::new(HpackGuard::new(io));
         let served = builders.h2.serve_connection(io, svc);
         tokio::pin!(served);
         tokio::select! {
@@ -116,7 +117,7 @@ where
             }
         }
     } else {
-        let served = builders.h1.serve_connection(io, svc);
+        let served = builders.h1.serve_connection(TokioIo::new(io), svc);
         tokio::pin!(served);
         tokio::select! {
             r = served.as_mut() => r,

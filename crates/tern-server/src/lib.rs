@@ -12,6 +12,7 @@ mod admit;
 mod body;
 mod conn;
 mod headers;
+mod hpack_guard;
 mod listen;
 mod route;
 mod server;

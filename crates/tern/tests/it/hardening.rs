@@ -492,3 +492,85 @@ fn the_demo_lists_its_files_directory() {
     assert_eq!(r.status, 200, "{}", t.log());
     assert!(r.text().contains("readme.txt"), "{}", r.text());
 }
+
+/// The error code of the GOAWAY tern sends after `blocks` (HPACK field
+/// blocks, each sent as one HEADERS frame on streams 1, 3, ...).
+fn goaway_code(addr: SocketAddr, blocks: &[&[u8]]) -> Option<u32> {
+    let mut req = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    req.extend_from_slice(&[0, 0, 0, 0x4, 0, 0, 0, 0, 0]); // SETTINGS
+    for (i, block) in blocks.iter().enumerate() {
+        let len = block.len();
+        let stream = 1 + 2 * i as u8;
+        // HEADERS, END_STREAM | END_HEADERS.
+        req.extend_from_slice(&[0, 0, len as u8, 0x1, 0x5, 0, 0, 0, stream]);
+        req.extend_from_slice(block);
+    }
+    goaway_after(addr, &req)
+}
+
+/// Sends `raw` (a preface and frames), then reads frames until a GOAWAY:
+/// its error code.
+fn goaway_after(addr: SocketAddr, raw: &[u8]) -> Option<u32> {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(raw).unwrap();
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let mut i = 0;
+        while i + 9 <= buf.len() {
+            let flen = (buf[i] as usize) << 16 | (buf[i + 1] as usize) << 8 | buf[i + 2] as usize;
+            if i + 9 + flen > buf.len() {
+                break;
+            }
+            if buf[i + 3] == 0x7 {
+                let p = &buf[i + 9..i + 9 + flen];
+                return Some(u32::from_be_bytes([p[4], p[5], p[6], p[7]]));
+            }
+            i += 9 + flen;
+        }
+        match s.read(&mut chunk) {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+#[test]
+fn a_field_block_that_does_not_decode_is_a_compression_error() {
+    let dir = docroot(&[("a.txt", b"a")]);
+    let t = Tern::start_in(BIN, &config("", ""), dir);
+    // :method GET, :scheme http, :path /a.txt, :authority t.
+    let get: &[u8] = &[
+        0x82, 0x86, 0x44, 6, b'/', b'a', b'.', b't', b'x', b't', 0x41, 1, b't',
+    ];
+    let with = |prefix: &[u8], suffix: &[u8]| [prefix, get, suffix].concat();
+    const COMPRESSION_ERROR: u32 = 0x9;
+    // A table size update above 4096 (RFC 7541 §6.3), one at the end of
+    // the block (§4.2), and a block that ends inside a string.
+    for block in [
+        with(&[0x3f, 0xe2, 0x1f], &[]),
+        with(&[], &[0x20]),
+        with(&[], &[0x40, 3, b'a']),
+    ] {
+        assert_eq!(
+            goaway_code(t.addr(), &[&block]),
+            Some(COMPRESSION_ERROR),
+            "{block:?}"
+        );
+    }
+    // A good block first, on the same connection: still the same code for
+    // the bad one after it, and the good one was answered.
+    let good_then_bad = with(&[0x3f, 0xe1, 0x1f], &[]); // 4096: allowed
+    assert_eq!(
+        goaway_code(t.addr(), &[&good_then_bad, &with(&[], &[0x20])]),
+        Some(COMPRESSION_ERROR)
+    );
+    // Other connection errors keep their own code: a HEADERS frame on
+    // stream 0 is still PROTOCOL_ERROR.
+    let mut req = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    req.extend_from_slice(&[0, 0, 0, 0x4, 0, 0, 0, 0, 0]);
+    req.extend_from_slice(&[0, 0, 1, 0x1, 0x5, 0, 0, 0, 0, 0x82]);
+    const PROTOCOL_ERROR: u32 = 0x1;
+    assert_eq!(goaway_after(t.addr(), &req), Some(PROTOCOL_ERROR));
+}
