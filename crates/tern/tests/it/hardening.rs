@@ -312,7 +312,7 @@ fn a_client_that_half_closes_after_its_request_is_answered() {
     tern_testkit::install(&dir.path().join("cgi/env"), ENV.as_bytes(), 0o755);
     write_files(
         &dir.path().join("wasm"),
-        &[("hello.wat", super::wasm::hello("hi\n").as_bytes())],
+        &[("hello.wat", wasm::hello("hi\n").as_bytes())],
     );
     let site = "[[site.route]]\nprefix = \"/cgi-bin\"\nhandler = \"cgi\"\ndir = \"{dir}/cgi\"\n[[site.route]]\nprefix = \"/wasm\"\nhandler = \"wasm\"\nmodule = \"{dir}/wasm/hello.wat\"\n";
     let t = Tern::start_in(BIN, &config("", site), dir);
@@ -430,7 +430,7 @@ fn slow_request_bodies_do_not_take_a_wasm_route_offline() {
     let dir = docroot(&[]);
     write_files(
         &dir.path().join("wasm"),
-        &[("echo.wat", super::wasm::echo().as_bytes())],
+        &[("echo.wat", wasm::echo().as_bytes())],
     );
     let site = "[[site.route]]\nprefix = \"/app\"\nhandler = \"wasm\"\nmodule = \"{dir}/wasm/echo.wat\"\nmax_concurrent = 1\nqueue_timeout = \"3s\"\n";
     let t = Tern::start_in(BIN, &config(SLOW_LIMITS, site), dir);
