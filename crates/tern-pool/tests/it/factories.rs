@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tern_pool::process::{self, Command, Input, Output, Stdio3, Worker};
-use tern_pool::{Factory, Retire};
+use tern_pool::{Check, Factory, Retire};
 
 /// Spawns `sh -c <script>` (by default a long sleep), and remembers every
 /// pid it created and every item it destroyed.
@@ -61,8 +61,11 @@ impl Factory for Shells {
         Ok(worker)
     }
 
-    fn is_alive(&self, item: &mut Worker) -> bool {
-        process::exited(item).is_none()
+    fn check(&self, item: &mut Worker) -> Check {
+        match process::exited(item) {
+            None => Check::Alive,
+            Some(_) => Check::Dead,
+        }
     }
 
     async fn destroy(&self, item: Worker, why: Retire) {
@@ -107,13 +110,17 @@ impl Factory for Connector {
         stream.into_std()
     }
 
-    fn is_alive(&self, item: &mut UnixStream) -> bool {
+    fn check(&self, item: &mut UnixStream) -> Check {
         // Quiet means open: the peer sends nothing unasked, so a read
         // returns 0 (closed) or data (out of step) only on a dead channel.
         let mut byte = [0u8; 1];
         let quiet = item.set_nonblocking(true).is_ok()
             && matches!(item.read(&mut byte), Err(ref e) if e.kind() == io::ErrorKind::WouldBlock);
-        quiet && item.set_nonblocking(false).is_ok()
+        if quiet && item.set_nonblocking(false).is_ok() {
+            Check::Alive
+        } else {
+            Check::Ended
+        }
     }
 
     async fn destroy(&self, item: UnixStream, _why: Retire) {
