@@ -293,6 +293,13 @@ impl Factory for FcgiProcesses {
         Check::Alive
     }
 
+    /// The sockets' directory goes as the pool closes, while its
+    /// processes are still being stopped: they keep their listening
+    /// sockets, and nothing connects by name to a closing pool.
+    fn closing(&self) {
+        self.sockets.remove();
+    }
+
     fn destroy(&self, item: FcgiProcess, _why: Retire) -> impl Future<Output = ()> + Send {
         let FcgiProcess {
             worker, path, sock, ..

@@ -38,6 +38,13 @@ pub trait Factory: Send + Sync + 'static {
     /// (one non-blocking syscall or two).
     fn check(&self, item: &mut Self::Item) -> Check;
 
+    /// The pool is closing: no item will be made from now on. Release
+    /// what making items needs (a directory of sockets) now, not once the
+    /// last item is destroyed (stopping a process can take its grace
+    /// period). Called once, on the manager thread, before the idle items
+    /// are destroyed; it must be quick. By default nothing.
+    fn closing(&self) {}
+
     /// Ends an item for `why` (kill and reap a process, close a socket).
     /// Runs on the manager thread, concurrently with other work, so it may
     /// wait (a process's SIGTERM, grace, SIGKILL).

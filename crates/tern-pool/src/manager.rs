@@ -17,6 +17,7 @@ pub(crate) async fn run<F: Factory>(shared: Arc<Shared<F>>) {
     let cfg = &shared.cfg;
     let mut tasks = JoinSet::new();
     let mut next_tick = Instant::now();
+    let mut told_closing = false;
     loop {
         let now = Instant::now();
         let tick = now >= next_tick;
@@ -28,6 +29,10 @@ pub(crate) async fn run<F: Factory>(shared: Arc<Shared<F>>) {
             let check: Option<Look<'_, F::Item>> = if tick { Some(&mut look) } else { None };
             shared.lock().plan(cfg, now, check)
         };
+        if plan.closing && !told_closing {
+            told_closing = true;
+            shared.factory.closing();
+        }
         for _ in 0..plan.create {
             tasks.spawn(create(Arc::clone(&shared)));
         }

@@ -101,6 +101,8 @@ pub(crate) struct Plan<I> {
     pub(crate) destroy: Vec<(Entry<I>, Retire)>,
     /// Plan again then at the latest (the end of a backoff).
     pub(crate) wake_at: Option<Instant>,
+    /// The pool is closing: nothing will be created any more.
+    pub(crate) closing: bool,
     /// Closing, and nothing is leased or starting: once its destructions
     /// are done, the manager may stop.
     pub(crate) finished: bool,
@@ -311,6 +313,7 @@ impl<I> State<I> {
                 create: 0,
                 destroy,
                 wake_at: None,
+                closing: true,
                 finished: self.busy == 0 && self.starting == 0,
             };
         }
@@ -342,6 +345,7 @@ impl<I> State<I> {
             create,
             destroy,
             wake_at,
+            closing: false,
             finished: false,
         }
     }

@@ -71,7 +71,7 @@ fn connected(site: &Site, addr: &str, pool: PoolSettings) -> FastCgi {
 
 /// The live processes this test binary started whose working directory
 /// is `cwd`: the workers of the pool that runs there.
-fn workers_in(cwd: &Path) -> BTreeSet<u32> {
+pub(crate) fn workers_in(cwd: &Path) -> BTreeSet<u32> {
     let me = std::process::id().to_string();
     let mut found = BTreeSet::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {

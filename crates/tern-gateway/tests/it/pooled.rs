@@ -12,6 +12,7 @@ use tern_config::{
 use tern_gateway::{CgiPlus, FastCgi};
 
 use super::fastcgi_conn::Group;
+use super::idle_close::workers_in;
 use super::*;
 
 pub(crate) fn policy(timeout: Duration) -> GatewayPolicy {
@@ -238,6 +239,77 @@ async fn a_crash_under_load_fails_only_its_own_request() {
             assert_eq!(r.text(), "Hello!\n");
         }
     }
+}
+
+/// The socket directories of the pools named `name` in this process's
+/// run directory.
+fn socket_dirs(name: &str) -> Vec<PathBuf> {
+    let run = format!("tern-{}-", std::process::id());
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(std::env::temp_dir()).unwrap().flatten() {
+        if !entry.file_name().to_string_lossy().starts_with(&run) {
+            continue;
+        }
+        for dir in std::fs::read_dir(entry.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if dir
+                .file_name()
+                .to_string_lossy()
+                .starts_with(&format!("{name}-"))
+            {
+                found.push(dir.path());
+            }
+        }
+    }
+    found
+}
+
+#[tokio::test]
+async fn a_dropped_route_removes_its_socket_directory_while_its_processes_stop() {
+    let site = Site::new();
+    // Processes that ignore SIGTERM take the whole grace period to stop.
+    let wrapper = site.path("slow-stop.sh");
+    install(
+        &wrapper,
+        format!(
+            "#!/bin/sh\ntrap '' TERM\nexec {}\n",
+            env!("CARGO_BIN_EXE_tern-fcgi-app")
+        )
+        .as_bytes(),
+        0o755,
+    );
+    let cfg = FastCgiConfig {
+        app: FastCgiApp::Spawn(CommandConfig {
+            program: wrapper,
+            args: Vec::new(),
+            env: Vec::new(),
+        }),
+        dir: None,
+        document_root: site.path("www"),
+        pool: pool(2, 2),
+        policy: policy(Duration::from_secs(10)),
+        connect_timeout: Duration::from_secs(3),
+        keep_connections: true,
+    };
+    let h = FastCgi::new(&cfg, "dropped-route").unwrap();
+    pid_of(&h, "/app/pid").await;
+    let dirs = socket_dirs("dropped-route");
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    eventually("two processes", || workers_in(&site.path("www")).len() == 2).await;
+    let workers = workers_in(&site.path("www"));
+    drop(h);
+    eventually("the socket directory removed", || !dirs[0].exists()).await;
+    assert!(
+        workers.iter().all(|&p| !is_dead(p)),
+        "removed while the processes still stop"
+    );
+    eventually("the processes stopped", || {
+        workers.iter().all(|&p| is_dead(p))
+    })
+    .await;
 }
 
 #[tokio::test]
