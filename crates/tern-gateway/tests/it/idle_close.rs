@@ -224,6 +224,12 @@ fn libfcgi_app(dir: &Path) -> PathBuf {
     bin
 }
 
+/// The PHP scripts of `site`, with `pid.php`, which answers its process id.
+fn php_pid_site(site: &Site) {
+    let php = php_site(site);
+    std::fs::write(php.join("pid.php"), "<?php echo getmypid(), \"\\n\";\n").unwrap();
+}
+
 #[tokio::test]
 async fn a_libfcgi_application_that_closes_unused_connections_keeps_its_processes() {
     let site = Site::new();
@@ -258,8 +264,7 @@ async fn fcgiwrap_run_by_tern_keeps_its_processes_while_idle() {
 #[tokio::test]
 async fn php_cgi_run_by_tern_keeps_its_processes_while_idle() {
     let site = Site::new();
-    let php = php_site(&site);
-    std::fs::write(php.join("pid.php"), "<?php echo getmypid(), \"\\n\";\n").unwrap();
+    php_pid_site(&site);
     let h = spawned(
         &site,
         "/usr/bin/php-cgi",
@@ -276,8 +281,7 @@ async fn php_cgi_run_by_tern_keeps_its_processes_while_idle() {
 #[tokio::test]
 async fn php_cgi_ending_itself_every_3_requests_costs_no_502() {
     let site = Site::new();
-    let php = php_site(&site);
-    std::fs::write(php.join("pid.php"), "<?php echo getmypid(), \"\\n\";\n").unwrap();
+    php_pid_site(&site);
     // Each process shuts its connection down after its third response
     // and exits: tern starts another.
     let h = spawned(
@@ -295,8 +299,7 @@ async fn php_cgi_ending_itself_every_3_requests_costs_no_502() {
 #[tokio::test]
 async fn php_fpm_closing_unused_connections_is_no_failure() {
     let site = Site::new();
-    let php = php_site(&site);
-    std::fs::write(php.join("pid.php"), "<?php echo getmypid(), \"\\n\";\n").unwrap();
+    php_pid_site(&site);
     let sock = site.path("fpm.sock");
     let fpm = php_fpm_with(
         site.dir.path(),
@@ -328,8 +331,7 @@ fn free_port() -> u16 {
 async fn php_fpm_recycling_its_workers_every_3_requests_costs_no_502() {
     for tcp in [false, true] {
         let site = Site::new();
-        let php = php_site(&site);
-        std::fs::write(php.join("pid.php"), "<?php echo getmypid(), \"\\n\";\n").unwrap();
+        php_pid_site(&site);
         let listen = if tcp {
             format!("127.0.0.1:{}", free_port())
         } else {
@@ -350,8 +352,7 @@ async fn php_fpm_recycling_its_workers_every_3_requests_costs_no_502() {
 #[tokio::test]
 async fn php_fpm_reaping_idle_workers_under_kept_connections_costs_no_502() {
     let site = Site::new();
-    let php = php_site(&site);
-    std::fs::write(php.join("pid.php"), "<?php echo getmypid(), \"\\n\";\n").unwrap();
+    php_pid_site(&site);
     let sock = site.path("fpm.sock");
     let fpm = php_fpm_with(
         site.dir.path(),
