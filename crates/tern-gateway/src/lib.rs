@@ -41,3 +41,12 @@ pub use dispatch::MAX_LOCAL_REDIRECTS;
 pub use error::{Error, HeadError};
 pub use limit::Limiter;
 pub use pooled::{CgiPlus, FastCgi};
+
+/// Removes the directory that holds the listening sockets of every
+/// FastCGI process tern runs (`<tmp>/tern-<pid>-<random>`), with what is
+/// left in it. A pool removes its own as it closes, but a process that
+/// exits right after its server stopped does not wait for its pools to
+/// close: call this then, last. Pools still closing make no new process.
+pub fn remove_socket_dirs() {
+    tern_pool::process::remove_run_dir();
+}

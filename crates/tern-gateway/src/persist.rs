@@ -67,6 +67,19 @@ pub enum Broken {
     Protocol(String),
 }
 
+impl Broken {
+    /// The worker's end closed or was reset (EOF, ECONNRESET, EPIPE), as
+    /// an application's end does when it closes a connection: not a
+    /// protocol error, and not a timeout.
+    pub(crate) fn is_close(&self) -> bool {
+        match self {
+            Broken::Closed => true,
+            Broken::Io(e) => crate::workers::peer_gone(e),
+            Broken::Protocol(_) => false,
+        }
+    }
+}
+
 /// The request body on its way to the worker, after the request head went
 /// out (the transport's `start` sends the head, and a body already in
 /// memory, in one write).

@@ -34,7 +34,7 @@ use crate::relay::{self, Dirty, Finish, Rest, Settings};
 use crate::resolve::{Scope, ScriptDir};
 use crate::response::Reply;
 use crate::workers::{
-    self, CgiplusWorkers, FcgiConnections, FcgiProcesses, StartFailure, Transport,
+    self, CgiplusWorkers, FcgiConnections, FcgiProcesses, StartFailure, Transport, Unanswered,
 };
 use crate::{spawn, Error};
 
@@ -152,6 +152,7 @@ impl Common {
             discard_body: parts.method == Method::HEAD,
             timeout: self.policy.timeout,
             max_stderr: self.policy.max_stderr_bytes,
+            replayable: false,
         }
     }
 }
@@ -202,60 +203,110 @@ async fn checkout<F: Factory>(pools: &[&Pool<F>]) -> Result<Lease<F>, Error> {
     Err(pool_error(last.unwrap_or(PoolError::Closed)))
 }
 
+/// Times one request is sent again after a worker's channel closed
+/// before it answered anything, or a worker broke as it came (see
+/// [`Unanswered`]): enough for a fresh connection to the same process and
+/// two other workers, as a worker that ends after its share of requests
+/// (php's `max_requests`) may be the next one asked too.
+const RESENDS: u32 = 3;
+
+/// Workers passed over for one request without blame, nothing of it
+/// acted on: connections their server closed while they sat idle (a
+/// restarted php-fpm closes every one).
+const PASSED_OVER: u32 = 16;
+
 /// Runs one request on a worker of the first of `pools` that has one,
 /// and waits for its head.
+///
+/// An application may close a connection that carries no request (php
+/// after 5 s, libfcgi after 2 s) or end a worker after its share of
+/// requests: a worker that turns out unable to take the request before
+/// any of it was acted on is passed over, and a request sent whole whose
+/// channel closed before any answer came is sent again (see the
+/// transports' `unanswered`), never answered 502 for it.
 async fn run_on<F: Transport>(
     pools: &[&Pool<F>],
     env: CgiEnv,
     body: Body,
-    settings: Settings,
+    mut settings: Settings,
 ) -> Result<Answer, Error> {
     let (start, rest) = body.split();
-    let mut retried = false;
-    let (mut lease, up, down) = loop {
-        let mut lease = checkout(pools).await?;
-        match F::start(&mut lease, &env, start.clone()).await {
-            Ok((up, down)) => break (lease, up, down),
+    settings.replayable = matches!(rest, Rest::Nothing);
+    let mut rest = Some(rest);
+    let (mut resent, mut passed) = (0, 0);
+    let mut again: Option<Lease<F>> = None;
+    loop {
+        let mut lease = match again.take() {
+            Some(lease) => lease,
+            None => checkout(pools).await?,
+        };
+        let (up, down) = match F::start(&mut lease, &env, start.clone()).await {
+            Ok(halves) => halves,
             Err(StartFailure::Refused(e)) => {
                 lease.release();
                 return Err(e);
             }
-            // A kept channel the worker closed while it was idle (php-fpm
-            // ends connections, a script exited): nothing of this request
-            // reached it, so another worker may take it, once.
-            Err(StartFailure::Broken(e)) if lease.requests() > 0 && !retried => {
-                tracing::debug!(
-                    "{}: a kept worker channel had closed ({e}); trying another",
-                    settings.kind
-                );
-                lease.discard(Retire::Abandoned);
-                retried = true;
+            Err(StartFailure::Unusable(why, e)) => {
+                lease.discard(why);
+                let spent = if why == Retire::Broken {
+                    resent += 1;
+                    resent > RESENDS
+                } else {
+                    passed += 1;
+                    passed > PASSED_OVER
+                };
+                if spent {
+                    return Err(Error::Worker(format!("starting the request: {e}")));
+                }
+                tracing::debug!(id = %settings.id, "{}: a worker could not take the request ({e}); trying another", settings.kind);
+                continue;
             }
             Err(StartFailure::Broken(e)) => {
                 lease.discard(Retire::Broken);
                 return Err(Error::Worker(format!("starting the request: {e}")));
             }
-        }
-    };
-    drop(env);
-    answer(
-        up,
-        down,
-        rest,
-        settings,
-        move |finish, up, down| match finish {
+        };
+        let rest = rest.take().unwrap_or(Rest::Nothing);
+        let done = move |finish, up, down| match finish {
             Finish::Clean => {
                 if F::reunite(&mut lease, up, down) {
                     lease.release();
                 } else {
                     lease.discard(Retire::Recycled);
                 }
+                None
             }
-            Finish::Dirty(Dirty::Abandoned) => lease.discard(Retire::Abandoned),
-            Finish::Dirty(Dirty::Broken | Dirty::Silent) => lease.discard(Retire::Broken),
-        },
-    )
-    .await
+            Finish::Unanswered(why) => Some((lease, why)),
+            Finish::Dirty(Dirty::Abandoned) => {
+                lease.discard(Retire::Abandoned);
+                None
+            }
+            Finish::Dirty(Dirty::Broken | Dirty::Silent) => {
+                lease.discard(Retire::Broken);
+                None
+            }
+        };
+        let (mut lease, why) = match answer(up, down, rest, settings.clone(), done).await {
+            Outcome::Answered(answer) => return answer,
+            Outcome::Unanswered(back) => back,
+        };
+        resent += 1;
+        let verdict = if resent > RESENDS {
+            Unanswered::Fail
+        } else {
+            F::unanswered(&mut lease)
+        };
+        tracing::debug!(id = %settings.id, "{}: the worker's channel closed before any answer ({why}): {verdict:?}", settings.kind);
+        match verdict {
+            Unanswered::Again => again = Some(lease),
+            Unanswered::Elsewhere(retire) => lease.discard(retire),
+            Unanswered::Fail => {
+                tracing::warn!(id = %settings.id, target = %settings.target, "{}: {why}", settings.kind);
+                lease.discard(Retire::Broken);
+                return Err(Error::Worker(why.to_string()));
+            }
+        }
+    }
 }
 
 /// Runs one request on a connection of its own to `addr`, closed after
@@ -276,45 +327,70 @@ async fn run_once(
         .await
         .map_err(|e| Error::Worker(format!("starting the request: {e}")))?;
     drop(env);
-    answer(up, down, rest, settings, |_, _, _| {}).await
+    match answer(up, down, rest, settings, |_, _, _| None::<()>).await {
+        Outcome::Answered(answer) => answer,
+        Outcome::Unanswered(()) => {
+            unreachable!("a request on a connection of its own is not replayable")
+        }
+    }
+}
+
+/// How a relay came out, for the handler.
+enum Outcome<B> {
+    /// The head (or the error the client gets).
+    Answered(Result<Answer, Error>),
+    /// Nothing was answered and the request may go again: what the relay's
+    /// end gave back for that (the worker and why).
+    Unanswered(B),
 }
 
 /// Relays the request and waits for its head; `done` gets the worker's
-/// channel back at the end. The relay runs here while the response is
-/// unknown: most responses end with their head (a "Hello!", a page), and
-/// then no task is spawned and no wake-up crosses tasks. A response that
-/// streams on after its head gets a task of its own for the rest.
-async fn answer<U, D, G>(
+/// channel back at the end, and returns what a request sent again needs
+/// when the relay ended [`Finish::Unanswered`]. The relay runs here while
+/// the response is unknown: most responses end with their head (a
+/// "Hello!", a page), and then no task is spawned and no wake-up crosses
+/// tasks. A response that streams on after its head gets a task of its
+/// own for the rest.
+async fn answer<U, D, G, B>(
     mut up: U,
     mut down: D,
     rest: Rest,
     settings: Settings,
     done: G,
-) -> Result<Answer, Error>
+) -> Outcome<B>
 where
     U: Upstream + 'static,
     D: Downstream + 'static,
-    G: FnOnce(Finish, U, D) + Send + 'static,
+    G: FnOnce(Finish, U, D) -> Option<B> + Send + 'static,
+    B: Send + 'static,
 {
     let (tx, mut rx) = oneshot::channel();
     let mut work = Box::pin(async move {
         let finish = relay::relay(&mut up, &mut down, rest, &settings, tx).await;
-        done(finish, up, down);
+        done(finish, up, down)
     });
     let started = tokio::select! {
         biased;
-        () = &mut work => rx.await,
+        back = &mut work => match back {
+            Some(back) => return Outcome::Unanswered(back),
+            None => rx.await,
+        },
         r = &mut rx => {
-            tokio::spawn(work);
+            // The head was sent: the relay does not end unanswered.
+            tokio::spawn(async move {
+                drop(work.await);
+            });
             r
         }
     };
-    let (reply, output) = started
-        .map_err(|_| Error::Worker("the request's relay ended without an answer".into()))??;
-    Ok(match reply {
-        Reply::LocalRedirect(target) => Answer::Redirect(target),
-        Reply::Document(h) | Reply::ClientRedirect(h) => Answer::Response(render(h, output)),
-    })
+    let answered = started
+        .map_err(|_| Error::Worker("the request's relay ended without an answer".into()))
+        .and_then(|r| r)
+        .map(|(reply, output)| match reply {
+            Reply::LocalRedirect(target) => Answer::Redirect(target),
+            Reply::Document(h) | Reply::ClientRedirect(h) => Answer::Response(render(h, output)),
+        });
+    Outcome::Answered(answered)
 }
 
 fn pool_error(e: PoolError) -> Error {

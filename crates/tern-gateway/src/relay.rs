@@ -31,7 +31,7 @@ use crate::session::{
 use crate::Error;
 
 /// What the driver needs to know about the request.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Settings {
     pub(crate) id: RequestId,
     /// The script or application, for log lines.
@@ -44,6 +44,10 @@ pub(crate) struct Settings {
     pub(crate) timeout: Duration,
     /// Bytes of stderr logged.
     pub(crate) max_stderr: u64,
+    /// The whole request went out with its head, so it can be sent again:
+    /// a channel that closes before the worker answered anything ends the
+    /// relay with [`Finish::Unanswered`], and the client is told nothing.
+    pub(crate) replayable: bool,
 }
 
 /// The part of the request body the transport's start did not send.
@@ -64,6 +68,10 @@ pub(crate) enum Finish {
     Clean,
     /// It cannot be trusted with another request (why, for the log).
     Dirty(Dirty),
+    /// Its channel closed before it answered anything, and the request
+    /// can be sent again ([`Settings::replayable`]): nothing was told to
+    /// the client; the caller decides where the request goes next.
+    Unanswered(Broken),
 }
 
 /// Why a worker is not reused.
@@ -117,6 +125,8 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
     let mut seen = 0;
     let mut was_held = false;
     let mut opened: Option<mpsc::Sender<Chunk>> = None;
+    // Anything at all came back from the worker.
+    let mut heard = false;
 
     let end = loop {
         if let Some(t) = opened.take() {
@@ -135,6 +145,7 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
                 break End::ClientGone;
             }
             (ev, permit) = next_event(down, tx.as_ref()) => {
+                heard |= matches!(ev, Next::Event(_));
                 let data = match ev {
                     Next::Event(Event::Stdout(b)) => b,
                     Next::Event(Event::Stderr(b)) => {
@@ -204,6 +215,10 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
             // arrive as the start of its next request.
             tracing::debug!(%id, %target, "{kind}: answered before the request body was all sent; not reused");
             Finish::Dirty(Dirty::Abandoned)
+        }
+        End::Broken(b) if !heard && s.replayable && b.is_close() => {
+            tracing::debug!(%id, %target, "{kind}: closed before answering: {b}");
+            Finish::Unanswered(b)
         }
         End::Broken(b) => {
             tracing::warn!(%id, %target, "{kind}: {b}");

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use tern_config::CommandConfig;
 use tern_pool::process::{self, Command, Output, SocketDir, Stdio3, Worker};
-use tern_pool::{Factory, Lease, Retire};
+use tern_pool::{Check, Factory, Lease, Retire};
 
 use crate::cgiplus::{self, CgiplusDownstream, CgiplusUpstream, Pipes, Sentinels};
 use crate::env::CgiEnv;
@@ -36,8 +36,29 @@ pub(crate) enum StartFailure {
     /// The request cannot be put to this kind of worker (400); the worker
     /// was not touched.
     Refused(Error),
-    /// The worker's channel failed: discard it.
+    /// The worker cannot take it, and nothing of the request was acted
+    /// on: a connection its server had closed, a process that is gone.
+    /// The worker goes for the reason given (no failure when its peer
+    /// ended it as it may; a failure when it died young) and the request
+    /// goes to another.
+    Unusable(Retire, io::Error),
+    /// The worker's channel failed otherwise: discard it, answer 502.
     Broken(io::Error),
+}
+
+/// What becomes of a worker whose channel closed after the request was
+/// sent and before any of an answer came back, and of the request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unanswered {
+    /// The worker lives and closed only its channel (an idle connection
+    /// it had kept): the request goes to it again on a fresh channel.
+    Again,
+    /// The request goes to another worker; this one goes for the reason
+    /// given.
+    Elsewhere(Retire),
+    /// The transport cannot tell that the worker did not act on the
+    /// request: answer 502, and the worker goes as broken.
+    Fail,
 }
 
 /// How a pooled item carries one request.
@@ -55,61 +76,47 @@ pub(crate) trait Transport: Factory + Sized {
     /// After a clean end, puts the channel back; false if it cannot carry
     /// another request.
     fn reunite(item: &mut Lease<Self>, up: Self::Up, down: Self::Down) -> bool;
+
+    /// The channel closed before any answer to a request that was sent
+    /// whole (see [`Unanswered`]).
+    fn unanswered(item: &mut Lease<Self>) -> Unanswered;
 }
 
-/// One FastCGI channel: a connection, taken out while a request uses it.
+/// Whether `e` says the peer is gone (its end closed or reset), as
+/// opposed to a request tern could not encode or a timeout.
+pub(crate) fn peer_gone(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::BrokenPipe
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::NotConnected
+            | io::ErrorKind::UnexpectedEof
+    )
+}
+
+/// The FastCGI request on `sock`; a peer found gone on the way is
+/// `Unusable` for `gone`.
+async fn fcgi_start(
+    sock: Socket,
+    env: &CgiEnv,
+    body: StartBody,
+    gone: Retire,
+) -> Result<(FcgiUpstream, FcgiDownstream), StartFailure> {
+    conn::start(sock, env, body).await.map_err(|e| {
+        if peer_gone(&e) {
+            StartFailure::Unusable(gone, e)
+        } else {
+            StartFailure::Broken(e)
+        }
+    })
+}
+
+/// One connection to a running FastCGI server.
 #[derive(Debug)]
 pub(crate) struct FcgiConn {
+    /// Taken out while a request uses it.
     sock: Option<Socket>,
-}
-
-/// A pooled item that carries FastCGI: its connection, taken out while a
-/// request uses it.
-pub(crate) trait FcgiSlot {
-    fn socket(&mut self) -> &mut Option<Socket>;
-}
-
-impl FcgiSlot for FcgiConn {
-    fn socket(&mut self) -> &mut Option<Socket> {
-        &mut self.sock
-    }
-}
-
-impl FcgiSlot for FcgiProcess {
-    fn socket(&mut self) -> &mut Option<Socket> {
-        &mut self.sock
-    }
-}
-
-/// Connections and processes carry a request the same way.
-impl<F> Transport for F
-where
-    F: Factory,
-    F::Item: FcgiSlot,
-{
-    type Up = FcgiUpstream;
-    type Down = FcgiDownstream;
-
-    async fn start(
-        item: &mut Lease<Self>,
-        env: &CgiEnv,
-        body: StartBody,
-    ) -> Result<(FcgiUpstream, FcgiDownstream), StartFailure> {
-        let sock = item
-            .socket()
-            .take()
-            .ok_or_else(|| StartFailure::Broken(io::Error::other("no connection")))?;
-        conn::start(sock, env, body)
-            .await
-            .map_err(StartFailure::Broken)
-    }
-
-    fn reunite(item: &mut Lease<Self>, up: FcgiUpstream, down: FcgiDownstream) -> bool {
-        let sock = conn::reunite(up, down);
-        let ok = sock.is_some();
-        *item.socket() = sock;
-        ok
-    }
 }
 
 /// Connections to one address of a running FastCGI server.
@@ -133,8 +140,15 @@ impl Factory for FcgiConnections {
         Ok(FcgiConn { sock: Some(sock) })
     }
 
-    fn is_alive(&self, item: &mut FcgiConn) -> bool {
-        item.sock.as_ref().is_some_and(Socket::still_open)
+    /// A connection the server closed while idle (php-fpm closes one that
+    /// brings no request within 5 s, and its workers' connections when it
+    /// recycles or reaps them) ended as the server may: no failure.
+    fn check(&self, item: &mut FcgiConn) -> Check {
+        if item.sock.as_ref().is_some_and(Socket::still_open) {
+            Check::Alive
+        } else {
+            Check::Ended
+        }
     }
 
     fn destroy(&self, item: FcgiConn, _why: Retire) -> impl Future<Output = ()> + Send {
@@ -143,16 +157,74 @@ impl Factory for FcgiConnections {
     }
 }
 
-/// A FastCGI process tern runs, and tern's connection to it.
+impl Transport for FcgiConnections {
+    type Up = FcgiUpstream;
+    type Down = FcgiDownstream;
+
+    /// A connection the server closed since it was last checked is
+    /// passed over, without blame, before anything is written to it.
+    async fn start(
+        item: &mut Lease<Self>,
+        env: &CgiEnv,
+        body: StartBody,
+    ) -> Result<(FcgiUpstream, FcgiDownstream), StartFailure> {
+        let closed =
+            |why: &str| StartFailure::Unusable(Retire::Ended, io::Error::other(why.to_owned()));
+        let sock = item.sock.take().ok_or_else(|| closed("no connection"))?;
+        if !sock.still_open() {
+            return Err(closed("the server closed the idle connection"));
+        }
+        fcgi_start(sock, env, body, Retire::Ended).await
+    }
+
+    fn reunite(item: &mut Lease<Self>, up: FcgiUpstream, down: FcgiDownstream) -> bool {
+        item.sock = conn::reunite(up, down);
+        item.sock.is_some()
+    }
+
+    /// The server closed the connection as the request came (php-fpm
+    /// shuts a connection down, reading and dropping what comes, when it
+    /// recycles its worker): another connection takes it.
+    fn unanswered(_item: &mut Lease<Self>) -> Unanswered {
+        Unanswered::Elsewhere(Retire::Ended)
+    }
+}
+
+/// A FastCGI process tern runs, and tern's connection to it while the
+/// application keeps one.
 #[derive(Debug)]
 pub(crate) struct FcgiProcess {
     worker: Worker,
+    /// Its listening socket: connected to when a request needs it.
+    path: PathBuf,
+    connect_timeout: Duration,
+    /// The connection of the last request, while the application keeps
+    /// it (libfcgi and php close one that brings no request, 2 and 5 s
+    /// after accepting it, and keep one that did).
     sock: Option<Socket>,
+    /// The request under way came on a kept connection, not a new one.
+    kept: bool,
+}
+
+impl FcgiProcess {
+    /// The process as the reason it goes when it cannot serve: gone after
+    /// serving (it exited after its share of requests) is no failure; gone
+    /// before serving any is (a program that does not start).
+    fn gone(lease: &Lease<FcgiProcesses>) -> Retire {
+        if lease.requests() > 0 {
+            Retire::Ended
+        } else {
+            Retire::Broken
+        }
+    }
 }
 
 /// FastCGI processes tern runs: each gets a listening Unix socket of its
 /// own as fd 0 (the FastCGI convention), so tern knows which process holds
-/// which request and can stop exactly the one that hangs.
+/// which request and can stop exactly the one that hangs. tern connects
+/// when a request comes, not when the process starts: an application
+/// closes a connection that brings no request (libfcgi after 2 s, php
+/// after 5 s), which says nothing about the process.
 #[derive(Debug)]
 pub(crate) struct FcgiProcesses {
     cmd: Command,
@@ -187,48 +259,107 @@ impl FcgiProcesses {
 impl Factory for FcgiProcesses {
     type Item = FcgiProcess;
 
+    /// Binds the process's socket and starts it; a program that cannot
+    /// be run fails here. One that exits at once is found dead on the next
+    /// tick, or refuses the first request's connection.
     async fn create(&self) -> io::Result<FcgiProcess> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         let (listener, path) = self.sockets.bind(n as usize)?;
-        let worker = process::spawn(&self.cmd, Stdio3::fastcgi(OwnedFd::from(listener)))?;
-        let connected = tokio::time::timeout(self.timeout, async {
-            let s = tokio::net::UnixStream::connect(&path).await?;
-            s.into_std()
-        })
-        .await;
-        // The process holds the listening socket; its name is no longer
-        // needed (tern's one connection is made).
-        let _ = std::fs::remove_file(&path);
-        let stream = match connected {
-            Ok(Ok(s)) => s,
-            Ok(Err(e)) => {
-                process::terminate(worker, KILL_GRACE).await;
-                return Err(e);
+        match process::spawn(&self.cmd, Stdio3::fastcgi(OwnedFd::from(listener))) {
+            Ok(worker) => Ok(FcgiProcess {
+                worker,
+                path,
+                connect_timeout: self.timeout,
+                sock: None,
+                kept: false,
+            }),
+            Err(e) => {
+                let _ = std::fs::remove_file(&path);
+                Err(e)
             }
-            Err(_) => {
-                process::terminate(worker, KILL_GRACE).await;
-                return Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    "connecting to the new process",
-                ));
-            }
-        };
-        Ok(FcgiProcess {
-            worker,
-            sock: Some(Socket::unix(stream)?),
-        })
+        }
     }
 
-    fn is_alive(&self, item: &mut FcgiProcess) -> bool {
-        process::exited(&mut item.worker).is_none()
-            && item.sock.as_ref().is_some_and(Socket::still_open)
+    /// The process is what lives or dies; a kept connection the
+    /// application closed is dropped here, and the next request connects
+    /// anew.
+    fn check(&self, item: &mut FcgiProcess) -> Check {
+        if process::exited(&mut item.worker).is_some() {
+            return Check::Dead;
+        }
+        if item.sock.as_ref().is_some_and(|s| !s.still_open()) {
+            item.sock = None;
+        }
+        Check::Alive
+    }
+
+    /// The sockets' directory goes as the pool closes, while its
+    /// processes are still being stopped: they keep their listening
+    /// sockets, and nothing connects by name to a closing pool.
+    fn closing(&self) {
+        self.sockets.remove();
     }
 
     fn destroy(&self, item: FcgiProcess, _why: Retire) -> impl Future<Output = ()> + Send {
-        let FcgiProcess { worker, sock } = item;
+        let FcgiProcess {
+            worker, path, sock, ..
+        } = item;
         drop(sock);
         async move {
             process::terminate(worker, KILL_GRACE).await;
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
+impl Transport for FcgiProcesses {
+    type Up = FcgiUpstream;
+    type Down = FcgiDownstream;
+
+    /// On the kept connection while the application keeps it, else on a
+    /// new one. A process whose socket refuses the connection is gone.
+    async fn start(
+        item: &mut Lease<Self>,
+        env: &CgiEnv,
+        body: StartBody,
+    ) -> Result<(FcgiUpstream, FcgiDownstream), StartFailure> {
+        if let Some(sock) = item.sock.take() {
+            if sock.still_open() {
+                item.kept = true;
+                // Closed between the look and the write: a new connection.
+                match fcgi_start(sock, env, body.clone(), Retire::Ended).await {
+                    Err(StartFailure::Unusable(..)) => {}
+                    started => return started,
+                }
+            }
+        }
+        item.kept = false;
+        let addr = Address::Unix(item.path.clone());
+        let sock = match conn::connect_now(&addr, item.connect_timeout).await {
+            Ok(sock) => sock,
+            Err(e) => return Err(StartFailure::Unusable(FcgiProcess::gone(item), e)),
+        };
+        let gone = FcgiProcess::gone(item);
+        fcgi_start(sock, env, body, gone).await
+    }
+
+    fn reunite(item: &mut Lease<Self>, up: FcgiUpstream, down: FcgiDownstream) -> bool {
+        item.sock = conn::reunite(up, down);
+        item.sock.is_some()
+    }
+
+    /// A kept connection the application closed as the request came: the
+    /// same process again on a new connection, if it lives (php-cgi's
+    /// children end their connections when they end, while the process
+    /// tern runs lives on). A new connection closed unanswered means the
+    /// process is going (one that exits after its share of requests
+    /// still takes connections until it is gone): another takes the
+    /// request, and the process goes as [`FcgiProcess::gone`] says.
+    fn unanswered(item: &mut Lease<Self>) -> Unanswered {
+        if item.kept && process::exited(&mut item.worker).is_none() {
+            Unanswered::Again
+        } else {
+            Unanswered::Elsewhere(FcgiProcess::gone(item))
         }
     }
 }
@@ -291,8 +422,11 @@ impl Factory for CgiplusWorkers {
         })
     }
 
-    fn is_alive(&self, item: &mut CgiplusProcess) -> bool {
-        process::exited(&mut item.worker).is_none()
+    fn check(&self, item: &mut CgiplusProcess) -> Check {
+        match process::exited(&mut item.worker) {
+            None => Check::Alive,
+            Some(_) => Check::Dead,
+        }
     }
 
     fn destroy(&self, item: CgiplusProcess, _why: Retire) -> impl Future<Output = ()> + Send {
@@ -324,6 +458,16 @@ impl Transport for CgiplusWorkers {
                 item.pipes = Some(pipes);
                 Err(StartFailure::Refused(Error::Refused(reason.to_string())))
             }
+            // A script that exited while idle (its pipes closed): after
+            // serving, as it may; before, it does not run.
+            Err(cgiplus::StartError::Io(e)) if peer_gone(&e) => {
+                let why = if item.requests() > 0 {
+                    Retire::Ended
+                } else {
+                    Retire::Broken
+                };
+                Err(StartFailure::Unusable(why, e))
+            }
             Err(cgiplus::StartError::Io(e)) => Err(StartFailure::Broken(e)),
         }
     }
@@ -339,6 +483,12 @@ impl Transport for CgiplusWorkers {
                 false
             }
         }
+    }
+
+    /// A script may read the request and exit without a word: it is not
+    /// given the request again.
+    fn unanswered(_item: &mut Lease<Self>) -> Unanswered {
+        Unanswered::Fail
     }
 }
 

@@ -27,16 +27,44 @@ pub trait Factory: Send + Sync + 'static {
     /// backoff.
     fn create(&self) -> impl Future<Output = io::Result<Self::Item>> + Send;
 
-    /// Whether an idle item is still usable (a process that exited, a
-    /// socket the peer closed). Called by the manager on its tick for idle
-    /// items, never concurrently with a lease of the same item, and with
-    /// the pool's lock held: it must be quick (one non-blocking syscall).
-    fn is_alive(&self, item: &mut Self::Item) -> bool;
+    /// Whether an idle item can still serve: a process that exited is
+    /// [`Check::Dead`]; a connection its server closed is
+    /// [`Check::Ended`], as servers may close connections that carry no
+    /// request (php-fpm and php-cgi after 5 s, libfcgi after 2 s). An item
+    /// that keeps a connection inside (a process tern connects to) may
+    /// drop a closed one here and stay [`Check::Alive`]. Called by the
+    /// manager on its tick for idle items, never concurrently with a lease
+    /// of the same item, and with the pool's lock held: it must be quick
+    /// (one non-blocking syscall or two).
+    fn check(&self, item: &mut Self::Item) -> Check;
+
+    /// The pool is closing: no item will be made from now on. Release
+    /// what making items needs (a directory of sockets) now, not once the
+    /// last item is destroyed (stopping a process can take its grace
+    /// period). Called once, on the manager thread, before the idle items
+    /// are destroyed; it must be quick. By default nothing.
+    fn closing(&self) {}
 
     /// Ends an item for `why` (kill and reap a process, close a socket).
     /// Runs on the manager thread, concurrently with other work, so it may
     /// wait (a process's SIGTERM, grace, SIGKILL).
     fn destroy(&self, item: Self::Item, why: Retire) -> impl Future<Output = ()> + Send;
+}
+
+/// What [`Factory::check`] found of an idle item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Check {
+    /// It can serve.
+    Alive,
+    /// Its peer ended it, as peers may (a server closed a connection that
+    /// sat idle): it goes without counting as a failure, and it is not
+    /// made again to keep `min` until a checkout finds the pool empty (a
+    /// server that closes idle connections does not want them kept).
+    Ended,
+    /// It died (a process that exited). Young and before serving a
+    /// request, that counts as a failure (a program that crashes as it
+    /// starts); later, it is replaced without one.
+    Dead,
 }
 
 /// Why an item is being destroyed.
@@ -52,6 +80,10 @@ pub enum Retire {
     /// It broke: a crash, a protocol error, a timeout, or an idle item that
     /// died. Counts as a failure for the backoff.
     Broken,
+    /// It ended by its peer's doing, as it may, before it took a request:
+    /// a connection the server closed while it sat idle, a worker that
+    /// exited after serving its share. No failure.
+    Ended,
     /// Its lease was dropped without `release` or `discard` (a cancelled
     /// request): its channel is out of step, so it ends, but tern cancelled
     /// it, so it is no failure of the worker.

@@ -34,7 +34,7 @@ mod stats;
 
 pub use config::PoolConfig;
 pub use error::{Error, PoolError};
-pub use factory::{Factory, Retire};
+pub use factory::{Check, Factory, Retire};
 pub use lease::Lease;
 pub use pool::Pool;
 pub use stats::{Health, Stats};

@@ -8,7 +8,7 @@ use std::time::Instant;
 use tokio::task::JoinSet;
 
 use crate::pool::Shared;
-use crate::state::{Alive, Entry};
+use crate::state::{Entry, Look};
 use crate::{Factory, Retire};
 
 /// Runs until the pool is closed (or dropped) and every item destroyed.
@@ -17,6 +17,7 @@ pub(crate) async fn run<F: Factory>(shared: Arc<Shared<F>>) {
     let cfg = &shared.cfg;
     let mut tasks = JoinSet::new();
     let mut next_tick = Instant::now();
+    let mut told_closing = false;
     loop {
         let now = Instant::now();
         let tick = now >= next_tick;
@@ -24,10 +25,14 @@ pub(crate) async fn run<F: Factory>(shared: Arc<Shared<F>>) {
             next_tick = now + cfg.check_interval;
         }
         let plan = {
-            let mut alive = |item: &mut F::Item| shared.factory.is_alive(item);
-            let check: Option<Alive<'_, F::Item>> = if tick { Some(&mut alive) } else { None };
+            let mut look = |item: &mut F::Item| shared.factory.check(item);
+            let check: Option<Look<'_, F::Item>> = if tick { Some(&mut look) } else { None };
             shared.lock().plan(cfg, now, check)
         };
+        if plan.closing && !told_closing {
+            told_closing = true;
+            shared.factory.closing();
+        }
         for _ in 0..plan.create {
             tasks.spawn(create(Arc::clone(&shared)));
         }

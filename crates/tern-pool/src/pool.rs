@@ -23,7 +23,7 @@ pub(crate) struct Shared<F: Factory> {
 }
 
 impl<F: Factory> Shared<F> {
-    /// The state. A panic under the lock (in a factory's `is_alive`) does
+    /// The state. A panic under the lock (in a factory's `check`) does
     /// not wedge the pool: the state's own updates are never left half done.
     pub(crate) fn lock(&self) -> MutexGuard<'_, State<F::Item>> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
@@ -234,8 +234,8 @@ mod tests {
             Ok(7)
         }
 
-        fn is_alive(&self, _: &mut u64) -> bool {
-            true
+        fn check(&self, _: &mut u64) -> crate::Check {
+            crate::Check::Alive
         }
 
         async fn destroy(&self, _: u64, _: Retire) {}

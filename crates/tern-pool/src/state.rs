@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 use crate::backoff::Backoff;
-use crate::{Health, PoolConfig, PoolError, Retire, Stats};
+use crate::{Check, Health, PoolConfig, PoolError, Retire, Stats};
 
 /// Idle items destroyed for idleness per tick: a burst that ends does not
 /// tear down everything at once (lighttpd kills one per tick).
@@ -29,8 +29,8 @@ const REAP_PER_TICK: usize = 2;
 
 /// An idle item that dies this young, before serving a request, counts as
 /// a failure for the backoff (a worker crashing right after it starts). One
-/// that lived longer (a connection the server closed after its keep-alive
-/// timeout) does not.
+/// that lived longer does not. (A connection its server closed is no
+/// failure at any age: see [`Check::Ended`].)
 const EARLY_DEATH: Duration = Duration::from_secs(10);
 
 /// An item with what the pool knows about it.
@@ -54,8 +54,8 @@ impl<I> Entry<I> {
     }
 }
 
-/// The factory's liveness check, as the tick's sweep calls it.
-pub(crate) type Alive<'a, I> = &'a mut dyn FnMut(&mut I) -> bool;
+/// The factory's check of an idle item, as the tick's sweep calls it.
+pub(crate) type Look<'a, I> = &'a mut dyn FnMut(&mut I) -> Check;
 
 /// What a waiting checkout receives.
 pub(crate) type Reply<I> = Result<Entry<I>, PoolError>;
@@ -101,6 +101,8 @@ pub(crate) struct Plan<I> {
     pub(crate) destroy: Vec<(Entry<I>, Retire)>,
     /// Plan again then at the latest (the end of a backoff).
     pub(crate) wake_at: Option<Instant>,
+    /// The pool is closing: nothing will be created any more.
+    pub(crate) closing: bool,
     /// Closing, and nothing is leased or starting: once its destructions
     /// are done, the manager may stop.
     pub(crate) finished: bool,
@@ -112,6 +114,7 @@ struct Counters {
     create_failures: u64,
     crashed: u64,
     retired: u64,
+    ended: u64,
     abandoned: u64,
     requests: u64,
 }
@@ -131,6 +134,10 @@ pub(crate) struct State<I> {
     backoff: Backoff,
     /// The last failure was making a worker (not a worker breaking).
     create_failing: bool,
+    /// Items of `min` not made again because their peer ended them while
+    /// idle (a server that closes idle connections does not want them
+    /// kept); cleared by a checkout that finds the pool empty.
+    unkept: usize,
     counters: Counters,
 }
 
@@ -147,6 +154,7 @@ impl<I> Default for State<I> {
             closing: false,
             backoff: Backoff::default(),
             create_failing: false,
+            unkept: 0,
             counters: Counters::default(),
         }
     }
@@ -174,6 +182,8 @@ impl<I> State<I> {
         if self.waiters.len() >= cfg.queue {
             return Admit::Refused(PoolError::Full);
         }
+        // Demand is back: `min` is kept again.
+        self.unkept = 0;
         let (tx, rx) = oneshot::channel();
         let id = self.next_waiter;
         self.next_waiter += 1;
@@ -292,7 +302,7 @@ impl<I> State<I> {
         &mut self,
         cfg: &PoolConfig,
         now: Instant,
-        tick: Option<Alive<'_, I>>,
+        tick: Option<Look<'_, I>>,
     ) -> Plan<I> {
         let mut destroy = std::mem::take(&mut self.doomed);
         if self.closing {
@@ -303,6 +313,7 @@ impl<I> State<I> {
                 create: 0,
                 destroy,
                 wake_at: None,
+                closing: true,
                 finished: self.busy == 0 && self.starting == 0,
             };
         }
@@ -314,7 +325,7 @@ impl<I> State<I> {
         let live = self.live();
         let wanted = cfg
             .min
-            .saturating_sub(live)
+            .saturating_sub(live + self.unkept)
             .max(self.waiters.len())
             .saturating_sub(self.starting);
         let room = cfg.max.saturating_sub(live + self.starting);
@@ -334,6 +345,7 @@ impl<I> State<I> {
             create,
             destroy,
             wake_at,
+            closing: false,
             finished: false,
         }
     }
@@ -343,14 +355,25 @@ impl<I> State<I> {
         &mut self,
         cfg: &PoolConfig,
         now: Instant,
-        alive: Alive<'_, I>,
+        look: Look<'_, I>,
         destroy: &mut Vec<(Entry<I>, Retire)>,
     ) {
         let mut at = 0;
         while at < self.idle.len() {
-            if alive(&mut self.idle[at].item) {
-                at += 1;
-                continue;
+            match look(&mut self.idle[at].item) {
+                Check::Alive => {
+                    at += 1;
+                    continue;
+                }
+                Check::Ended => {
+                    let entry = self.idle.remove(at);
+                    self.counters.ended += 1;
+                    self.unkept = (self.unkept + 1).min(cfg.min);
+                    tracing::debug!(pool = %cfg.name, "an idle connection was closed by its server");
+                    destroy.push((entry, Retire::Ended));
+                    continue;
+                }
+                Check::Dead => {}
             }
             let entry = self.idle.remove(at);
             self.counters.crashed += 1;
@@ -437,6 +460,7 @@ impl<I> State<I> {
         match why {
             Retire::Idle | Retire::Recycled | Retire::Aged => self.counters.retired += 1,
             Retire::Broken => self.counters.crashed += 1,
+            Retire::Ended => self.counters.ended += 1,
             Retire::Abandoned => self.counters.abandoned += 1,
             Retire::Closed => {}
         }
@@ -480,6 +504,7 @@ impl<I> State<I> {
             create_failures: self.counters.create_failures,
             crashed: self.counters.crashed,
             retired: self.counters.retired,
+            ended: self.counters.ended,
             abandoned: self.counters.abandoned,
             requests: self.counters.requests,
         }
@@ -709,14 +734,20 @@ mod tests {
         let reaped = |plan: Plan<u32>| -> Vec<u32> {
             plan.destroy.into_iter().map(|(e, _)| e.item).collect()
         };
-        assert_eq!(reaped(st.plan(&cfg, later, Some(&mut |_| true))), [1, 2]);
+        assert_eq!(
+            reaped(st.plan(&cfg, later, Some(&mut |_| Check::Alive))),
+            [1, 2]
+        );
         assert!(
             reaped(st.plan(&cfg, later, None)).is_empty(),
             "only on ticks"
         );
-        assert_eq!(reaped(st.plan(&cfg, later, Some(&mut |_| true))), [3, 4]);
+        assert_eq!(
+            reaped(st.plan(&cfg, later, Some(&mut |_| Check::Alive))),
+            [3, 4]
+        );
         assert!(
-            reaped(st.plan(&cfg, later, Some(&mut |_| true))).is_empty(),
+            reaped(st.plan(&cfg, later, Some(&mut |_| Check::Alive))).is_empty(),
             "min stays"
         );
         assert_eq!(st.stats().idle, 1);
@@ -729,13 +760,44 @@ mod tests {
         let mut st = State::default();
         let mut next = 1;
         create_all(&mut st, &cfg, now, &mut next);
-        let plan = st.plan(&cfg, now, Some(&mut |item: &mut u32| *item != 1));
+        let plan = st.plan(&cfg, now, Some(&mut |item: &mut u32| dead_if(*item == 1)));
         assert_eq!(plan.destroy.len(), 1);
         assert_eq!(plan.destroy[0].1, Retire::Broken);
         assert_eq!(st.stats().crashed, 1);
         // Died young: a failure, so the replacement waits out the backoff.
         assert_eq!(plan.create, 0);
         assert_eq!(st.plan(&cfg, now + cfg.backoff_min, None).create, 1);
+    }
+
+    fn dead_if(dead: bool) -> Check {
+        if dead {
+            Check::Dead
+        } else {
+            Check::Alive
+        }
+    }
+
+    #[test]
+    fn an_item_its_peer_ended_is_no_failure_and_is_made_again_only_on_demand() {
+        let cfg = cfg(2, 4, 8);
+        let now = Instant::now();
+        let mut st = State::default();
+        let mut next = 1;
+        create_all(&mut st, &cfg, now, &mut next);
+        // The server closed both connections, unused, a moment after.
+        let plan = st.plan(&cfg, now, Some(&mut |_: &mut u32| Check::Ended));
+        assert_eq!(plan.destroy.len(), 2);
+        assert!(plan.destroy.iter().all(|(_, why)| *why == Retire::Ended));
+        assert_eq!(plan.create, 0, "not made again to sit idle and be closed");
+        assert_eq!(st.health(now), Health::Ready);
+        assert_eq!((st.stats().ended, st.stats().crashed), (2, 0));
+        assert_eq!(st.plan(&cfg, now, None).create, 0);
+        // A request finds the pool empty: it grows again, to min.
+        let (_, mut rx, grow) = queued(st.admit(&cfg, now));
+        assert!(grow);
+        assert_eq!(st.plan(&cfg, now, None).create, 2);
+        st.created(Ok(9), &cfg, now);
+        assert_eq!(rx.try_recv().unwrap().unwrap().item, 9);
     }
 
     #[test]

@@ -26,6 +26,9 @@ pub struct Stats {
     pub crashed: u64,
     /// Items ended by policy: idle too long, `max_requests`, `max_age`.
     pub retired: u64,
+    /// Items their peer ended, as it may (a server closed an idle
+    /// connection): no failure.
+    pub ended: u64,
     /// Items whose lease was dropped without a verdict (cancelled requests).
     pub abandoned: u64,
     /// Requests completed cleanly (leases released).

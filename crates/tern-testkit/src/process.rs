@@ -1,5 +1,6 @@
 //! A `tern serve` child process: started with a config file, its stderr
-//! (the error log) captured, stopped by PID when dropped.
+//! (the error log) captured, stopped by PID when dropped (SIGTERM, then
+//! SIGKILL if it has not exited within two seconds).
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
@@ -162,9 +163,18 @@ fn unsafe_free_kill(pid: i32, sig: i32) -> i32 {
     }
 }
 
+/// How long a dropped tern has to stop by itself after SIGTERM, removing
+/// what it made in the temp directory (its demo site, its workers'
+/// sockets), before SIGKILL.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+
 impl Drop for Tern {
     fn drop(&mut self) {
         if let Ok(None) = self.child.try_wait() {
+            let pid = i32::try_from(self.child.id()).expect("pid");
+            if unsafe_free_kill(pid, 15) == 0 && self.wait_exit(STOP_GRACE).is_some() {
+                return;
+            }
             let _ = self.child.kill();
             let _ = self.child.wait();
         }

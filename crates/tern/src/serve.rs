@@ -76,7 +76,11 @@ fn load(source: &Source, ov: &Overrides) -> anyhow::Result<Config> {
 
 pub(crate) fn run(args: ServeArgs) -> ExitCode {
     init_tracing();
-    match serve(args) {
+    let result = serve(args);
+    // The stopped server's pools close in the background, and the process
+    // does not wait for them: their sockets' directory goes now.
+    tern_gateway::remove_socket_dirs();
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("tern: {e:#}");

@@ -592,10 +592,14 @@ impl FcgiDownstream {
 }
 
 /// The connection back as a [`Socket`] for the next request, unregistered
-/// from the runtime, or `None` when it cannot carry one: the response did
+/// from the runtime, or `None` when it is out of step: the response did
 /// not end cleanly, the body did not end (the application answered
-/// without reading it all), a write failed, bytes came after END_REQUEST
-/// (nginx checks the same), or the application has closed its end.
+/// without reading it all), a write failed, or bytes came after
+/// END_REQUEST (nginx checks the same). Whether the application keeps
+/// its end open is for [`Socket::still_open`] to say when the next
+/// request is about to use it: an application that ends the connection
+/// after a response (php-fpm recycling a worker) does so a moment after
+/// END_REQUEST, and one that ends it while idle does so at any time.
 pub fn reunite(up: FcgiUpstream, down: FcgiDownstream) -> Option<Socket> {
     let in_step =
         down.state == DownState::Ended && down.buf.is_empty() && up.state == UpState::Ended;
@@ -608,8 +612,7 @@ pub fn reunite(up: FcgiUpstream, down: FcgiDownstream) -> Option<Socket> {
         (ReadHalf::Only(fd), WriteHalf::Done) => fd.into_inner(),
         _ => return None,
     };
-    let sock = Socket(std);
-    sock.still_open().then_some(sock)
+    Some(Socket(std))
 }
 
 /// Asks the application for its limits (FCGI_GET_VALUES, say

@@ -485,7 +485,7 @@ async fn bytes_after_end_request_keep_the_connection_from_reuse() {
 }
 
 #[tokio::test]
-async fn a_connection_the_application_closed_is_not_reused() {
+async fn a_connection_the_application_closed_is_found_closed_before_reuse() {
     let mut app = App::unix();
     let run = async {
         let sock = app.connect().await;
@@ -505,7 +505,8 @@ async fn a_connection_the_application_closed_is_not_reused() {
     };
     let (up, down) = tokio::time::timeout(LIMIT, run).await.unwrap();
     eventually("the application to exit", || app.process.exited()).await;
-    assert!(conn::reunite(up, down).is_none());
+    let back = conn::reunite(up, down).expect("the response ended in step");
+    assert!(!back.still_open());
 }
 
 #[tokio::test]

@@ -5,6 +5,7 @@
 mod cgiplus;
 mod fastcgi_conn;
 mod fastcgi_peers;
+mod idle_close;
 mod pooled;
 mod process;
 mod protocol;

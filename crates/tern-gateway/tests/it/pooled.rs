@@ -12,9 +12,10 @@ use tern_config::{
 use tern_gateway::{CgiPlus, FastCgi};
 
 use super::fastcgi_conn::Group;
+use super::idle_close::workers_in;
 use super::*;
 
-fn policy(timeout: Duration) -> GatewayPolicy {
+pub(crate) fn policy(timeout: Duration) -> GatewayPolicy {
     GatewayPolicy {
         timeout,
         pass_authorization: false,
@@ -25,7 +26,7 @@ fn policy(timeout: Duration) -> GatewayPolicy {
     }
 }
 
-fn pool(min: usize, max: usize) -> PoolSettings {
+pub(crate) fn pool(min: usize, max: usize) -> PoolSettings {
     PoolSettings {
         min,
         max,
@@ -58,7 +59,7 @@ fn spawned(site: &Site, app: CommandConfig, pool: PoolSettings, timeout: Duratio
     FastCgi::new(&cfg, "test").unwrap()
 }
 
-fn fcgi_get(target: &str) -> Req {
+pub(crate) fn fcgi_get(target: &str) -> Req {
     let mut r = Req::get(target);
     r.pattern = "/app".into();
     r
@@ -241,6 +242,77 @@ async fn a_crash_under_load_fails_only_its_own_request() {
     }
 }
 
+/// The socket directories of the pools named `name` in this process's
+/// run directory.
+fn socket_dirs(name: &str) -> Vec<PathBuf> {
+    let run = format!("tern-{}-", std::process::id());
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(std::env::temp_dir()).unwrap().flatten() {
+        if !entry.file_name().to_string_lossy().starts_with(&run) {
+            continue;
+        }
+        for dir in std::fs::read_dir(entry.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if dir
+                .file_name()
+                .to_string_lossy()
+                .starts_with(&format!("{name}-"))
+            {
+                found.push(dir.path());
+            }
+        }
+    }
+    found
+}
+
+#[tokio::test]
+async fn a_dropped_route_removes_its_socket_directory_while_its_processes_stop() {
+    let site = Site::new();
+    // Processes that ignore SIGTERM take the whole grace period to stop.
+    let wrapper = site.path("slow-stop.sh");
+    install(
+        &wrapper,
+        format!(
+            "#!/bin/sh\ntrap '' TERM\nexec {}\n",
+            env!("CARGO_BIN_EXE_tern-fcgi-app")
+        )
+        .as_bytes(),
+        0o755,
+    );
+    let cfg = FastCgiConfig {
+        app: FastCgiApp::Spawn(CommandConfig {
+            program: wrapper,
+            args: Vec::new(),
+            env: Vec::new(),
+        }),
+        dir: None,
+        document_root: site.path("www"),
+        pool: pool(2, 2),
+        policy: policy(Duration::from_secs(10)),
+        connect_timeout: Duration::from_secs(3),
+        keep_connections: true,
+    };
+    let h = FastCgi::new(&cfg, "dropped-route").unwrap();
+    pid_of(&h, "/app/pid").await;
+    let dirs = socket_dirs("dropped-route");
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    eventually("two processes", || workers_in(&site.path("www")).len() == 2).await;
+    let workers = workers_in(&site.path("www"));
+    drop(h);
+    eventually("the socket directory removed", || !dirs[0].exists()).await;
+    assert!(
+        workers.iter().all(|&p| !is_dead(p)),
+        "removed while the processes still stop"
+    );
+    eventually("the processes stopped", || {
+        workers.iter().all(|&p| is_dead(p))
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn a_server_that_refuses_connections_is_a_quick_502() {
     let site = Site::new();
@@ -341,12 +413,24 @@ async fn requests_spread_over_addresses_and_skip_one_that_refuses() {
 }
 
 /// php-fpm from Debian, started on a socket in a temporary directory.
-struct PhpFpm {
-    _group: Group,
-    sock: PathBuf,
+pub(crate) struct PhpFpm {
+    pub(crate) _group: Group,
+    /// Its address, as tern's `connect` takes it.
+    pub(crate) addr: String,
 }
 
 fn php_fpm(dir: &Path) -> PhpFpm {
+    let sock = dir.join("fpm.sock");
+    php_fpm_with(
+        dir,
+        &sock.display().to_string(),
+        "pm = static\npm.max_children = 2\n",
+    )
+}
+
+/// php-fpm listening on `listen` (a socket path, or `127.0.0.1:PORT`),
+/// with `pool` as the process-manager lines of its one pool.
+pub(crate) fn php_fpm_with(dir: &Path, listen: &str, pool: &str) -> PhpFpm {
     let bin = std::fs::read_dir("/usr/sbin")
         .unwrap()
         .filter_map(|e| e.ok())
@@ -357,7 +441,6 @@ fn php_fpm(dir: &Path) -> PhpFpm {
                 .is_some_and(|n| n.starts_with("php-fpm"))
         })
         .expect("php-fpm is not installed: run scripts/test-all, which installs it");
-    let sock = dir.join("fpm.sock");
     let conf = dir.join("fpm.conf");
     let root = rustix::process::geteuid().is_root();
     let user = if root {
@@ -368,9 +451,8 @@ fn php_fpm(dir: &Path) -> PhpFpm {
     std::fs::write(
         &conf,
         format!(
-            "[global]\nerror_log = {d}/fpm.log\ndaemonize = no\npid = {d}/fpm.pid\n\n[www]\n{user}listen = {s}\npm = static\npm.max_children = 2\nclear_env = yes\n",
+            "[global]\nerror_log = {d}/fpm.log\ndaemonize = no\npid = {d}/fpm.pid\n\n[www]\n{user}listen = {listen}\n{pool}clear_env = yes\n",
             d = dir.display(),
-            s = sock.display()
         ),
     )
     .unwrap();
@@ -383,21 +465,29 @@ fn php_fpm(dir: &Path) -> PhpFpm {
         .stderr(std::process::Stdio::null());
     let group = Group::spawn(&mut cmd);
     let end = Instant::now() + Duration::from_secs(20);
-    while !sock.exists() {
-        assert!(
-            Instant::now() < end,
-            "php-fpm did not open {}",
-            sock.display()
-        );
+    let listening = || {
+        if listen.starts_with('/') {
+            std::os::unix::net::UnixStream::connect(listen).is_ok()
+        } else {
+            std::net::TcpStream::connect(listen).is_ok()
+        }
+    };
+    while !listening() {
+        assert!(Instant::now() < end, "php-fpm did not open {listen}");
         std::thread::sleep(Duration::from_millis(20));
     }
+    let addr = if listen.starts_with('/') {
+        format!("unix:{listen}")
+    } else {
+        listen.to_owned()
+    };
     PhpFpm {
         _group: group,
-        sock,
+        addr,
     }
 }
 
-fn php_site(site: &Site) -> PathBuf {
+pub(crate) fn php_site(site: &Site) -> PathBuf {
     let php = site.path("www/php");
     std::fs::create_dir_all(&php).unwrap();
     std::fs::write(php.join("hello.php"), "<?php echo \"Hello!\\n\";\n").unwrap();
@@ -409,7 +499,7 @@ fn php_site(site: &Site) -> PathBuf {
     php
 }
 
-fn php_req(target: &str) -> Req {
+pub(crate) fn php_req(target: &str) -> Req {
     let mut r = Req::get(target);
     r.pattern = "*.php".into();
     r
@@ -421,7 +511,7 @@ async fn php_fpm_runs_scripts_beneath_the_directory() {
     let php = php_site(&site);
     let fpm = php_fpm(site.dir.path());
     let cfg = FastCgiConfig {
-        app: FastCgiApp::Connect(vec![format!("unix:{}", fpm.sock.display())]),
+        app: FastCgiApp::Connect(vec![fpm.addr.clone()]),
         dir: Some(site.path("www")),
         document_root: site.path("www"),
         pool: pool(0, 2),

@@ -25,6 +25,6 @@ mod spawn;
 mod terminate;
 
 pub use command::Command;
-pub use socket_dir::SocketDir;
+pub use socket_dir::{remove_run_dir, SocketDir};
 pub use spawn::{exited, spawn, Input, Output, Stdio3, Worker};
 pub use terminate::{terminate, Termination};

@@ -110,7 +110,7 @@ async fn the_pool_recovers_when_the_backend_comes_back() {
 }
 
 #[tokio::test]
-async fn an_idle_connection_the_server_closed_is_replaced() {
+async fn an_idle_connection_the_server_closed_is_no_failure_and_is_made_again_on_demand() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("php.sock");
     let listener = UnixListener::bind(&path).unwrap();
@@ -119,10 +119,20 @@ async fn an_idle_connection_the_server_closed_is_replaced() {
     eventually("a connection", || pool.stats().idle == 1).await;
     let (server, _) = listener.accept().unwrap();
     drop(server);
-    eventually("noticed", || pool.stats().crashed == 1).await;
-    eventually("replaced", || pool.stats().idle == 1).await;
+    eventually("noticed", || pool.stats().ended == 1).await;
+    // Not made again to sit idle and be closed again, and no failure.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(pool.stats().idle, 0);
+    assert_eq!(pool.stats().crashed, 0);
+    assert_eq!(pool.health(), Health::Ready);
+    assert_eq!(connector.attempts().len(), 1);
+    let checkout = tokio::spawn({
+        let pool = pool.clone();
+        async move { pool.checkout().await }
+    });
+    eventually("a connection on demand", || connector.attempts().len() == 2).await;
     let (mut server, _) = listener.accept().unwrap();
-    let mut lease = within("checkout", pool.checkout()).await.unwrap();
+    let mut lease = within("checkout", checkout).await.unwrap().unwrap();
     lease.write_all(b"x").unwrap();
     let mut got = [0u8; 1];
     server.read_exact(&mut got).unwrap();

@@ -1,19 +1,26 @@
-//! Test factories: `sh` processes, and connections to a Unix socket path.
+//! Test factories: `sh` processes (on a listening socket of their own, if
+//! asked), and connections to a Unix socket path.
 
 use std::io::{self, Read};
+use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tern_pool::process::{self, Command, Input, Output, Stdio3, Worker};
-use tern_pool::{Factory, Retire};
+use tern_pool::process::{self, Command, Input, Output, SocketDir, Stdio3, Worker};
+use tern_pool::{Check, Factory, Retire};
 
 /// Spawns `sh -c <script>` (by default a long sleep), and remembers every
 /// pid it created and every item it destroyed.
 #[derive(Debug, Clone)]
 pub(crate) struct Shells {
     script: String,
+    /// With it, each worker gets a listening socket in it as fd 0 (as
+    /// FastCGI workers do), and it goes as the pool closes.
+    sockets: Option<Arc<SocketDir>>,
+    next: Arc<AtomicUsize>,
     pub(crate) pids: Arc<Mutex<Vec<u32>>>,
     pub(crate) destroyed: Arc<Mutex<Vec<(u32, Retire)>>>,
 }
@@ -26,9 +33,25 @@ impl Shells {
     pub(crate) fn running(script: &str) -> Self {
         Self {
             script: script.to_owned(),
+            sockets: None,
+            next: Arc::default(),
             pids: Arc::default(),
             destroyed: Arc::default(),
         }
+    }
+
+    /// Running `script`, each on a listening socket of its own in a
+    /// socket directory of this run.
+    pub(crate) fn listening(script: &str) -> Self {
+        Self {
+            sockets: Some(Arc::new(SocketDir::new("shells").unwrap())),
+            ..Self::running(script)
+        }
+    }
+
+    /// The socket directory, if the workers listen.
+    pub(crate) fn socket_dir(&self) -> Option<PathBuf> {
+        self.sockets.as_ref().map(|d| d.path().to_owned())
     }
 
     pub(crate) fn pids(&self) -> Vec<u32> {
@@ -51,8 +74,15 @@ impl Factory for Shells {
     type Item = Worker;
 
     async fn create(&self) -> io::Result<Worker> {
+        let stdin = match &self.sockets {
+            Some(dir) => {
+                let (listener, _) = dir.bind(self.next.fetch_add(1, Ordering::Relaxed))?;
+                Input::Fd(OwnedFd::from(listener))
+            }
+            None => Input::Null,
+        };
         let stdio = Stdio3 {
-            stdin: Input::Null,
+            stdin,
             stdout: Output::Null,
             stderr: Output::Inherit,
         };
@@ -61,8 +91,17 @@ impl Factory for Shells {
         Ok(worker)
     }
 
-    fn is_alive(&self, item: &mut Worker) -> bool {
-        process::exited(item).is_none()
+    fn check(&self, item: &mut Worker) -> Check {
+        match process::exited(item) {
+            None => Check::Alive,
+            Some(_) => Check::Dead,
+        }
+    }
+
+    fn closing(&self) {
+        if let Some(dir) = &self.sockets {
+            dir.remove();
+        }
     }
 
     async fn destroy(&self, item: Worker, why: Retire) {
@@ -107,13 +146,17 @@ impl Factory for Connector {
         stream.into_std()
     }
 
-    fn is_alive(&self, item: &mut UnixStream) -> bool {
+    fn check(&self, item: &mut UnixStream) -> Check {
         // Quiet means open: the peer sends nothing unasked, so a read
         // returns 0 (closed) or data (out of step) only on a dead channel.
         let mut byte = [0u8; 1];
         let quiet = item.set_nonblocking(true).is_ok()
             && matches!(item.read(&mut byte), Err(ref e) if e.kind() == io::ErrorKind::WouldBlock);
-        quiet && item.set_nonblocking(false).is_ok()
+        if quiet && item.set_nonblocking(false).is_ok() {
+            Check::Alive
+        } else {
+            Check::Ended
+        }
     }
 
     async fn destroy(&self, item: UnixStream, _why: Retire) {

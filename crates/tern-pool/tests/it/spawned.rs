@@ -347,6 +347,26 @@ async fn dropping_the_pool_kills_its_workers() {
 }
 
 #[tokio::test]
+async fn a_dropped_pool_removes_its_socket_directory_while_its_workers_stop() {
+    // Workers that ignore SIGTERM take the whole grace period to stop.
+    let shells = Shells::listening("trap '' TERM; exec sleep 1000");
+    let dir = shells.socket_dir().unwrap();
+    let pool = Pool::start(config(2, 2), shells.clone()).unwrap();
+    eventually("two idle workers", || pool.stats().idle == 2).await;
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2, "two sockets");
+    let pids = shells.pids();
+    drop(pool);
+    eventually("the socket directory removed", || !dir.exists()).await;
+    assert!(
+        pids.iter().all(|&p| running(p)),
+        "removed while the workers still stop"
+    );
+    eventually("every worker reaped", || pids.iter().all(|&p| reaped(p))).await;
+    drop(shells);
+    assert!(!dir.exists());
+}
+
+#[tokio::test]
 async fn a_worker_that_crashes_at_once_is_respawned_ever_more_slowly() {
     let shells = Shells::running("exit 3");
     let pool = Pool::start(

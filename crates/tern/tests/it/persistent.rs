@@ -171,6 +171,46 @@ fn shutdown_stops_every_worker() {
     }
 }
 
+/// The directories tern process `pid` made in the temp directory: its
+/// run's (`tern-<pid>-<random>`), or a pool's of old (`tern-<pool>-<pid>-<n>`).
+fn temp_dirs_of(pid: u32) -> Vec<String> {
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| {
+            n.starts_with(&format!("tern-{pid}-"))
+                || (n.starts_with("tern-") && n.contains(&format!("-{pid}-")))
+        })
+        .collect()
+}
+
+#[test]
+fn shutdown_leaves_no_socket_directory() {
+    let dir = docroot(&[]);
+    let app = fastcgi_app(dir.path());
+    // Processes that ignore SIGTERM keep their pool closing for its grace
+    // period after the server stopped.
+    let wrapper = dir.path().join("slow-stop.sh");
+    std::fs::write(&wrapper, format!("#!/bin/sh\ntrap '' TERM\nexec {app}\n")).unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let mut t = Tern::start_in(BIN, &fcgi_config(&wrapper.to_string_lossy(), 2), dir);
+    assert_eq!(get(&t, "/app/hello-only").text(), "Hello!\n");
+    let pid = t.pid();
+    assert_eq!(temp_dirs_of(pid).len(), 1, "{:?}", temp_dirs_of(pid));
+    t.signal(15);
+    assert!(
+        t.wait_exit(Duration::from_secs(20)).is_some(),
+        "{}",
+        t.log()
+    );
+    assert_eq!(temp_dirs_of(pid), Vec::<String>::new(), "{}", t.log());
+}
+
 #[test]
 fn keep_alive_requests_reuse_one_worker_connection() {
     let dir = docroot(&[]);
