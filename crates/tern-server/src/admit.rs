@@ -90,29 +90,15 @@ fn target<B>(req: &Request<B>) -> Result<(), Refusal> {
 
 /// HTTP/1.x: the absolute-form authority, else the one `Host`.
 fn authority_h1<B>(req: &mut Request<B>) -> Result<(), Refusal> {
-    let mut hosts = req.headers().get_all(header::HOST).iter();
-    let host = hosts.next();
-    if hosts.next().is_some() {
-        return Err(Refusal::bad("more than one Host field"));
-    }
-    if let Some(h) = host {
-        if !h.is_empty() && !valid_authority(h.as_bytes()) {
-            return Err(Refusal::bad("invalid Host value"));
-        }
-    } else if req.version() != Version::HTTP_10 {
+    let host = one_host(req)?;
+    if host.is_none() && req.version() != Version::HTTP_10 {
         return Err(Refusal::bad("HTTP/1.1 request without Host"));
     }
     let Some(authority) = req.uri().authority() else {
         return Ok(());
     };
     // Absolute form: the target's authority decides (RFC 9112 §3.2.2).
-    if authority.as_str().contains('@') {
-        return Err(Refusal::bad("user information in the request target"));
-    }
-    if !valid_authority(authority.as_str().as_bytes()) {
-        return Err(Refusal::bad("invalid authority in the request target"));
-    }
-    let decided = decided(authority.as_str())?;
+    let decided = checked(authority.as_str(), "the request target")?;
     if host != Some(&decided) {
         req.headers_mut().insert(header::HOST, decided);
     }
@@ -121,41 +107,54 @@ fn authority_h1<B>(req: &mut Request<B>) -> Result<(), Refusal> {
 
 /// HTTP/2: `:authority` (in the URI), else the one `host` field.
 fn authority_h2<B>(req: &mut Request<B>) -> Result<(), Refusal> {
-    let mut hosts = req.headers().get_all(header::HOST).iter();
-    let host = hosts.next();
-    if hosts.next().is_some() {
-        return Err(Refusal::bad("more than one host field"));
-    }
-    if let Some(h) = host {
-        if !h.is_empty() && !valid_authority(h.as_bytes()) {
-            return Err(Refusal::bad("invalid host value"));
-        }
-    }
+    let host = one_host(req)?;
     let Some(authority) = req.uri().authority() else {
         return Ok(());
     };
-    if authority.as_str().contains('@') {
-        return Err(Refusal::bad("user information in :authority"));
-    }
-    if !valid_authority(authority.as_str().as_bytes()) {
-        return Err(Refusal::bad("invalid :authority"));
-    }
+    let decided = checked(authority.as_str(), ":authority")?;
     match host {
         // RFC 9113 §8.3.1: a host naming another entity is malformed.
-        Some(h)
-            if !h
-                .as_bytes()
-                .eq_ignore_ascii_case(authority.as_str().as_bytes()) =>
-        {
+        Some(h) if !h.is_empty() && !h.as_bytes().eq_ignore_ascii_case(decided.as_bytes()) => {
             Err(Refusal::bad("host differs from :authority"))
         }
-        Some(_) => Ok(()),
-        None => {
-            let decided = decided(authority.as_str())?;
+        Some(h) if !h.is_empty() => Ok(()),
+        _ => {
             req.headers_mut().insert(header::HOST, decided);
             Ok(())
         }
     }
+}
+
+/// The request's one Host field, if it has one: a valid authority, or
+/// empty (which names none).
+fn one_host<B>(req: &Request<B>) -> Result<Option<&HeaderValue>, Refusal> {
+    let mut hosts = req.headers().get_all(header::HOST).iter();
+    let host = hosts.next();
+    if hosts.next().is_some() {
+        return Err(Refusal::bad("more than one Host field"));
+    }
+    match host {
+        Some(h) if !h.is_empty() && !valid_authority(h.as_bytes()) => {
+            Err(Refusal::bad("invalid Host value"))
+        }
+        h => Ok(h),
+    }
+}
+
+/// An authority from the request target or `:authority` (`whence`), as
+/// the Host it becomes.
+fn checked(authority: &str, whence: &'static str) -> Result<HeaderValue, Refusal> {
+    if authority.contains('@') {
+        return Err(Refusal::bad(if whence == ":authority" {
+            "user information in :authority"
+        } else {
+            "user information in the request target"
+        }));
+    }
+    if !valid_authority(authority.as_bytes()) {
+        return Err(Refusal::bad("invalid authority"));
+    }
+    decided(authority)
 }
 
 fn decided(authority: &str) -> Result<HeaderValue, Refusal> {

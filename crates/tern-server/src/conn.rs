@@ -37,10 +37,9 @@ impl Builders {
             .header_read_timeout(None)
             .max_buf_size(limits.max_header_bytes.max(MIN_BUF))
             .max_headers(limits.max_headers)
-            // A client that shuts down its sending side after a complete
-            // request (`nc -N`, HTTP/1.0 tools, health checkers) still
-            // waits for the answer: read EOF is not a client that left.
-            .half_close(true)
+            // No `half_close`: hyper would then never notice a client
+            // that left mid-request. `TimedIo` holds back the EOF of one
+            // that half-closed after asking to close.
             .keep_alive(true);
         let mut h2 = http2::Builder::new(TokioExecutor::new());
         h2.timer(TokioTimer::new())

@@ -55,6 +55,7 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
     type Future = RespFuture;
 
     fn call(&self, mut req: Request<Incoming>) -> RespFuture {
+        self.activity.set_closing(asks_to_close(&req));
         self.activity.begin();
         let site = self.shared.site.load_full();
         let id = self.shared.ids.fetch_add(1, Ordering::Relaxed);
@@ -166,6 +167,23 @@ impl Svc {
             );
         }
         resp
+    }
+}
+
+/// Whether an HTTP/1 request asks for the connection to close after it:
+/// `Connection: close`, or HTTP/1.0 without `keep-alive`.
+fn asks_to_close<B>(req: &Request<B>) -> bool {
+    let has = |token: &str| {
+        req.headers().get_all(header::CONNECTION).iter().any(|v| {
+            v.as_bytes()
+                .split(|&b| b == b',')
+                .any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
+        })
+    };
+    match req.version() {
+        http::Version::HTTP_10 => !has("keep-alive"),
+        http::Version::HTTP_11 => has("close"),
+        _ => false,
     }
 }
 

@@ -12,7 +12,7 @@
 
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
@@ -33,6 +33,10 @@ pub(crate) struct Activity {
     /// that began and ended between two of its reads.
     started: AtomicU32,
     expired: AtomicU8,
+    /// The request in flight asked for the connection to close after it
+    /// (`Connection: close`, or HTTP/1.0 without keep-alive): a FIN from
+    /// the client then only half-closes, and the answer is still wanted.
+    closing: AtomicBool,
 }
 
 /// Which timeout closed a connection.
@@ -52,11 +56,18 @@ impl Default for Activity {
             in_flight: AtomicU32::new(0),
             started: AtomicU32::new(0),
             expired: AtomicU8::new(0),
+            closing: AtomicBool::new(false),
         }
     }
 }
 
 impl Activity {
+    /// Says whether the request beginning asked to close the connection
+    /// after it (see `closing`).
+    pub(crate) fn set_closing(&self, closing: bool) {
+        self.closing.store(closing, Ordering::Relaxed);
+    }
+
     pub(crate) fn begin(&self) {
         self.in_flight.fetch_add(1, Ordering::Relaxed);
         self.started.fetch_add(1, Ordering::Relaxed);
@@ -116,6 +127,8 @@ pub(crate) struct TimedIo<T> {
     prefix: bytes::Bytes,
     /// HTTP/1: settle each request line's minor version (`version`).
     http1: bool,
+    /// The client half-closed during a request that asked to close.
+    eof: bool,
 }
 
 impl<T> TimedIo<T> {
@@ -141,8 +154,26 @@ impl<T> TimedIo<T> {
             seen: 0,
             prefix: bytes::Bytes::new(),
             http1: false,
+            eof: false,
             sleep: Box::pin(tokio::time::sleep_until(deadline)),
         }
+    }
+
+    /// Whether an end of file just read is a client that half-closed
+    /// after a request that asked to close the connection after it
+    /// (`Connection: close`, HTTP/1.0; `nc -N`, health checkers): while
+    /// that request is in flight its answer is still wanted. From a
+    /// client that meant to keep the connection, the same FIN in the
+    /// middle of a request means it left, and its handler is stopped.
+    fn half_closed(&mut self) -> bool {
+        if self.eof {
+            return self.activity.busy();
+        }
+        if self.activity.busy() && self.activity.closing.load(Ordering::Relaxed) {
+            self.eof = true;
+            return true;
+        }
+        false
     }
 
     /// Called when a read would block: decides the deadline and arms the
@@ -230,6 +261,12 @@ impl<T: AsyncRead + Unpin> AsyncRead for TimedIo<T> {
         let before = buf.filled().len();
         match Pin::new(&mut self.io).poll_read(cx, buf) {
             Poll::Ready(Ok(())) => {
+                if buf.filled().len() == before && buf.remaining() > 0 && self.half_closed() {
+                    // Not yet: hyper would take the EOF for a client that
+                    // left. Nothing wakes this read again; the answer, when
+                    // it is ready, wakes the connection, which then closes.
+                    return Poll::Pending;
+                }
                 if buf.filled().len() > before {
                     self.sync();
                     if let Phase::Idle(_) | Phase::Busy = self.phase {

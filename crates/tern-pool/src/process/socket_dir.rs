@@ -176,9 +176,23 @@ fn sanitise(pool: &str) -> String {
 /// (EEXIST) is skipped, never reused: the directory must be one this call
 /// created, with its mode.
 fn make_dir(base: &Path, name: &str) -> io::Result<PathBuf> {
+    make_new_dir(base, |n| format!("{name}-{n}"))
+}
+
+/// Makes `<base>/tern-<pid>-<random>`, mode 0700.
+fn make_run_dir(base: &Path) -> io::Result<PathBuf> {
+    let pid = std::process::id();
+    make_new_dir(base, |n| {
+        let random = RandomState::new().hash_one(n) as u32;
+        format!("tern-{pid}-{random:08x}")
+    })
+}
+
+/// Makes a directory below `base`, mode 0700, named by `name` from a
+/// fresh number; a name that exists already is passed over, never used.
+fn make_new_dir(base: &Path, name: impl Fn(u64) -> String) -> io::Result<PathBuf> {
     for _ in 0..100 {
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let path = base.join(format!("{name}-{n}"));
+        let path = base.join(name(NEXT.fetch_add(1, Ordering::Relaxed)));
         match std::fs::DirBuilder::new().mode(0o700).create(&path) {
             Ok(()) => return Ok(path),
             Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
@@ -188,24 +202,6 @@ fn make_dir(base: &Path, name: &str) -> io::Result<PathBuf> {
     Err(io::Error::new(
         io::ErrorKind::AlreadyExists,
         "no free name for a socket directory",
-    ))
-}
-
-/// Makes `<base>/tern-<pid>-<random>`, mode 0700.
-fn make_run_dir(base: &Path) -> io::Result<PathBuf> {
-    let pid = std::process::id();
-    for _ in 0..100 {
-        let random = RandomState::new().hash_one(NEXT.fetch_add(1, Ordering::Relaxed)) as u32;
-        let path = base.join(format!("tern-{pid}-{random:08x}"));
-        match std::fs::DirBuilder::new().mode(0o700).create(&path) {
-            Ok(()) => return Ok(path),
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(err) => return Err(err),
-        }
-    }
-    Err(io::Error::new(
-        io::ErrorKind::AlreadyExists,
-        "no free name for tern's socket directory",
     ))
 }
 

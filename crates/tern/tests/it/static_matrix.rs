@@ -93,7 +93,7 @@ fn representations() -> Vec<(&'static str, &'static str, Vec<u8>)> {
 #[derive(Debug)]
 struct Rep {
     body: Vec<u8>,
-    /// The strong tag of representation.rs: inode, length and mtime in
+    /// The strong tag of representation.rs: length and mtime in
     /// nanoseconds in hex, then `-coding` for a sidecar.
     etag: String,
     content_type: &'static str,
@@ -131,7 +131,7 @@ impl Site {
             } else {
                 format!("-{coding}")
             };
-            let etag = format!("\"{:x}-{:x}-{mtime_ns:x}{tag_suffix}\"", m.ino(), m.len());
+            let etag = format!("\"{:x}-{mtime_ns:x}{tag_suffix}\"", m.len());
             let content_type = match path.rsplit('.').next() {
                 Some("txt") => "text/plain; charset=utf-8",
                 Some("css") => "text/css; charset=utf-8",
