@@ -74,10 +74,23 @@ impl Broken {
     pub(crate) fn is_close(&self) -> bool {
         match self {
             Broken::Closed => true,
-            Broken::Io(e) => crate::workers::peer_gone(e),
+            Broken::Io(e) => peer_gone(e),
             Broken::Protocol(_) => false,
         }
     }
+}
+
+/// Whether `e` says the peer is gone (its end closed or reset), as
+/// opposed to a request tern could not encode or a timeout.
+pub(crate) fn peer_gone(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::BrokenPipe
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::NotConnected
+            | io::ErrorKind::UnexpectedEof
+    )
 }
 
 /// The request body on its way to the worker, after the request head went

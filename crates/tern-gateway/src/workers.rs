@@ -24,7 +24,7 @@ use tern_pool::{Check, Factory, Lease, Retire};
 use crate::cgiplus::{self, CgiplusDownstream, CgiplusUpstream, Pipes, Sentinels};
 use crate::env::CgiEnv;
 use crate::fastcgi::conn::{self, Address, FcgiDownstream, FcgiUpstream, Socket};
-use crate::persist::{Downstream, StartBody, Upstream};
+use crate::persist::{peer_gone, Downstream, StartBody, Upstream};
 use crate::Error;
 
 /// How long a stopped worker has between SIGTERM and SIGKILL.
@@ -80,19 +80,6 @@ pub(crate) trait Transport: Factory + Sized {
     /// The channel closed before any answer to a request that was sent
     /// whole (see [`Unanswered`]).
     fn unanswered(item: &mut Lease<Self>) -> Unanswered;
-}
-
-/// Whether `e` says the peer is gone (its end closed or reset), as
-/// opposed to a request tern could not encode or a timeout.
-pub(crate) fn peer_gone(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::BrokenPipe
-            | io::ErrorKind::ConnectionReset
-            | io::ErrorKind::ConnectionAborted
-            | io::ErrorKind::NotConnected
-            | io::ErrorKind::UnexpectedEof
-    )
 }
 
 /// The FastCGI request on `sock`; a peer found gone on the way is
