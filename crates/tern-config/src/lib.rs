@@ -4,6 +4,7 @@
 //! valid: a running server has no "invalid config" paths.
 #![forbid(unsafe_code)]
 
+mod address;
 mod error;
 mod gateway;
 mod load;
@@ -14,6 +15,7 @@ mod units;
 mod walk;
 mod wasm;
 
+pub use address::{FcgiAddress, ParseAddressError};
 pub use error::{ConfigError, ConfigErrors};
 pub use load::{for_root, load, parse, LoadOptions};
 pub use model::*;

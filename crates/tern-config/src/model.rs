@@ -359,7 +359,7 @@ pub struct FastCgiConfig {
 pub enum FastCgiApp {
     /// Running already (php-fpm, fcgiwrap, a remote host): addresses
     /// (`unix:/path` or `host:port`), load spread over the healthy ones.
-    Connect(Vec<String>),
+    Connect(Vec<crate::FcgiAddress>),
     /// tern runs it: each process gets its own listening socket as fd 0
     /// (the FastCGI convention).
     Spawn(CommandConfig),

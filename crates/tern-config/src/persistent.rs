@@ -12,6 +12,7 @@ use crate::model::{
     RouteMatcher,
 };
 use crate::walk::{Table, Walker};
+use crate::FcgiAddress;
 
 /// Most workers a pool may have.
 const MAX_WORKERS: u64 = 4096;
@@ -39,9 +40,11 @@ pub(crate) fn walk_fastcgi(
             let given = !list.is_empty();
             let mut addrs = Vec::new();
             for (a, span) in list {
-                match address_problem(&a) {
-                    None => addrs.push(a),
-                    Some(p) => w.error(span, t.key_path("connect"), p),
+                // Parsed here into the type the gateway connects with:
+                // `check` and `serve` cannot disagree about an address.
+                match a.parse::<FcgiAddress>() {
+                    Ok(addr) => addrs.push(addr),
+                    Err(e) => w.error(span, t.key_path("connect"), e.to_string()),
                 }
             }
             if addrs.is_empty() {
@@ -202,22 +205,6 @@ fn command(
     }))
 }
 
-/// Why `a` is not a FastCGI address, if it is not.
-fn address_problem(a: &str) -> Option<String> {
-    if let Some(path) = a.strip_prefix("unix:") {
-        return (!path.starts_with('/'))
-            .then(|| format!("`{a}`: a unix socket path must be absolute"));
-    }
-    if a.starts_with('/') {
-        return None;
-    }
-    let ok = match a.rsplit_once(':') {
-        Some((host, port)) => !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0),
-        None => false,
-    };
-    (!ok).then(|| format!("`{a}` is neither `unix:/path` nor `host:port`"))
-}
-
 fn pool(w: &mut Walker<'_>, t: &mut Table<'_>, spawned: bool) -> Option<PoolSettings> {
     let (min_key, max_key) = if spawned {
         ("min_processes", "max_processes")
@@ -269,34 +256,5 @@ pub(crate) fn policy(w: &mut Walker<'_>, t: &mut Table<'_>) -> GatewayPolicy {
         underscores_in_headers: w.bool(t, "underscores_in_headers").unwrap_or(false),
         env_allow: env_names(w, t),
         max_stderr_bytes: w.size(t, "max_stderr_bytes", 0).unwrap_or(64 * 1024),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::address_problem;
-
-    #[test]
-    fn addresses() {
-        for ok in [
-            "unix:/run/php/fpm.sock",
-            "/run/a.sock",
-            "127.0.0.1:9000",
-            "[::1]:9000",
-            "fcgi.internal:9000",
-        ] {
-            assert_eq!(address_problem(ok), None, "{ok}");
-        }
-        for bad in [
-            "unix:run/a.sock",
-            "9000",
-            "host:",
-            ":9000",
-            "host:0",
-            "host:99999",
-            "a.sock",
-        ] {
-            assert!(address_problem(bad).is_some(), "{bad}");
-        }
     }
 }

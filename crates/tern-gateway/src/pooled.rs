@@ -467,28 +467,15 @@ impl FastCgi {
             &cfg.policy,
         )?;
         let backend = match &cfg.app {
-            FastCgiApp::Connect(addrs) if !cfg.keep_connections => {
-                let mut parsed = Vec::with_capacity(addrs.len());
-                for a in addrs {
-                    parsed.push(
-                        a.parse::<Address>().map_err(|e| {
-                            Error::Io(io::Error::new(io::ErrorKind::InvalidInput, e))
-                        })?,
-                    );
-                }
-                Backend::Once {
-                    addrs: parsed,
-                    next: Default::default(),
-                    timeout: cfg.connect_timeout,
-                }
-            }
+            FastCgiApp::Connect(addrs) if !cfg.keep_connections => Backend::Once {
+                addrs: addrs.clone(),
+                next: Default::default(),
+                timeout: cfg.connect_timeout,
+            },
             FastCgiApp::Connect(addrs) => {
                 let mut pools = Vec::with_capacity(addrs.len());
                 for a in addrs {
-                    let addr = a
-                        .parse()
-                        .map_err(|e| Error::Io(io::Error::new(io::ErrorKind::InvalidInput, e)))?;
-                    let factory = FcgiConnections::new(addr, cfg.connect_timeout);
+                    let factory = FcgiConnections::new(a.clone(), cfg.connect_timeout);
                     pools.push(start_pool(
                         pool_config(format!("{name} {a}"), &cfg.pool),
                         factory,

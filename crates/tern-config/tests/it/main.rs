@@ -384,8 +384,8 @@ engine = "python"
     assert_eq!(
         php.app,
         FastCgiApp::Connect(vec![
-            "unix:/run/php/fpm.sock".into(),
-            "10.0.0.2:9000".into()
+            "unix:/run/php/fpm.sock".parse().unwrap(),
+            "10.0.0.2:9000".parse().unwrap()
         ])
     );
     assert_eq!(php.dir.as_deref(), Some(dir.path().join("www").as_path()));
@@ -436,7 +436,7 @@ handler = "fastcgi"
 [[site.route]]
 prefix = "/b"
 handler = "fastcgi"
-connect = ["unix:relative.sock", "nohost", "h:0"]
+connect = ["unix:relative.sock", "nohost", "h:0", "::1:9000"]
 [[site.route]]
 prefix = "/c"
 handler = "fastcgi"
@@ -468,6 +468,7 @@ env = { A = "1" }
             (10, "site[0].route[1].connect"),
             (10, "site[0].route[1].connect"),
             (10, "site[0].route[1].connect"),
+            (10, "site[0].route[1].connect"),
             (11, "site[0].route[2].connect"),
             (19, "site[0].route[3].command"),
             (22, "site[0].route[3].queue"),
@@ -477,5 +478,19 @@ env = { A = "1" }
             (31, "site[0].route[5].env"),
         ],
         "{errs:#?}"
+    );
+    // `check` and `serve` share one parser now: an unbracketed IPv6
+    // address (`serve` used to refuse what `check` let through) and port 0
+    // (`check` refused what `serve` took) are errors of the config itself.
+    let msgs: Vec<&str> = errs.iter().map(|e| e.message.as_str()).collect();
+    assert!(
+        msgs.iter()
+            .any(|m| m.contains("`::1:9000`") && m.contains("brackets")),
+        "{msgs:#?}"
+    );
+    assert!(
+        msgs.iter()
+            .any(|m| m.contains("`h:0`") && m.contains("port 0")),
+        "{msgs:#?}"
     );
 }

@@ -16,13 +16,10 @@
 //! how long it is, the empty STDIN rides in the same write as the last
 //! piece, so that no small record ever follows another write on its own.
 
-use std::fmt;
 use std::io::{self, Read as _};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt as _;
 use std::os::unix::net::UnixStream;
-use std::path::PathBuf;
-use std::str::FromStr;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -33,6 +30,7 @@ use super::{encode, Connection, Decoder, DecoderConfig, ProtocolStatus, Record, 
 use super::{Role, Stream};
 use crate::env::CgiEnv;
 use crate::persist::{Broken, Downstream, Event, Upstream};
+pub use tern_config::FcgiAddress as Address;
 
 /// The request id of every request: tern never multiplexes (see
 /// [`super`]).
@@ -45,72 +43,6 @@ const READ_CHUNK: usize = 64 * 1024;
 /// is much cheaper than a 64 KiB one made and freed per request. A read
 /// that fills it grows the next one to [`READ_CHUNK`].
 const FIRST_READ: usize = 8 * 1024;
-
-/// Where a FastCGI application listens.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Address {
-    /// A Unix-domain socket (`unix:/run/php/fpm.sock`, or an absolute path).
-    Unix(PathBuf),
-    /// A TCP `host:port` (`127.0.0.1:9000`, `[::1]:9000`, `fpm:9000`). A
-    /// name is resolved at each connect.
-    Tcp(String),
-}
-
-/// Why a string is not an [`Address`]; it names the string.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("FastCGI address `{input}`: {reason}")]
-pub struct ParseAddressError {
-    input: String,
-    reason: &'static str,
-}
-
-impl FromStr for Address {
-    type Err = ParseAddressError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let fail = |reason| ParseAddressError {
-            input: s.to_owned(),
-            reason,
-        };
-        if let Some(path) = s.strip_prefix("unix:") {
-            return match path.starts_with('/') {
-                true => Ok(Self::Unix(PathBuf::from(path))),
-                false => Err(fail("a Unix socket path must be absolute")),
-            };
-        }
-        if s.starts_with('/') {
-            return Ok(Self::Unix(PathBuf::from(s)));
-        }
-        let (host, port) = s
-            .rsplit_once(':')
-            .ok_or_else(|| fail("expected host:port, unix:/path or /path"))?;
-        if port.parse::<u16>().is_err() {
-            return Err(fail("the port is not a number from 0 to 65535"));
-        }
-        let bare = match host.strip_prefix('[') {
-            Some(rest) => rest
-                .strip_suffix(']')
-                .ok_or_else(|| fail("an IPv6 address needs its closing `]`"))?,
-            None if host.contains(':') => {
-                return Err(fail("an IPv6 address goes in brackets: [::1]:9000"))
-            }
-            None => host,
-        };
-        if bare.is_empty() {
-            return Err(fail("the host is empty"));
-        }
-        Ok(Self::Tcp(s.to_owned()))
-    }
-}
-
-impl fmt::Display for Address {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Unix(path) => write!(f, "unix:{}", path.display()),
-            Self::Tcp(host_port) => f.write_str(host_port),
-        }
-    }
-}
 
 /// A connection at rest: non-blocking, with TCP_NODELAY on TCP, and
 /// registered with no runtime. Only [`connect`], [`reunite`] and the
@@ -749,58 +681,6 @@ impl WriteHalf {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn addresses_parse_and_print_back() {
-        let cases = [
-            (
-                "unix:/run/php/fpm.sock",
-                Address::Unix("/run/php/fpm.sock".into()),
-                "unix:/run/php/fpm.sock",
-            ),
-            (
-                "/tmp/a.sock",
-                Address::Unix("/tmp/a.sock".into()),
-                "unix:/tmp/a.sock",
-            ),
-            (
-                "127.0.0.1:9000",
-                Address::Tcp("127.0.0.1:9000".into()),
-                "127.0.0.1:9000",
-            ),
-            (
-                "[::1]:9000",
-                Address::Tcp("[::1]:9000".into()),
-                "[::1]:9000",
-            ),
-            (
-                "fpm.local:9000",
-                Address::Tcp("fpm.local:9000".into()),
-                "fpm.local:9000",
-            ),
-        ];
-        for (input, want, shown) in cases {
-            let got: Address = input.parse().unwrap();
-            assert_eq!(got, want, "{input}");
-            assert_eq!(got.to_string(), shown);
-        }
-    }
-
-    #[test]
-    fn bad_addresses_are_refused_naming_the_input() {
-        for input in [
-            "unix:run/fpm.sock",
-            "localhost",
-            "host:http",
-            "::1:9000",
-            "[::1:9000",
-            ":9000",
-            "host:70000",
-        ] {
-            let err = input.parse::<Address>().unwrap_err().to_string();
-            assert!(err.contains(&format!("`{input}`")), "{err}");
-        }
-    }
 
     fn end(protocol_status: ProtocolStatus) -> Record {
         Record::EndRequest {

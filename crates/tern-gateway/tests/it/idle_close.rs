@@ -58,7 +58,7 @@ fn spawned(
 /// A route to a running server at `addr`.
 fn connected(site: &Site, addr: &str, pool: PoolSettings) -> FastCgi {
     let cfg = FastCgiConfig {
-        app: FastCgiApp::Connect(vec![addr.to_owned()]),
+        app: FastCgiApp::Connect(vec![addr.parse().unwrap()]),
         dir: Some(site.path("www")),
         document_root: site.path("www"),
         pool,

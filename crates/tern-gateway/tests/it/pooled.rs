@@ -7,7 +7,8 @@
 use std::path::Path;
 
 use tern_config::{
-    CgiPlusConfig, CommandConfig, Engine, FastCgiApp, FastCgiConfig, GatewayPolicy, PoolSettings,
+    CgiPlusConfig, CommandConfig, Engine, FastCgiApp, FastCgiConfig, FcgiAddress, GatewayPolicy,
+    PoolSettings,
 };
 use tern_gateway::{CgiPlus, FastCgi};
 
@@ -317,10 +318,7 @@ async fn a_dropped_route_removes_its_socket_directory_while_its_processes_stop()
 async fn a_server_that_refuses_connections_is_a_quick_502() {
     let site = Site::new();
     let cfg = FastCgiConfig {
-        app: FastCgiApp::Connect(vec![format!(
-            "unix:{}",
-            site.path("nothing.sock").display()
-        )]),
+        app: FastCgiApp::Connect(vec![FcgiAddress::Unix(site.path("nothing.sock"))]),
         dir: None,
         document_root: site.path("www"),
         pool: pool(0, 2),
@@ -352,7 +350,7 @@ async fn connections_to_a_running_application_are_reused_or_made_per_request() {
         )));
         let app = Group::spawn(&mut app);
         let cfg = FastCgiConfig {
-            app: FastCgiApp::Connect(vec![format!("unix:{}", sock.display())]),
+            app: FastCgiApp::Connect(vec![FcgiAddress::Unix(sock.clone())]),
             dir: None,
             document_root: site.path("www"),
             pool: pool(0, 1),
@@ -384,9 +382,9 @@ async fn requests_spread_over_addresses_and_skip_one_that_refuses() {
             listener,
         )));
         apps.push(Group::spawn(&mut app));
-        addrs.push(format!("unix:{}", sock.display()));
+        addrs.push(FcgiAddress::Unix(sock.clone()));
     }
-    addrs.insert(1, format!("unix:{}", site.path("dead.sock").display()));
+    addrs.insert(1, FcgiAddress::Unix(site.path("dead.sock")));
     let cfg = FastCgiConfig {
         app: FastCgiApp::Connect(addrs),
         dir: None,
@@ -511,7 +509,7 @@ async fn php_fpm_runs_scripts_beneath_the_directory() {
     let php = php_site(&site);
     let fpm = php_fpm(site.dir.path());
     let cfg = FastCgiConfig {
-        app: FastCgiApp::Connect(vec![fpm.addr.clone()]),
+        app: FastCgiApp::Connect(vec![fpm.addr.parse().unwrap()]),
         dir: Some(site.path("www")),
         document_root: site.path("www"),
         pool: pool(0, 2),
