@@ -1,18 +1,28 @@
 //! tern's gateways: how a request reaches a program and how the program's
 //! answer comes back.
 //!
-//! One core, several transports. The core is pure and shared: [`env`](mod@env)
-//! builds the CGI/1.1 meta-variables (RFC 3875 §4) with the security
-//! defaults (httpoxy, Authorization, header-name collisions, Shellshock),
-//! and [`response`] parses a script's response head strictly and decides
-//! between a document, a client redirect and a local redirect. FastCGI and
-//! CGIplus will reuse both.
+//! One core, several transports. The core is pure and shared (tern-wasm
+//! uses it too): [`env`](mod@env) builds the CGI/1.1 meta-variables
+//! (RFC 3875 §4) with the security defaults (httpoxy, Authorization,
+//! header-name collisions and underscores, Shellshock), and [`response`]
+//! parses a program's response head strictly and decides between a
+//! document, a client redirect and a local redirect; `dispatch` follows
+//! local redirects and turns every failure into one status and one log
+//! line; `input` reads the request body whole before a request takes a
+//! slot or a worker; `limit` admits requests.
 //!
-//! The transport here is [`Cgi`], a process per request: `resolve` finds
-//! the script beneath its directory, `input` readies the body, `limit`
-//! admits the request, `spawn` starts the script in a process group of its
-//! own, and `session` drives it (stdin and stdout pumped together, stderr
-//! logged, silence timed) until it is reaped.
+//! The transports:
+//! - [`Cgi`], a process per request: `resolve` finds the script beneath
+//!   its directory, `spawn` starts it in a process group of its own, and
+//!   `session` drives it (stdin and stdout pumped together, stderr logged,
+//!   silence timed) until it is reaped;
+//! - [`FastCgi`]: the record layer and client in [`fastcgi`], to running
+//!   servers or to processes tern runs, over pooled connections;
+//! - [`CgiPlus`]: persistent scripts over pipes ([`cgiplus`]) and the Perl
+//!   and Python run-time engines ([`rte`]).
+//!
+//! Persistent workers live in `tern-pool` pools (`workers` says how each
+//! kind carries a request; `relay` pumps one request's body and events).
 //!
 //! The only `unsafe` is in `spawn`: two calls that set close-on-exec on
 //! descriptors tern inherited, for which no safe API exists.

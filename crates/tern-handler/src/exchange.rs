@@ -8,13 +8,26 @@ use std::sync::Arc;
 use crate::body::RequestBody;
 use crate::path::DecodedPath;
 
-/// A request's id, unique within one server process; shown in hex in logs.
+/// A request's id, unique within one server process; shown in logs as 16
+/// hex digits, the width the access log's `request_id` has, so that one
+/// search finds a request in both logs.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
 pub struct RequestId(pub u64);
 
 impl fmt::Display for RequestId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:08x}", self.0)
+        write!(f, "{:016x}", self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RequestId;
+
+    #[test]
+    fn request_ids_have_the_access_logs_width() {
+        assert_eq!(RequestId(0x4d2).to_string(), "00000000000004d2");
+        assert_eq!(RequestId(u64::MAX).to_string(), "ffffffffffffffff");
     }
 }
 

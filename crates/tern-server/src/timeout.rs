@@ -319,3 +319,105 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for TimedIo<T> {
         Pin::new(&mut self.io).poll_shutdown(cx)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    use super::*;
+
+    fn timed(
+        timeouts: Timeouts,
+    ) -> (
+        TimedIo<tokio::io::DuplexStream>,
+        tokio::io::DuplexStream,
+        Arc<Activity>,
+    ) {
+        let (ours, theirs) = tokio::io::duplex(1024);
+        let activity = Arc::new(Activity::default());
+        (
+            TimedIo::new(ours, activity.clone(), timeouts),
+            theirs,
+            activity,
+        )
+    }
+
+    const SHORT: Timeouts = Timeouts {
+        header_read: Duration::from_millis(50),
+        keepalive: Duration::from_millis(50),
+    };
+
+    #[tokio::test]
+    async fn a_head_that_does_not_come_is_a_header_read_timeout() {
+        let (mut io, _client, activity) = timed(SHORT);
+        let mut buf = [0u8; 16];
+        let e = io.read(&mut buf).await.unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut);
+        assert_eq!(activity.expired(), Some(Expired::HeaderRead));
+    }
+
+    #[tokio::test]
+    async fn an_idle_connection_after_a_request_is_an_idle_timeout() {
+        let (mut io, mut client, activity) = timed(SHORT);
+        client.write_all(b"GET").await.unwrap();
+        let mut buf = [0u8; 16];
+        assert_eq!(io.read(&mut buf).await.unwrap(), 3);
+        activity.begin();
+        activity.end();
+        let e = io.read(&mut buf).await.unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut);
+        assert_eq!(activity.expired(), Some(Expired::Idle));
+    }
+
+    #[tokio::test]
+    async fn no_read_timeout_applies_while_a_request_is_in_flight() {
+        let (mut io, mut client, activity) = timed(SHORT);
+        activity.begin();
+        let mut buf = [0u8; 16];
+        let waited = tokio::time::timeout(Duration::from_millis(200), io.read(&mut buf)).await;
+        assert!(waited.is_err(), "the read ended: {waited:?}");
+        client.write_all(b"x").await.unwrap();
+        assert_eq!(io.read(&mut buf).await.unwrap(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_half_close_after_a_request_that_asked_to_close_is_held_back() {
+        let (mut io, client, activity) = timed(SHORT);
+        activity.set_closing(true);
+        activity.begin();
+        drop(client);
+        let mut buf = [0u8; 16];
+        let held = tokio::time::timeout(Duration::from_millis(100), io.read(&mut buf)).await;
+        assert!(held.is_err(), "the end of file was passed on: {held:?}");
+        // Once the request is over, the end of file is the connection's.
+        activity.end();
+        assert_eq!(io.read(&mut buf).await.unwrap(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_fin_in_the_middle_of_a_kept_request_is_passed_on() {
+        let (mut io, client, activity) = timed(SHORT);
+        activity.set_closing(false);
+        activity.begin();
+        drop(client);
+        let mut buf = [0u8; 16];
+        assert_eq!(io.read(&mut buf).await.unwrap(), 0);
+    }
+
+    #[tokio::test]
+    async fn each_request_head_has_its_version_settled_on_http1() {
+        let (mut io, mut client, activity) = timed(Timeouts {
+            header_read: Duration::from_secs(5),
+            keepalive: Duration::from_secs(5),
+        });
+        io.set_http1();
+        activity.begin();
+        activity.end();
+        client.write_all(b"GET / HTTP/1.2\r\n\r\n").await.unwrap();
+        let mut buf = [0u8; 64];
+        let n = io.read(&mut buf).await.unwrap();
+        assert_eq!(&buf[..n], b"GET / HTTP/1.1\r\n\r\n");
+    }
+}
