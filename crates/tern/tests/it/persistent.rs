@@ -31,6 +31,19 @@ fn children(parent: u32) -> Vec<u32> {
     out
 }
 
+/// `parent`'s children once there are `n` of them (the pool starts its
+/// minimum in the background), or as they are after 10 s.
+fn children_when(parent: u32, n: usize) -> Vec<u32> {
+    let end = Instant::now() + Duration::from_secs(10);
+    loop {
+        let now = children(parent);
+        if now.len() == n || Instant::now() > end {
+            return now;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
         s.rsplit(')')
@@ -97,7 +110,7 @@ fn a_reload_under_load_fails_no_request_and_leaves_no_worker_behind() {
     let app = fastcgi_app(dir.path());
     let t = Tern::start_in(BIN, &fcgi_config(&app, 2), dir);
     assert_eq!(get(&t, "/app/hello-only").text(), "Hello!\n");
-    let before = children(t.pid());
+    let before = children_when(t.pid(), 2);
     assert_eq!(before.len(), 2, "two workers: {before:?}");
     let addr = t.addr();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -156,7 +169,7 @@ fn shutdown_stops_every_worker() {
     let app = fastcgi_app(dir.path());
     let mut t = Tern::start_in(BIN, &fcgi_config(&app, 3), dir);
     assert_eq!(get(&t, "/app/hello-only").text(), "Hello!\n");
-    let workers = children(t.pid());
+    let workers = children_when(t.pid(), 3);
     assert_eq!(workers.len(), 3, "{workers:?}");
     t.signal(15);
     assert!(
