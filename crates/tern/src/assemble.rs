@@ -11,11 +11,28 @@ use tern_handler::Handler;
 use tern_server::{HeaderRules, Match, Router, Site, SiteRoutes};
 use tern_static::{FileCache, StaticFiles};
 
-/// Builds a site. `previous` is the running configuration and site on
-/// reload: the access log is kept when the new configuration names the same
-/// file and format.
-pub(crate) fn build(cfg: &Config, previous: Option<(&Config, &Site)>) -> anyhow::Result<Site> {
-    let cache = cfg.cache.enabled.then(|| FileCache::new(&cfg.cache));
+/// What one configuration generation hands to the next on reload.
+#[derive(Debug)]
+pub(crate) struct Generation {
+    pub(crate) cfg: Config,
+    /// The file cache, kept by a reload that leaves `[cache]` as it is:
+    /// entries are keyed by their site's static settings, so the sites a
+    /// reload leaves unchanged keep theirs warm.
+    pub(crate) cache: Option<Arc<FileCache>>,
+}
+
+/// Builds a site, and the generation it makes. `previous` is the running
+/// generation and site on reload: the access log is kept when the new
+/// configuration names the same file and format, and the file cache when
+/// its settings are the same.
+pub(crate) fn build(
+    cfg: Config,
+    previous: Option<(&Generation, &Site)>,
+) -> anyhow::Result<(Site, Generation)> {
+    let cache = match previous {
+        Some((g, _)) if g.cfg.cache == cfg.cache => g.cache.clone(),
+        _ => cfg.cache.enabled.then(|| FileCache::new(&cfg.cache)),
+    };
     let mut router = Router::new();
     for site in &cfg.sites {
         let files: Arc<dyn Handler> = Arc::new(
@@ -62,7 +79,7 @@ pub(crate) fn build(cfg: &Config, previous: Option<(&Config, &Site)>) -> anyhow:
         None => None,
         Some(al) => {
             let reuse = previous
-                .filter(|(c, _)| c.access_log.as_ref() == Some(al))
+                .filter(|(g, _)| g.cfg.access_log.as_ref() == Some(al))
                 .and_then(|(_, s)| s.access_log.clone());
             match reuse {
                 Some(l) => Some(l),
@@ -73,12 +90,13 @@ pub(crate) fn build(cfg: &Config, previous: Option<(&Config, &Site)>) -> anyhow:
             }
         }
     };
-    Ok(Site {
+    let site = Site {
         router,
         limits: cfg.limits.clone(),
         access_log,
         grace_period: cfg.server.grace_period,
-    })
+    };
+    Ok((site, Generation { cfg, cache }))
 }
 
 /// A route's name in pool log lines: `site /prefix` or `site *.ext`.

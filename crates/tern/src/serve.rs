@@ -11,7 +11,8 @@ use tern_config::{Config, ListenAddr};
 use tern_server::{BoundListener, Server, ServerHandle};
 use tokio::signal::unix::{signal, SignalKind};
 
-use crate::{assemble, demo};
+use crate::assemble::{self, Generation};
+use crate::demo;
 
 /// Arguments of `tern serve`.
 #[derive(clap::Args, Debug)]
@@ -175,7 +176,8 @@ async fn run_server(cfg: Config, source: Source, ov: Overrides, demo: bool) -> a
     // Handlers first, so that a signal arriving once we print our address is
     // ours to handle (not the default action, which would kill us).
     let signals = Signals::install().context("installing signal handlers")?;
-    let site = assemble::build(&cfg, None)?;
+    let (site, generation) = assemble::build(cfg, None)?;
+    let cfg = &generation.cfg;
     let mut listeners = Vec::new();
     for l in &cfg.listeners {
         listeners.push(BoundListener::bind(&l.addr)?);
@@ -196,7 +198,13 @@ async fn run_server(cfg: Config, source: Source, ov: Overrides, demo: bool) -> a
     let server = Server::new(site);
     let handle = server.handle();
     let workers = cfg.server.workers;
-    let signals = tokio::spawn(watch_signals(signals, handle.clone(), cfg, source, ov));
+    let signals = tokio::spawn(watch_signals(
+        signals,
+        handle.clone(),
+        generation,
+        source,
+        ov,
+    ));
     let result = server.run(listeners, workers).await;
     signals.abort();
     result.context("starting the worker threads")?;
@@ -230,7 +238,7 @@ impl Signals {
 async fn watch_signals(
     signals: Signals,
     handle: ServerHandle,
-    mut cfg: Config,
+    mut generation: Generation,
     source: Source,
     ov: Overrides,
 ) -> anyhow::Result<()> {
@@ -243,10 +251,10 @@ async fn watch_signals(
     loop {
         tokio::select! {
             _ = hup.recv() => {
-                match reload(&handle, &cfg, &source, &ov).await {
-                    Ok(new_cfg) => {
+                match reload(&handle, &generation, &source, &ov).await {
+                    Ok(next) => {
                         tracing::info!("configuration reloaded");
-                        cfg = new_cfg;
+                        generation = next;
                     }
                     Err(e) => tracing::error!("reload failed, the old configuration keeps serving: {e:#}"),
                 }
@@ -265,17 +273,17 @@ async fn watch_signals(
 
 async fn reload(
     handle: &ServerHandle,
-    old: &Config,
+    old: &Generation,
     source: &Source,
     ov: &Overrides,
-) -> anyhow::Result<Config> {
+) -> anyhow::Result<Generation> {
     let cfg = load(source, ov)?;
-    if cfg.listeners != old.listeners {
+    if cfg.listeners != old.cfg.listeners {
         tracing::warn!("listeners changed: the new listeners take effect after a restart");
     }
     let current = handle.site();
-    let site = assemble::build(&cfg, Some((old, &current)))?;
-    let grace = cfg.server.grace_period;
+    let (site, next) = assemble::build(cfg, Some((old, &current)))?;
+    let grace = next.cfg.server.grace_period;
     handle.reload(site);
     // Dropping the last handle of a replaced access log joins its writer
     // thread. Keep one handle here past the grace period, so that the last
@@ -288,5 +296,5 @@ async fn reload(
             let _ = tokio::task::spawn_blocking(move || drop(old_log)).await;
         });
     }
-    Ok(cfg)
+    Ok(next)
 }

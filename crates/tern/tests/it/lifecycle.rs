@@ -161,3 +161,43 @@ fn a_changed_file_is_served_fresh_within_the_revalidate_interval() {
     std::thread::sleep(Duration::from_millis(400));
     assert_eq!(get(&t, "/page.txt").status, 404);
 }
+
+/// Sends SIGHUP and waits for the `n`th "configuration reloaded" line.
+fn reload(t: &Tern, n: usize) {
+    t.signal(SIGHUP);
+    let end = std::time::Instant::now() + Duration::from_secs(10);
+    while t.log().matches("configuration reloaded").count() < n {
+        assert!(
+            std::time::Instant::now() < end,
+            "no reload {n}:\n{}",
+            t.log()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_reload_keeps_the_file_cache_unless_its_settings_change() {
+    // A long revalidate interval: what the cache holds is served as it is,
+    // so a changed file shows whether the entry survived.
+    let cfg = |max: &str| {
+        config(
+            &format!("[cache]\nrevalidate = \"1h\"\nmax_bytes = \"{max}\""),
+            "",
+        )
+    };
+    let dir = docroot(&[("page.txt", b"version one")]);
+    let t = Tern::start_in(BIN, &cfg("64m"), dir);
+    assert_eq!(get(&t, "/page.txt").text(), "version one");
+    std::fs::write(t.file("www/page.txt"), "version two, longer").unwrap();
+    assert_eq!(get(&t, "/page.txt").text(), "version one", "not cached");
+
+    // The same settings: the entry is still there.
+    reload(&t, 1);
+    assert_eq!(get(&t, "/page.txt").text(), "version one");
+
+    // Other cache settings: a new cache, and the file as it is now.
+    rewrite_config(&t, &cfg("32m"));
+    reload(&t, 2);
+    assert_eq!(get(&t, "/page.txt").text(), "version two, longer");
+}
