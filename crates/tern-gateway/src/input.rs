@@ -23,7 +23,7 @@ use tokio::process::ChildStdin;
 
 use crate::Error;
 
-/// Bodies of unknown length up to this size are spooled in memory.
+/// Bodies up to this size are spooled in memory; larger ones go to a file.
 const MEMORY_SPOOL: usize = 256 * 1024;
 
 /// The body, ready for the script.

@@ -181,7 +181,6 @@ impl BodyPace {
 /// The clock of a paced body: only created once the body first has to
 /// wait, so a body that arrives with its head costs no timer.
 struct Pacer {
-    pace: BodyPace,
     /// Waiting before the current wait.
     waited: Duration,
     /// When the current wait began.
@@ -311,33 +310,23 @@ impl RequestBody {
         let now = Instant::now();
         let pacer = self.pacer.get_or_insert_with(|| {
             Box::new(Pacer {
-                pace,
                 waited: Duration::ZERO,
                 since: None,
                 sleep: Box::pin(tokio::time::sleep_until(now)),
             })
         });
         let since = *pacer.since.get_or_insert(now);
-        let allowed = pacer.pace.allowance(self.seen);
-        let left = allowed.saturating_sub(pacer.waited);
+        let left = pace.allowance(self.seen).saturating_sub(pacer.waited);
         let deadline = since + left;
-        if now >= deadline {
-            return Poll::Ready(BodyError::TooSlow {
-                received: self.seen,
-                waited: pacer.waited + (now - since),
-            });
-        }
         if pacer.sleep.deadline() != deadline {
             pacer.sleep.as_mut().reset(deadline);
         }
-        match pacer.sleep.as_mut().poll(cx) {
-            Poll::Pending => Poll::Pending,
-            // The deadline passed between the check and the poll.
-            Poll::Ready(()) => Poll::Ready(BodyError::TooSlow {
-                received: self.seen,
-                waited: pacer.waited + (Instant::now() - since),
-            }),
-        }
+        // A deadline already passed is ready at once.
+        std::task::ready!(pacer.sleep.as_mut().poll(cx));
+        Poll::Ready(BodyError::TooSlow {
+            received: self.seen,
+            waited: pacer.waited + (Instant::now() - since),
+        })
     }
 
     /// The client sent something: the current wait, if any, ends.

@@ -98,7 +98,7 @@ fn authority_h1<B>(req: &mut Request<B>) -> Result<(), Refusal> {
         return Ok(());
     };
     // Absolute form: the target's authority decides (RFC 9112 §3.2.2).
-    let decided = checked(authority.as_str(), "the request target")?;
+    let decided = checked(authority.as_str(), "user information in the request target")?;
     if host != Some(&decided) {
         req.headers_mut().insert(header::HOST, decided);
     }
@@ -111,14 +111,14 @@ fn authority_h2<B>(req: &mut Request<B>) -> Result<(), Refusal> {
     let Some(authority) = req.uri().authority() else {
         return Ok(());
     };
-    let decided = checked(authority.as_str(), ":authority")?;
-    match host {
+    let decided = checked(authority.as_str(), "user information in :authority")?;
+    match host.filter(|h| !h.is_empty()) {
         // RFC 9113 §8.3.1: a host naming another entity is malformed.
-        Some(h) if !h.is_empty() && !h.as_bytes().eq_ignore_ascii_case(decided.as_bytes()) => {
+        Some(h) if !h.as_bytes().eq_ignore_ascii_case(decided.as_bytes()) => {
             Err(Refusal::bad("host differs from :authority"))
         }
-        Some(h) if !h.is_empty() => Ok(()),
-        _ => {
+        Some(_) => Ok(()),
+        None => {
             req.headers_mut().insert(header::HOST, decided);
             Ok(())
         }
@@ -141,23 +141,15 @@ fn one_host<B>(req: &Request<B>) -> Result<Option<&HeaderValue>, Refusal> {
     }
 }
 
-/// An authority from the request target or `:authority` (`whence`), as
-/// the Host it becomes.
-fn checked(authority: &str, whence: &'static str) -> Result<HeaderValue, Refusal> {
+/// An authority from the request target or `:authority`, as the Host it
+/// becomes; `userinfo` is the reason logged for one with `user@`.
+fn checked(authority: &str, userinfo: &'static str) -> Result<HeaderValue, Refusal> {
     if authority.contains('@') {
-        return Err(Refusal::bad(if whence == ":authority" {
-            "user information in :authority"
-        } else {
-            "user information in the request target"
-        }));
+        return Err(Refusal::bad(userinfo));
     }
     if !valid_authority(authority.as_bytes()) {
         return Err(Refusal::bad("invalid authority"));
     }
-    decided(authority)
-}
-
-fn decided(authority: &str) -> Result<HeaderValue, Refusal> {
     HeaderValue::from_str(authority).map_err(|_| Refusal::bad("invalid authority"))
 }
 

@@ -40,11 +40,12 @@ const CONTINUATION: u8 = 0x9;
 const END_HEADERS: u8 = 0x4;
 const PADDED: u8 = 0x8;
 const PRIORITY: u8 = 0x20;
-const PROTOCOL_ERROR: [u8; 4] = [0, 0, 0, 1];
-const COMPRESSION_ERROR: [u8; 4] = [0, 0, 0, 9];
+/// The last byte of the 32-bit error codes (the others are zero).
+const PROTOCOL_ERROR: u8 = 0x1;
+const COMPRESSION_ERROR: u8 = 0x9;
 
-/// Where a byte stream of frames stands: in a frame's 9-byte header, or
-/// `left` bytes into its payload.
+/// Where a byte stream of frames stands: `have` bytes into a frame's
+/// 9-byte header, or (`have == 9`) `at` bytes into its payload.
 #[derive(Clone, Debug, Default)]
 struct Frames {
     head: [u8; 9],
@@ -56,32 +57,44 @@ struct Frames {
     len: usize,
 }
 
+/// What one byte was to [`Frames::step`].
+#[derive(Debug, PartialEq, Eq)]
+enum Step {
+    /// Part of a frame header.
+    Head,
+    /// The last byte of a frame header: `kind`, `flags` and `len` are the
+    /// new frame's (whose payload may be empty).
+    Started,
+    /// The byte at this offset of the payload.
+    Payload(usize),
+}
+
 impl Frames {
-    /// Feeds one byte's position: returns `Some(payload offset)` when the
-    /// byte belongs to a payload, `None` while it is header.
-    fn step(&mut self, b: u8) -> Option<usize> {
+    /// Follows one byte.
+    fn step(&mut self, b: u8) -> Step {
         if self.have < 9 {
             self.head[self.have] = b;
             self.have += 1;
-            if self.have == 9 {
-                self.len = usize::from(self.head[0]) << 16
-                    | usize::from(self.head[1]) << 8
-                    | usize::from(self.head[2]);
-                self.kind = self.head[3];
-                self.flags = self.head[4];
-                self.at = 0;
-                if self.len == 0 {
-                    self.have = 0;
-                }
+            if self.have < 9 {
+                return Step::Head;
             }
-            return None;
+            self.len = usize::from(self.head[0]) << 16
+                | usize::from(self.head[1]) << 8
+                | usize::from(self.head[2]);
+            self.kind = self.head[3];
+            self.flags = self.head[4];
+            self.at = 0;
+            if self.len == 0 {
+                self.have = 0;
+            }
+            return Step::Started;
         }
         let at = self.at;
         self.at += 1;
         if self.at == self.len {
             self.have = 0;
         }
-        Some(at)
+        Step::Payload(at)
     }
 
     /// Whether the byte just stepped ended its frame.
@@ -89,27 +102,29 @@ impl Frames {
         self.have == 0
     }
 
-    /// Payload bytes of the current frame left to come, when inside one.
-    fn payload_left(&self) -> Option<usize> {
-        (self.have == 9).then(|| self.len - self.at)
+    /// Passes over what `bytes` holds of the current frame's payload, whole:
+    /// how many bytes that is (0 in a frame header).
+    fn skip_payload(&mut self, bytes: &[u8]) -> usize {
+        if self.have < 9 {
+            return 0;
+        }
+        let take = (self.len - self.at).min(bytes.len());
+        self.at += take;
+        if self.at == self.len {
+            self.have = 0;
+        }
+        take
     }
 
     /// Follows `bytes`, skipping over payloads whole.
     fn advance(&mut self, mut bytes: &[u8]) {
-        while !bytes.is_empty() {
-            match self.payload_left() {
-                Some(left) => {
-                    let take = left.min(bytes.len());
-                    self.at += take;
-                    if self.at == self.len {
-                        self.have = 0;
-                    }
-                    bytes = &bytes[take..];
-                }
-                None => {
-                    self.step(bytes[0]);
+        while let Some(&b) = bytes.first() {
+            match self.skip_payload(bytes) {
+                0 => {
+                    self.step(b);
                     bytes = &bytes[1..];
                 }
+                n => bytes = &bytes[n..],
             }
         }
     }
@@ -140,21 +155,22 @@ impl Blocks {
         let mut i = 0;
         while i < bytes.len() {
             // Payloads other than field blocks are skipped whole.
-            if let Some(left) = self.frames.payload_left() {
-                if !matches!(self.frames.kind, HEADERS | CONTINUATION) {
-                    let take = left.min(bytes.len() - i);
-                    self.frames.advance(&bytes[i..i + take]);
-                    i += take;
+            if !matches!(self.frames.kind, HEADERS | CONTINUATION) {
+                let n = self.frames.skip_payload(&bytes[i..]);
+                if n > 0 {
+                    i += n;
                     continue;
                 }
             }
             let b = bytes[i];
             i += 1;
-            let Some(at) = self.frames.step(b) else {
-                if self.frames.have == 9 || (self.frames.have == 0 && self.frames.len == 0) {
+            let at = match self.frames.step(b) {
+                Step::Head => continue,
+                Step::Started => {
                     bad |= self.frame_started();
+                    continue;
                 }
-                continue;
+                Step::Payload(at) => at,
             };
             let (kind, flags, len, ended) = (
                 self.frames.kind,
@@ -336,17 +352,16 @@ impl<T> HpackGuard<T> {
         let mut probe = self.written.clone();
         let mut i = 0;
         while i < buf.len() {
-            if let Some(left) = probe.payload_left() {
-                if probe.kind != GOAWAY {
-                    let take = left.min(buf.len() - i);
-                    probe.advance(&buf[i..i + take]);
-                    i += take;
+            if probe.kind != GOAWAY {
+                let n = probe.skip_payload(&buf[i..]);
+                if n > 0 {
+                    i += n;
                     continue;
                 }
             }
             let b = buf[i];
-            if probe.step(b) == Some(7) && probe.kind == GOAWAY {
-                return (b == PROTOCOL_ERROR[3]).then_some(i);
+            if probe.step(b) == Step::Payload(7) && probe.kind == GOAWAY {
+                return (b == PROTOCOL_ERROR).then_some(i);
             }
             i += 1;
         }
@@ -390,7 +405,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for HpackGuard<T> {
             let n = match this.code_at(buf) {
                 Some(i) => {
                     let mut fixed = buf[..=i].to_vec();
-                    fixed[i] = COMPRESSION_ERROR[3];
+                    fixed[i] = COMPRESSION_ERROR;
                     std::task::ready!(Pin::new(&mut this.io).poll_write(cx, &fixed))?
                 }
                 None => std::task::ready!(Pin::new(&mut this.io).poll_write(cx, buf))?,

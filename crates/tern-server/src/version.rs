@@ -13,7 +13,7 @@ const MAX_LINE: usize = 16 * 1024;
 /// untouched (the parser judges it).
 pub(crate) fn settle(head: &mut [u8]) {
     let window = &head[..head.len().min(MAX_LINE)];
-    let Some(lf) = memchr_lf(window) else {
+    let Some(lf) = window.iter().position(|&c| c == b'\n') else {
         return;
     };
     let line = &window[..lf];
@@ -33,10 +33,6 @@ pub(crate) fn settle(head: &mut [u8]) {
     if method_ok {
         head[version_at + 8] = b'1';
     }
-}
-
-fn memchr_lf(b: &[u8]) -> Option<usize> {
-    b.iter().position(|&c| c == b'\n')
 }
 
 /// RFC 9110 §5.6.2 token characters.

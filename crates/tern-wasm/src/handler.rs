@@ -1,7 +1,7 @@
-//! [`Wasm`], the handler: a request's way through it. A body of known
-//! length streams in as the module reads it; one of unknown length is
-//! read whole first (the server's body limit bounds it), since
-//! CONTENT_LENGTH must be known. The CGI environment is built
+//! [`Wasm`], the handler: a request's way through it. The body is read
+//! whole first, in memory (the server's body limit bounds it, and its
+//! pace is enforced as it is read), so that a slow client holds no
+//! instance and CONTENT_LENGTH is exact. The CGI environment is built
 //! by the gateway's builder, a slot taken (at most `max_concurrent` runs,
 //! one pool slot each, and a bounded queue for the rest), and the module
 //! run as a future in the request's own task while its stdout is parsed
