@@ -140,10 +140,28 @@ fn shape(text: &str) -> String {
                 .into_iter()
                 .find(|p| l.starts_with(p))
                 .unwrap_or(l);
-            l.split(|c: char| c.is_ascii_digit() || c == '.')
-                .filter(|s| !s.is_empty())
-                .collect::<Vec<_>>()
-                .join("#")
+            // The label keeps its padding. After the first figure ab pads
+            // each column to the width of its figure, so there a run of
+            // spaces is one space and a run of digits one '#'.
+            let first = l.find(|c: char| c.is_ascii_digit()).unwrap_or(l.len());
+            let (label, figures) = l.split_at(first);
+            let mut shaped = label.replace('.', "#");
+            let mut last = None;
+            for c in figures.chars() {
+                let class = if c.is_ascii_digit() || c == '.' {
+                    '#'
+                } else if c.is_whitespace() {
+                    ' '
+                } else {
+                    c
+                };
+                if (class == '#' || class == ' ') && last == Some(class) {
+                    continue;
+                }
+                shaped.push(class);
+                last = Some(class);
+            }
+            shaped
         })
         .collect::<Vec<_>>()
         .join("\n")
