@@ -4,16 +4,15 @@
 //! binary builds a [`Site`] of `Arc<dyn Handler>`s and hands it over.
 //!
 //! A request's way: `listen` (accept, TCP_NODELAY) -> `conn` (hyper, timeouts)
-//! -> `service` (id, limits, path decoding, routing) -> handler -> header
-//! rules -> `body` (byte count; at its end the access record).
+//! -> `service` (the phases, in `phase/`: admit, rewrite, route, authorize,
+//! the handler, respond) -> `body` (byte count; at its end the log phase).
 #![forbid(unsafe_code)]
 
-mod admit;
 mod body;
 mod conn;
-mod headers;
 mod hpack_guard;
 mod listen;
+mod phase;
 mod route;
 mod server;
 mod service;
@@ -22,8 +21,12 @@ mod timeout;
 mod version;
 
 pub use body::ServerBody;
-pub use headers::{HeaderRules, RuleError};
 pub use listen::{BindError, BoundListener};
+pub use phase::authorize::Access;
+pub use phase::log::Sinks;
+pub use phase::respond::{HeaderRules, RuleError};
+pub use phase::rewrite::Rewrite;
+pub use phase::{Flow, SiteRules};
 pub use route::{Match, Router, SiteRoutes, Target};
 pub use server::{Server, ServerHandle};
 pub use site::Site;

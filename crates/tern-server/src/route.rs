@@ -12,7 +12,8 @@ use std::sync::Arc;
 use tern_handler::path::DecodedPath;
 use tern_handler::{Handler, RouteMatch};
 
-use crate::headers::HeaderRules;
+use crate::phase::respond::HeaderRules;
+use crate::phase::SiteRules;
 
 /// A handler with the route facts handed to it.
 #[derive(Clone)]
@@ -40,7 +41,7 @@ pub struct SiteRoutes {
     prefixes: Vec<(String, Target)>,
     extensions: HashMap<String, Target>,
     fallback: Target,
-    headers: HeaderRules,
+    rules: SiteRules,
 }
 
 /// What a route matches (mirrors the config's `RouteMatcher`).
@@ -67,18 +68,18 @@ impl SiteRoutes {
             name,
             prefixes: Vec::new(),
             extensions: HashMap::new(),
-            headers: HeaderRules::default(),
+            rules: SiteRules::default(),
         }
     }
 
     /// Sets the site's response-header rules.
     pub fn set_headers(&mut self, rules: HeaderRules) {
-        self.headers = rules;
+        self.rules.headers = rules;
     }
 
-    /// The site's response-header rules.
-    pub fn headers(&self) -> &HeaderRules {
-        &self.headers
+    /// The rules the site's phases decide over.
+    pub fn rules(&self) -> &SiteRules {
+        &self.rules
     }
 
     /// Adds a route.

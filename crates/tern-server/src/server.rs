@@ -353,6 +353,7 @@ mod tests {
     use tern_handler::{Exchange, Handler, HandlerFuture, PeerAddr, ResponseBody};
 
     use super::*;
+    use crate::phase::log::Sinks;
     use crate::route::{Router, SiteRoutes};
 
     /// Answers with the name of the worker thread serving the connection.
@@ -403,7 +404,7 @@ mod tests {
         let site = Site {
             router,
             limits: config.limits,
-            access_log: None,
+            sinks: Sinks::default(),
             grace_period: Duration::from_secs(1),
         };
         let listener =

@@ -1,6 +1,7 @@
-//! One request's way through the server: admit (id, limits), decode the
-//! path, route by Host and path, call the handler, apply header rules, and
-//! hand hyper a body whose end closes the request (activity, access record).
+//! The hyper service of a connection: one request's way through the
+//! phases (see `phase/mod.rs` for the order and what each decides), and the
+//! future that waits for the handler's answer and hands hyper a body whose
+//! end runs the log phase.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -13,15 +14,16 @@ use arc_swap::ArcSwap;
 use http::{header, Request, Response, StatusCode};
 use http_body::Body as _;
 use hyper::body::Incoming;
-use tern_handler::path::DecodedPath;
 use tern_handler::{
     error_response, BodyPace, ConnInfo, Exchange, HandlerFuture, Leftover, RequestBody, RequestId,
     ResponseBody,
 };
 
-use crate::admit::{admit, Refusal};
-use crate::body::{record_for, LogEntry, RequestGuard, ServerBody};
-use crate::route::SiteRoutes;
+use crate::body::ServerBody;
+use crate::phase::admit::{admit, Refusal};
+use crate::phase::log::LogPhase;
+use crate::phase::respond::HeaderHits;
+use crate::phase::Flow;
 use crate::site::Site;
 use crate::timeout::Activity;
 
@@ -54,65 +56,50 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
     type Error = Infallible;
     type Future = RespFuture;
 
+    /// The phases, in order. Each early answer still goes through respond
+    /// (once a site is chosen) and log.
     fn call(&self, mut req: Request<Incoming>) -> RespFuture {
         self.activity.set_closing(asks_to_close(&req));
-        self.activity.begin();
         let site = self.shared.site.load_full();
-        let id = self.shared.ids.fetch_add(1, Ordering::Relaxed);
-        let admitted = admit(&mut req);
-        let log = site
-            .access_log
-            .as_ref()
-            .map(|l| Box::new(LogEntry::now(l.clone(), record_for(&req, &self.conn, id))));
-        let guard = RequestGuard {
-            activity: self.activity.clone(),
-            log,
-            bytes: 0,
-        };
-        let id = RequestId(id);
-        let limits = &site.limits;
+        let id = RequestId(self.shared.ids.fetch_add(1, Ordering::Relaxed));
 
-        let target_len = req.uri().path_and_query().map_or(0, |p| p.as_str().len());
-        if target_len > limits.max_uri_bytes {
-            tracing::warn!(%id, peer = %self.conn.peer, len = target_len, "414: request target longer than max_uri_bytes ({})", limits.max_uri_bytes);
-            return RespFuture::ready(error_response(StatusCode::URI_TOO_LONG), guard);
-        }
-        if let Err(refusal) = admitted {
-            return RespFuture::ready(self.refuse(&req, id, refusal), guard);
-        }
-        let path = match DecodedPath::parse(req.uri().path()) {
-            Ok(p) => p,
-            Err(e) => {
-                tracing::warn!(%id, peer = %self.conn.peer, target = %req.uri(), "400: bad request path: {e}");
-                return RespFuture::ready(error_response(StatusCode::BAD_REQUEST), guard);
-            }
+        // admit: a head tern serves, one authority, the path decoded once.
+        let admitted = admit(&mut req, &site.limits);
+        // log: armed here, it runs for every request, however it ends.
+        let log = LogPhase::arm(&site.sinks, &self.activity, &req, &self.conn, id.0);
+        let mut path = match admitted {
+            Ok(path) => path,
+            Err(refusal) => return RespFuture::answer(self.refuse(&req, id, refusal), None, log),
         };
-        if let Some(len) = declared_length(&req) {
-            if len > limits.max_body_bytes {
-                tracing::warn!(%id, peer = %self.conn.peer, len, "413: request body larger than max_body_bytes ({})", limits.max_body_bytes);
-                let mut resp = error_response(StatusCode::PAYLOAD_TOO_LARGE);
-                // The body was not read: the connection cannot be reused.
-                resp.headers_mut().insert(
-                    header::CONNECTION,
-                    header::HeaderValue::from_static("close"),
-                );
-                return RespFuture::ready(resp, guard);
-            }
-        }
         // Admission left one valid Host, or none: the authority decided.
         let host = req
             .headers()
             .get(header::HOST)
             .and_then(|h| h.to_str().ok());
         let routes = site.router.site(host);
+        let rules = routes.rules();
+
+        // rewrite
+        if let Some(rewrite) = &rules.rewrite {
+            if let Flow::Answer(resp) = rewrite.apply(&mut path) {
+                return RespFuture::answer(resp, rules.headers.decide(path.as_str()), log);
+            }
+        }
+        // route
         let target = routes.route(&path);
+        // respond: which header rules apply is decided on the final path.
+        let hits = rules.headers.decide(path.as_str());
+        // authorize
+        if let Some(access) = &rules.access {
+            if let Flow::Answer(resp) = access.check(&req, &self.conn, &target.route) {
+                return RespFuture::answer(resp, hits, log);
+            }
+        }
+
+        // handler
         let handler = target.handler.clone();
         let route = target.route.clone();
-        let rules = if routes.headers().is_empty() {
-            None
-        } else {
-            Some((routes.clone(), path.as_str().to_owned()))
-        };
+        let limits = &site.limits;
         let (parts, body) = req.into_parts();
         let pace = BodyPace {
             timeout: limits.body_timeout,
@@ -135,8 +122,8 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
         });
         RespFuture {
             state: State::Pending(fut),
-            guard: Some(guard),
-            rules,
+            log: Some(log),
+            hits,
             leftover,
         }
     }
@@ -148,8 +135,8 @@ impl Svc {
         let mut resp = if r.status == StatusCode::OK {
             Response::new(ResponseBody::empty())
         } else {
-            let level_warn = r.status.is_server_error() || r.status == StatusCode::BAD_REQUEST;
-            if level_warn {
+            // A client asking for what tern does not do is no fault.
+            if r.status != StatusCode::METHOD_NOT_ALLOWED {
                 tracing::warn!(%id, peer = %self.conn.peer, method = %req.method(), target = %req.uri(), "{}: {}", r.status.as_u16(), r.reason);
             } else {
                 tracing::info!(%id, peer = %self.conn.peer, method = %req.method(), target = %req.uri(), "{}: {}", r.status.as_u16(), r.reason);
@@ -185,15 +172,6 @@ fn asks_to_close<B>(req: &Request<B>) -> bool {
         http::Version::HTTP_11 => has("close"),
         _ => false,
     }
-}
-
-fn declared_length<B>(req: &Request<B>) -> Option<u64> {
-    req.headers()
-        .get(header::CONTENT_LENGTH)?
-        .to_str()
-        .ok()?
-        .parse()
-        .ok()
 }
 
 enum State {
@@ -244,20 +222,22 @@ impl Drain {
     }
 }
 
-/// The future of one request's response.
+/// The future of one request's response: the handler's answer, then the
+/// respond phase, then a body that carries the log phase.
 pub(crate) struct RespFuture {
     state: State,
-    guard: Option<RequestGuard>,
-    rules: Option<(Arc<SiteRoutes>, String)>,
+    log: Option<LogPhase>,
+    hits: Option<HeaderHits>,
     leftover: Option<Leftover>,
 }
 
 impl RespFuture {
-    fn ready(resp: Response<ResponseBody>, guard: RequestGuard) -> Self {
+    /// A request answered before its handler.
+    fn answer(resp: Response<ResponseBody>, hits: Option<HeaderHits>, log: LogPhase) -> Self {
         RespFuture {
             state: State::Ready(Some(resp)),
-            guard: Some(guard),
-            rules: None,
+            log: Some(log),
+            hits,
             leftover: None,
         }
     }
@@ -293,16 +273,11 @@ impl Future for RespFuture {
                 }
             }
         };
-        if let Some((routes, path)) = this.rules.take() {
-            routes.headers().apply(&path, resp.headers_mut());
+        if let Some(hits) = this.hits.take() {
+            hits.apply(resp.headers_mut());
         }
-        let mut guard = this
-            .guard
-            .take()
-            .expect("RespFuture polled after completion");
-        if let Some(log) = guard.log.as_mut() {
-            log.record.status = resp.status().as_u16();
-        }
-        Poll::Ready(Ok(resp.map(|b| ServerBody::new(b, guard))))
+        let mut log = this.log.take().expect("RespFuture polled after completion");
+        log.status(resp.status());
+        Poll::Ready(Ok(resp.map(|b| ServerBody::new(b, log))))
     }
 }

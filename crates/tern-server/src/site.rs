@@ -4,20 +4,21 @@
 
 use std::time::Duration;
 
-use tern_accesslog::AccessLog;
 use tern_config::Limits;
 
+use crate::phase::log::Sinks;
 use crate::route::Router;
 
-/// The running configuration: routes, limits, access log.
+/// The running configuration: routes (with each site's phase rules),
+/// limits, and where finished requests are reported.
 #[derive(Debug)]
 pub struct Site {
     /// Host and path routing, with each site's header rules.
     pub router: Router,
     /// Request and connection limits.
     pub limits: Limits,
-    /// Where access records go, if anywhere.
-    pub access_log: Option<AccessLog>,
+    /// Where finished requests are reported (the log phase).
+    pub sinks: Sinks,
     /// How long requests in flight may take to finish at shutdown.
     pub grace_period: Duration,
 }

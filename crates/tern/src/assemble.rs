@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use tern_accesslog::AccessLog;
 use tern_config::{Config, HandlerConfig, RouteMatcher};
 use tern_handler::Handler;
-use tern_server::{HeaderRules, Match, Router, Site, SiteRoutes};
+use tern_server::{HeaderRules, Match, Router, Sinks, Site, SiteRoutes};
 use tern_static::{FileCache, StaticFiles};
 
 /// What one configuration generation hands to the next on reload.
@@ -80,7 +80,7 @@ pub(crate) fn build(
         Some(al) => {
             let reuse = previous
                 .filter(|(g, _)| g.cfg.access_log.as_ref() == Some(al))
-                .and_then(|(_, s)| s.access_log.clone());
+                .and_then(|(_, s)| s.sinks.access_log.clone());
             match reuse {
                 Some(l) => Some(l),
                 None => Some(
@@ -93,7 +93,7 @@ pub(crate) fn build(
     let site = Site {
         router,
         limits: cfg.limits.clone(),
-        access_log,
+        sinks: Sinks { access_log },
         grace_period: cfg.server.grace_period,
     };
     Ok((site, Generation { cfg, cache }))

@@ -210,7 +210,7 @@ async fn run_server(cfg: Config, source: Source, ov: Overrides, demo: bool) -> a
     result.context("starting the worker threads")?;
     // Flush the access log before exiting (blocking; off the runtime threads).
     let site = handle.site();
-    if let Some(log) = site.access_log.clone() {
+    if let Some(log) = site.sinks.access_log.clone() {
         tokio::task::spawn_blocking(move || log.flush()).await.ok();
     }
     tracing::info!("stopped");
@@ -260,7 +260,7 @@ async fn watch_signals(
                 }
             }
             _ = usr1.recv() => {
-                if let Some(log) = handle.site().access_log.clone() {
+                if let Some(log) = handle.site().sinks.access_log.clone() {
                     log.reopen();
                     tracing::info!("access log reopened");
                 }
@@ -289,7 +289,7 @@ async fn reload(
     // thread. Keep one handle here past the grace period, so that the last
     // drop happens on the blocking pool rather than on a worker thread that
     // finished the old site's last request.
-    if let Some(old_log) = current.access_log.clone() {
+    if let Some(old_log) = current.sinks.access_log.clone() {
         drop(current);
         tokio::spawn(async move {
             tokio::time::sleep(grace).await;

@@ -1,15 +1,39 @@
-//! Response-header rules (`[[site.headers]]`): a glob on the request path and
-//! headers to set on every response whose path matches, whatever handler made
-//! it.
+//! The respond phase: response-header rules (`[[site.headers]]`), a glob on
+//! the request path and headers to set on every response whose path
+//! matches, whatever made it (a handler, or a phase that answered early).
+//! Which rules match is decided before the handler runs, from the path the
+//! request ends with; the headers are set when the response comes.
+
+use std::sync::Arc;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use http::{HeaderMap, HeaderName, HeaderValue};
+
+type Headers = Box<[(HeaderName, HeaderValue)]>;
 
 /// The compiled rules of one site.
 #[derive(Debug, Default)]
 pub struct HeaderRules {
     set: Option<GlobSet>,
-    headers: Vec<Vec<(HeaderName, HeaderValue)>>,
+    headers: Arc<[Headers]>,
+}
+
+/// The rules one request's path matched, kept until its response comes.
+#[derive(Debug)]
+pub(crate) struct HeaderHits {
+    headers: Arc<[Headers]>,
+    hits: Vec<usize>,
+}
+
+impl HeaderHits {
+    /// Sets the matched rules' headers on `out`, later rules last.
+    pub(crate) fn apply(&self, out: &mut HeaderMap) {
+        for &i in &self.hits {
+            for (n, v) in self.headers[i].iter() {
+                out.insert(n.clone(), v.clone());
+            }
+        }
+    }
 }
 
 /// A rule the config validated but this module cannot compile.
@@ -52,14 +76,14 @@ impl HeaderRules {
                 let v = HeaderValue::from_str(value).map_err(|e| err(e.to_string()))?;
                 set.push((n, v));
             }
-            headers.push(set);
+            headers.push(set.into_boxed_slice());
         }
         Ok(HeaderRules {
             set: Some(b.build().map_err(|e| RuleError {
                 pattern: String::new(),
                 reason: e.to_string(),
             })?),
-            headers,
+            headers: headers.into(),
         })
     }
 
@@ -68,13 +92,19 @@ impl HeaderRules {
         self.set.is_none()
     }
 
+    /// The rules `path` matches, or `None` when none does.
+    pub(crate) fn decide(&self, path: &str) -> Option<HeaderHits> {
+        let hits = self.set.as_ref()?.matches(path);
+        (!hits.is_empty()).then(|| HeaderHits {
+            headers: self.headers.clone(),
+            hits,
+        })
+    }
+
     /// Sets the headers of every rule matching `path`.
     pub fn apply(&self, path: &str, out: &mut HeaderMap) {
-        let Some(set) = &self.set else { return };
-        for i in set.matches(path) {
-            for (n, v) in &self.headers[i] {
-                out.insert(n.clone(), v.clone());
-            }
+        if let Some(hits) = self.decide(path) {
+            hits.apply(out);
         }
     }
 }

@@ -15,9 +15,18 @@
 //! - **Targets a handler can serve**. `OPTIONS *` is answered here (the
 //!   server's methods); CONNECT is 405 (tern is no proxy); other
 //!   authority-form or asterisk-form targets are 400.
+//! - **Limits and the path**. A target longer than `max_uri_bytes` is 414
+//!   (checked first: nothing else reads a head that long), a path that
+//!   does not decode is 400, a declared body over `max_body_bytes` is 413.
+//!   The path is decoded once, here, into the [`DecodedPath`] every later
+//!   phase and the handler use.
+
+use std::borrow::Cow;
 
 use http::header::{self, HeaderValue};
 use http::{Method, Request, StatusCode, Version};
+use tern_config::Limits;
+use tern_handler::path::DecodedPath;
 
 /// The methods tern's handlers answer, for `Allow` on `OPTIONS *` and on a
 /// refused CONNECT.
@@ -28,7 +37,7 @@ const SERVER_METHODS: &str = "GET, HEAD, POST, PUT, DELETE, OPTIONS";
 pub(crate) struct Refusal {
     pub(crate) status: StatusCode,
     /// For the log line.
-    pub(crate) reason: &'static str,
+    pub(crate) reason: Cow<'static, str>,
     /// `Allow`, for 405 and `OPTIONS *`.
     pub(crate) allow: Option<&'static str>,
     /// The connection cannot carry another request (its framing is in
@@ -37,27 +46,67 @@ pub(crate) struct Refusal {
 }
 
 impl Refusal {
-    fn bad(reason: &'static str) -> Self {
+    fn bad(reason: impl Into<Cow<'static, str>>) -> Self {
+        Refusal::new(StatusCode::BAD_REQUEST, reason)
+    }
+
+    fn new(status: StatusCode, reason: impl Into<Cow<'static, str>>) -> Self {
         Refusal {
-            status: StatusCode::BAD_REQUEST,
-            reason,
+            status,
+            reason: reason.into(),
             allow: None,
             close: true,
         }
     }
 }
 
-/// Admits `req` or says how to answer it. On admission its `Host` field is
-/// the one authority that chooses the site (absent only when the request
-/// names none: HTTP/1.0 without `Host`, or an empty `Host`).
-pub(crate) fn admit<B>(req: &mut Request<B>) -> Result<(), Refusal> {
+/// Admits `req` under `limits` and gives its decoded path, or says how to
+/// answer it. On admission its `Host` field is the one authority that
+/// chooses the site (absent only when the request names none: HTTP/1.0
+/// without `Host`, or an empty `Host`).
+pub(crate) fn admit<B>(req: &mut Request<B>, limits: &Limits) -> Result<DecodedPath, Refusal> {
+    let target_len = req.uri().path_and_query().map_or(0, |p| p.as_str().len());
+    if target_len > limits.max_uri_bytes {
+        return Err(Refusal::new(
+            StatusCode::URI_TOO_LONG,
+            format!(
+                "request target longer than max_uri_bytes ({}): {target_len} bytes",
+                limits.max_uri_bytes
+            ),
+        ));
+    }
     if req.version() == Version::HTTP_2 {
         authority_h2(req)?;
     } else {
         framing_h1(req)?;
         authority_h1(req)?;
     }
-    target(req)
+    target(req)?;
+    let path = DecodedPath::parse(req.uri().path())
+        .map_err(|e| Refusal::bad(format!("bad request path: {e}")))?;
+    if let Some(len) = declared_length(req) {
+        if len > limits.max_body_bytes {
+            // The body is not read: the connection cannot carry another
+            // request.
+            return Err(Refusal::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "request body larger than max_body_bytes ({}): {len} bytes",
+                    limits.max_body_bytes
+                ),
+            ));
+        }
+    }
+    Ok(path)
+}
+
+fn declared_length<B>(req: &Request<B>) -> Option<u64> {
+    req.headers()
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .parse()
+        .ok()
 }
 
 /// The request target's form: origin form for every method but two.
@@ -65,7 +114,7 @@ fn target<B>(req: &Request<B>) -> Result<(), Refusal> {
     if req.method() == Method::CONNECT {
         return Err(Refusal {
             status: StatusCode::METHOD_NOT_ALLOWED,
-            reason: "CONNECT: tern is not a proxy",
+            reason: "CONNECT: tern is not a proxy".into(),
             allow: Some(SERVER_METHODS),
             close: true,
         });
@@ -75,7 +124,7 @@ fn target<B>(req: &Request<B>) -> Result<(), Refusal> {
         if req.method() == Method::OPTIONS {
             return Err(Refusal {
                 status: StatusCode::OK,
-                reason: "OPTIONS *",
+                reason: "OPTIONS *".into(),
                 allow: Some(SERVER_METHODS),
                 close: false,
             });
@@ -182,12 +231,10 @@ fn framing_h1<B>(req: &Request<B>) -> Result<(), Refusal> {
         return Err(Refusal::bad("chunked applied more than once"));
     }
     if other {
-        return Err(Refusal {
-            status: StatusCode::NOT_IMPLEMENTED,
-            reason: "a transfer coding other than chunked",
-            allow: None,
-            close: true,
-        });
+        return Err(Refusal::new(
+            StatusCode::NOT_IMPLEMENTED,
+            "a transfer coding other than chunked",
+        ));
     }
     Ok(())
 }
@@ -238,6 +285,52 @@ pub(crate) fn valid_authority(v: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn limits() -> Limits {
+        Limits {
+            max_header_bytes: 16 << 10,
+            max_headers: 100,
+            max_uri_bytes: 32,
+            max_body_bytes: 100,
+            header_read_timeout: std::time::Duration::from_secs(10),
+            body_timeout: std::time::Duration::from_secs(20),
+            body_min_rate: 500,
+            keepalive_timeout: std::time::Duration::from_secs(75),
+            max_connections: 10240,
+        }
+    }
+
+    fn admit(r: &mut Request<()>) -> Result<DecodedPath, Refusal> {
+        super::admit(r, &limits())
+    }
+
+    #[test]
+    fn limits_are_checked_and_the_path_decoded_once() {
+        let mut r = req(Version::HTTP_11, "/a%20b/../c", &["a.test"]);
+        assert_eq!(admit(&mut r).unwrap().as_str(), "/c");
+
+        // Too long a target is refused before anything reads it, even a
+        // request that would be refused for its Host too.
+        let long = format!("/{}", "x".repeat(40));
+        let e = admit(&mut req(Version::HTTP_11, &long, &["a", "b"])).unwrap_err();
+        assert_eq!(e.status, StatusCode::URI_TOO_LONG);
+        assert!(e.reason.contains("max_uri_bytes (32)"), "{}", e.reason);
+
+        let e = admit(&mut req(Version::HTTP_11, "/a%00", &["a.test"])).unwrap_err();
+        assert_eq!(e.status, StatusCode::BAD_REQUEST);
+        assert!(e.reason.starts_with("bad request path"), "{}", e.reason);
+
+        let mut big = req(Version::HTTP_11, "/", &["a.test"]);
+        big.headers_mut()
+            .insert(header::CONTENT_LENGTH, HeaderValue::from_static("101"));
+        let e = admit(&mut big).unwrap_err();
+        assert_eq!(e.status, StatusCode::PAYLOAD_TOO_LARGE);
+        assert!(e.close, "an unread body leaves the connection unusable");
+        let mut fits = req(Version::HTTP_11, "/", &["a.test"]);
+        fits.headers_mut()
+            .insert(header::CONTENT_LENGTH, HeaderValue::from_static("100"));
+        assert!(admit(&mut fits).is_ok());
+    }
 
     fn req(version: Version, target: &str, hosts: &[&str]) -> Request<()> {
         let mut r = Request::builder().version(version).uri(target);
