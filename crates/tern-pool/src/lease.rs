@@ -5,7 +5,7 @@ use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::pool::Shared;
+use crate::shared::Shared;
 use crate::state::Entry;
 use crate::{Factory, Retire};
 

@@ -29,6 +29,7 @@ mod lease;
 mod manager;
 mod pool;
 pub mod process;
+mod shared;
 mod state;
 mod stats;
 

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use tokio::task::JoinSet;
 
-use crate::pool::Shared;
+use crate::shared::Shared;
 use crate::state::{Entry, Look};
 use crate::{Factory, Retire};
 

@@ -1,41 +1,15 @@
 //! The pool handle: start, checkout, stats, health, close.
 
 use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::time::Instant;
 
-use tokio::sync::{oneshot, watch, Notify};
+use tokio::sync::oneshot;
 
 use crate::manager;
-use crate::state::{Admit, Reply, State};
+use crate::shared::Shared;
+use crate::state::{Admit, Reply};
 use crate::{Error, Factory, Health, Lease, PoolConfig, PoolError, Stats};
-
-/// What the pool's users, its leases and its manager share.
-pub(crate) struct Shared<F: Factory> {
-    pub(crate) cfg: PoolConfig,
-    pub(crate) factory: F,
-    state: Mutex<State<F::Item>>,
-    /// Wakes the manager: something to create or destroy, or closing.
-    /// A wake-up sent while the manager is busy is kept for its next wait.
-    pub(crate) wake: Notify,
-    /// Becomes true when the manager has destroyed everything and stops.
-    pub(crate) done: watch::Sender<bool>,
-}
-
-impl<F: Factory> Shared<F> {
-    /// The state. A panic under the lock (in a factory's `check`) does
-    /// not wedge the pool: the state's own updates are never left half done.
-    pub(crate) fn lock(&self) -> MutexGuard<'_, State<F::Item>> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Wakes the manager when `needed`.
-    pub(crate) fn wake_if(&self, needed: bool) {
-        if needed {
-            self.wake.notify_one();
-        }
-    }
-}
 
 /// A pool of items (worker processes, connections) made by a [`Factory`],
 /// shared by every runtime of the server: `Send + Sync`, cheap to clone,
@@ -96,13 +70,7 @@ impl<F: Factory> Pool<F> {
             .enable_all()
             .build()
             .map_err(thread_error)?;
-        let shared = Arc::new(Shared {
-            factory,
-            state: Mutex::new(State::default()),
-            wake: Notify::new(),
-            done: watch::Sender::new(false),
-            cfg,
-        });
+        let shared = Arc::new(Shared::new(cfg, factory));
         let for_manager = Arc::clone(&shared);
         std::thread::Builder::new()
             .name(format!("tern-pool:{name}"))

@@ -1,7 +1,6 @@
 //! [`StaticFiles`], the handler: method check, the cache fast path on the
 //! runtime thread, and the hand-off of everything else to the blocking pool.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -12,6 +11,7 @@ use tern_handler::path::DecodedPath;
 use tern_handler::{Exchange, Handler, HandlerError, HandlerFuture, ResponseBody};
 
 use crate::cache::FileCache;
+use crate::docroot::{DocRoot, SiteCache};
 use crate::encoding::AcceptEncoding;
 use crate::mime::MimeMap;
 use crate::resolve::Root;
@@ -23,29 +23,7 @@ use crate::Error;
 /// Cheap to clone: the state is shared.
 #[derive(Debug, Clone)]
 pub struct StaticFiles {
-    site: Arc<Site>,
-}
-
-/// A site's cache: the shared cache and this site's namespace in it.
-#[derive(Debug)]
-pub(crate) struct SiteCache {
-    pub(crate) cache: Arc<FileCache>,
-    pub(crate) ns: u32,
-}
-
-/// One configured static root, immutable once built.
-#[derive(Debug)]
-pub(crate) struct Site {
-    pub(crate) root: Root,
-    pub(crate) root_path: PathBuf,
-    pub(crate) index: Vec<String>,
-    pub(crate) listing: bool,
-    pub(crate) follow_symlinks: bool,
-    pub(crate) dotfiles: bool,
-    pub(crate) precompressed: bool,
-    pub(crate) mime: MimeMap,
-    pub(crate) max_ranges: usize,
-    pub(crate) cache: Option<SiteCache>,
+    site: Arc<DocRoot>,
 }
 
 impl StaticFiles {
@@ -66,7 +44,7 @@ impl StaticFiles {
                 cache,
             });
         Ok(StaticFiles {
-            site: Arc::new(Site {
+            site: Arc::new(DocRoot {
                 root,
                 root_path: cfg.root.clone(),
                 index: cfg.index.clone(),
@@ -93,7 +71,7 @@ impl Handler for StaticFiles {
     }
 }
 
-impl Site {
+impl DocRoot {
     async fn answer(self: Arc<Self>, exchange: Exchange) -> Response<ResponseBody> {
         let head = match *exchange.request.method() {
             Method::GET => false,

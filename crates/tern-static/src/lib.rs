@@ -24,6 +24,7 @@
 mod body;
 mod cache;
 mod conditional;
+mod docroot;
 mod encoding;
 mod handler;
 mod listing;

@@ -17,8 +17,8 @@ use tern_handler::{error_response, HandlerError, RequestId, ResponseBody};
 
 use crate::body::{read_exact_at, CHUNK};
 use crate::cache::{Entry, Variant};
+use crate::docroot::DocRoot;
 use crate::encoding::{AcceptEncoding, Coding, CodingSet};
-use crate::handler::Site;
 use crate::listing::{self, SEGMENT};
 use crate::representation::{FileStamp, Representation};
 use crate::resolve::{classify, Failure, Node, RelPath};
@@ -38,7 +38,7 @@ pub(crate) struct Request {
 }
 
 impl Request {
-    fn ask(&self, site: &Site) -> Ask<'_> {
+    fn ask(&self, site: &DocRoot) -> Ask<'_> {
         Ask {
             headers: &self.headers,
             head: self.head,
@@ -63,7 +63,7 @@ enum Located {
 /// An open file and its metadata, per coding.
 type Found = [Option<(File, Metadata)>; 4];
 
-impl Site {
+impl DocRoot {
     /// Answers a request from the file system. Blocking.
     pub(crate) fn serve_blocking(&self, req: &Request) -> Response<ResponseBody> {
         let checked = Instant::now();
