@@ -38,6 +38,8 @@ use crate::plan::{
 };
 use crate::progress::{Extent, Progress, Style};
 use crate::report::{self, ab, json, Format};
+use crate::suite::peer::PeerKind;
+use crate::suite::SuiteConfig;
 use crate::{merge, suite, Error};
 
 /// `tern bench`: load one or more URLs and report.
@@ -401,7 +403,7 @@ fn merge_main(args: MergeArgs) -> Result<(), Error> {
 }
 
 fn suite_main(args: SuiteArgs) -> Result<(), Error> {
-    let config = suite::SuiteConfig::from_args(&args)?;
+    let config = suite_config(&args)?;
     let stop = StopHandle::new();
     let _interrupt = Interrupt::watch(stop.clone());
     let report = suite::run(&config, &stop)?;
@@ -416,6 +418,86 @@ fn suite_main(args: SuiteArgs) -> Result<(), Error> {
         write_file(&dir.join("suite.json"), &json_text)?;
     }
     print(if args.json { &json_text } else { &markdown })
+}
+
+/// Arguments to config: [`SuiteConfig::new`]'s defaults, then what the
+/// command line asks for, every value checked here.
+fn suite_config(a: &SuiteArgs) -> Result<SuiteConfig, Error> {
+    let tern = if a.no_tern {
+        None
+    } else {
+        match &a.tern {
+            Some(p) => Some(p.clone()),
+            None => Some(
+                std::env::current_exe().map_err(|e| Error::system("finding this executable", e))?,
+            ),
+        }
+    };
+    let mut c = SuiteConfig::new(tern);
+    for name in &a.peers {
+        if name == "all" {
+            for p in PeerKind::ALL {
+                if !c.peers.contains(&p) {
+                    c.peers.push(p);
+                }
+            }
+            continue;
+        }
+        let p = PeerKind::parse(name).ok_or_else(|| {
+            Error::usage(format!(
+                "unknown peer {name:?} (nginx, lighttpd, apache2, h2o, caddy, all)"
+            ))
+        })?;
+        if !c.peers.contains(&p) {
+            c.peers.push(p);
+        }
+    }
+    if c.tern.is_none() && c.peers.is_empty() {
+        return Err(Error::usage("--no-tern needs --peers"));
+    }
+    if a.rounds == 0 {
+        return Err(Error::usage("--rounds must be at least 1"));
+    }
+    c.rounds = a.rounds;
+    if a.quick {
+        c.duration = Duration::from_millis(300);
+        c.warmup = Duration::from_millis(100);
+        c.timeout = Duration::from_secs(5);
+    }
+    if let Some(d) = a.duration {
+        if d.is_zero() {
+            return Err(Error::usage("--duration must be more than 0"));
+        }
+        c.duration = d;
+    }
+    if let Some(w) = a.warmup {
+        c.warmup = w;
+    }
+    if !a.sections.is_empty() {
+        let known: Vec<String> = c
+            .registry
+            .sections()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        for name in &a.sections {
+            if !known.contains(name) {
+                return Err(Error::usage(format!(
+                    "unknown section {name:?} ({})",
+                    known.join(", ")
+                )));
+            }
+        }
+        c.registry.retain_sections(&a.sections);
+    }
+    if let Some(text) = &a.only {
+        c.registry.retain_matching(text);
+        if c.registry.rows().is_empty() {
+            return Err(Error::usage(format!("no row matches {text:?}")));
+        }
+    }
+    c.quiet = a.quiet;
+    Ok(c)
 }
 
 /// Builds plan settings from load arguments; `default_warmup` when none given.

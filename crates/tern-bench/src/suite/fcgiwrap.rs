@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use super::backend::{BackendLaunch, Listen};
-use super::peer::RunAs;
+use super::process::{find_program, RunAs};
 
 /// fcgiwrap's worker processes (`bench/peers.sh`'s FCGI_PROCS).
 pub const WORKERS: u32 = 4;
@@ -25,10 +25,9 @@ pub struct FcgiwrapPrograms {
 impl FcgiwrapPrograms {
     /// Looks for both in `search`; `None` without fcgiwrap.
     pub fn find(search: &[PathBuf]) -> Option<FcgiwrapPrograms> {
-        let find = |name: &str| search.iter().map(|d| d.join(name)).find(|p| p.is_file());
         Some(FcgiwrapPrograms {
-            fcgiwrap: find("fcgiwrap")?,
-            spawn_fcgi: find("spawn-fcgi"),
+            fcgiwrap: find_program(search, "fcgiwrap")?,
+            spawn_fcgi: find_program(search, "spawn-fcgi"),
         })
     }
 

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::backend::{BackendLaunch, Listen};
-use super::peer::RunAs;
+use super::process::{find_program, RunAs};
 
 /// php-fpm's children (`pm.max_children`, `bench/peers.sh`'s FCGI_PROCS);
 /// tern connects with as many connections.
@@ -46,10 +46,7 @@ pub fn find_fpm(search: &[PathBuf]) -> Option<PathBuf> {
 
 /// php-cgi in `search`.
 pub fn find_cgi(search: &[PathBuf]) -> Option<PathBuf> {
-    search
-        .iter()
-        .map(|d| d.join("php-cgi"))
-        .find(|p| p.is_file())
+    find_program(search, "php-cgi")
 }
 
 /// php-fpm's config: its pid file, log and socket in `dir`; its children

@@ -5,8 +5,8 @@
 
 use std::fmt::Write as _;
 
+use super::report::{Cell, Footnote, RowReport};
 use super::row::Comparison;
-use super::{Cell, Footnote, RowReport};
 
 /// One footnote per comparison with at least one ratio.
 pub fn footnotes(comparisons: &[Comparison], rows: &[RowReport]) -> Vec<Footnote> {

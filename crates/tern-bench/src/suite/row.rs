@@ -21,8 +21,8 @@
 //! (CGIplus, a spawned FastCGI responder), on the same grid.
 //! A [`Comparison`] asks for a ratio of two ways under a table.
 //! New rows come the same way: `add_fixture` for their files, `add_row`
-//! with a new [`Feature`] if need be, and the servers that offer it (see
-//! [`super::server::ServerSpec::offers`]) take part.
+//! with a new [`Feature`] if need be, and the servers that offer it take
+//! part (a server's spec says which it offers).
 
 use serde::{Deserialize, Serialize};
 

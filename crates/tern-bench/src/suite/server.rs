@@ -1,288 +1,27 @@
-//! Servers under test: tern or a peer, in a cache variant. Each is started in
-//! the foreground on a free loopback port, in its own process group, with its
-//! output in its log file; the suite waits until it accepts connections,
-//! measures its process tree, and stops it by process group (TERM, then KILL
-//! after 5 s). [`RunningServer`] stops its server when dropped, so an error
-//! or a panic in the suite never leaves a server behind.
-//!
-//! tern runs from a config file the suite writes ([`tern_config`]): the
-//! docroot as its one site and a route for each gateway its rows need
-//! (`/cgi-bin` as CGI, `/cgiplus-bin` as CGIplus, FastCGI to a responder
-//! the suite started for it and to processes it runs itself, the Perl
-//! engine, php-fpm, php-cgi).
-//! The suite depends on no server crate, so the file is plain TOML in
-//! tern's documented format.
+//! Servers under test, running: each [`ServerSpec`] is started in the
+//! foreground on a free loopback port, in its own process group, with its
+//! output in its log file, after its own backends; the suite waits until it
+//! accepts connections, measures its process tree (and the trees of the
+//! backends it uses), and stops it by process group (TERM, then KILL after
+//! 5 s), then its backends. [`RunningServer`] stops its server when
+//! dropped, so an error or a panic in the suite never leaves a server
+//! behind.
 
 use std::fs::File;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rustix::process::{kill_process_group, test_kill_process_group, Pid, Signal};
-
-use super::fcgi_app;
-use super::gateway::{Backends, Gateway, OwnBackends};
-use super::peer::{CgiGateway, Launch, PeerKind, PeerSetup, RunAs};
-use super::php::FPM_CHILDREN;
-use super::row::{wasm_module_path, CacheMode, Feature, RowSpec, WASM_MODULES};
+use super::backends::{Backends, OwnBackends};
+use super::gateway::Gateway;
+use super::peer::{Launch, PeerSetup};
+use super::process::{free_port, stop_group, RunAs};
+use super::row::{CacheMode, Feature};
+use super::spec::{ServerKind, ServerSpec};
+use super::tern::tern_config;
 use super::workdir::Workdir;
-
-/// Which server.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ServerKind {
-    /// tern, started as `BINARY serve --config FILE [--no-cache]` with a
-    /// config from [`tern_config`].
-    Tern {
-        /// The tern executable.
-        binary: PathBuf,
-    },
-    /// A peer.
-    Peer(PeerKind),
-}
-
-/// A server in one variant.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerSpec {
-    /// Which server.
-    pub kind: ServerKind,
-    /// Cache variant; `None` for servers without a knob (they take the
-    /// cache-on rows as they are).
-    pub cache: Option<CacheMode>,
-    /// The gateway features it is set up with (so it takes their rows).
-    pub features: Vec<Feature>,
-}
-
-impl ServerSpec {
-    /// "tern", "nginx", ...
-    pub fn name(&self) -> &'static str {
-        match &self.kind {
-            ServerKind::Tern { .. } => "tern",
-            ServerKind::Peer(p) => p.name(),
-        }
-    }
-
-    /// "on", "off" or "default".
-    pub fn cache_label(&self) -> &'static str {
-        match self.cache {
-            Some(CacheMode::On) => "on",
-            Some(CacheMode::Off) => "off",
-            None => "default",
-        }
-    }
-
-    /// A unique, file-name-safe label: "nginx-cache-off".
-    pub fn id(&self) -> String {
-        format!("{}-cache-{}", self.name(), self.cache_label())
-    }
-
-    /// Whether the server can serve rows that need `feature`.
-    pub fn offers(&self, feature: Feature) -> bool {
-        feature == Feature::StaticFiles || self.features.contains(&feature)
-    }
-
-    /// Whether this variant takes part in `row`.
-    pub fn serves(&self, row: &RowSpec) -> bool {
-        self.offers(row.needs)
-            && match row.cache {
-                CacheMode::On => self.cache != Some(CacheMode::Off),
-                CacheMode::Off => self.cache == Some(CacheMode::Off),
-            }
-    }
-
-    /// Whether a server of `kind` can be set up to serve `feature` (tern:
-    /// everything; peers: see [`PeerKind::offers`]).
-    pub fn can_offer(kind: &ServerKind, feature: Feature) -> bool {
-        match kind {
-            ServerKind::Tern { .. } => true,
-            ServerKind::Peer(p) => p.offers(feature),
-        }
-    }
-
-    /// How it runs CGI, for notes (`None` for tern and servers without CGI).
-    pub fn cgi_gateway(&self) -> Option<CgiGateway> {
-        match &self.kind {
-            ServerKind::Peer(p) if self.offers(Feature::Cgi) => p.cgi_gateway(),
-            _ => None,
-        }
-    }
-
-    /// The variants to run for a server kind: two with a cache knob, else
-    /// one; all without gateways (see [`ServerSpec::with_features`]).
-    pub fn variants(kind: ServerKind) -> Vec<ServerSpec> {
-        let knob = match &kind {
-            ServerKind::Tern { .. } => true,
-            ServerKind::Peer(p) => p.has_cache_knob(),
-        };
-        if knob {
-            vec![
-                ServerSpec {
-                    kind: kind.clone(),
-                    cache: Some(CacheMode::On),
-                    features: Vec::new(),
-                },
-                ServerSpec {
-                    kind,
-                    cache: Some(CacheMode::Off),
-                    features: Vec::new(),
-                },
-            ]
-        } else {
-            vec![ServerSpec {
-                kind,
-                cache: None,
-                features: Vec::new(),
-            }]
-        }
-    }
-
-    /// The same variant set up with those of `available` it can offer,
-    /// when it takes the cache-on rows (gateway rows are all cache-on; the
-    /// cache-off variants stay as plain as the static rows want them).
-    pub fn with_features(mut self, available: &[Feature]) -> ServerSpec {
-        self.features = if self.cache == Some(CacheMode::Off) {
-            Vec::new()
-        } else {
-            available
-                .iter()
-                .copied()
-                .filter(|&f| f != Feature::StaticFiles && ServerSpec::can_offer(&self.kind, f))
-                .collect()
-        };
-        self
-    }
-
-    fn launch(
-        &self,
-        program: &Path,
-        dir: &Path,
-        docroot: &Path,
-        port: u16,
-        gateways: &[Gateway<'_>],
-    ) -> Result<Launch, String> {
-        match &self.kind {
-            ServerKind::Tern { binary } => {
-                let conf = dir.join("tern.toml");
-                std::fs::write(&conf, tern_config(docroot, port, gateways))
-                    .map_err(|e| format!("writing {}: {e}", conf.display()))?;
-                let mut args = vec![
-                    "serve".to_owned(),
-                    "--config".to_owned(),
-                    conf.display().to_string(),
-                ];
-                if self.cache == Some(CacheMode::Off) {
-                    args.push("--no-cache".to_owned());
-                }
-                Ok(Launch {
-                    program: binary.clone(),
-                    args,
-                    env: vec![],
-                })
-            }
-            ServerKind::Peer(p) => p.configure(
-                program,
-                &PeerSetup {
-                    dir,
-                    docroot,
-                    port,
-                    cache: self.cache,
-                    user: RunAs::for_this_process(),
-                    gateways,
-                },
-            ),
-        }
-    }
-}
-
-/// tern's config for the suite: one listener on 127.0.0.1:`port`, the
-/// docroot as the one site, and a route for each gateway. Script
-/// directories are the docroot's directories named after the prefixes.
-/// Pools match the backends: as many connections to the FastCGI
-/// responder and php-fpm as they have processes, as many processes of its
-/// own for the spawned responder and the Perl engine; CGIplus scripts
-/// start one process each and grow to as many on demand.
-pub fn tern_config(docroot: &Path, port: u16, gateways: &[Gateway<'_>]) -> String {
-    let path = |p: &Path| toml_string(&p.display().to_string());
-    let scripts = |f: Feature| path(&docroot.join(&f.prefix()[1..]));
-    let mut t = format!(
-        "[[listen]]\naddress = \"127.0.0.1:{port}\"\n\n[[site]]\nroot = {}\n",
-        path(docroot)
-    );
-    for g in gateways {
-        let f = g.feature();
-        if let Gateway::Wasm = g {
-            // A wasm route runs one module: a route per module.
-            for stem in WASM_MODULES {
-                t.push_str(&format!(
-                    "\n[[site.route]]\nprefix = \"{}/{stem}\"\nhandler = \"wasm\"\nmodule = {}\n",
-                    f.prefix(),
-                    path(&docroot.join(wasm_module_path(stem)))
-                ));
-            }
-            continue;
-        }
-        t.push_str("\n[[site.route]]\n");
-        if f == Feature::PhpFpm {
-            // Every *.php but php-cgi's, whose prefix wins over an extension.
-            t.push_str("extension = \"php\"\n");
-        } else {
-            t.push_str(&format!("prefix = \"{}\"\n", f.prefix()));
-        }
-        t.push_str(&match *g {
-            Gateway::Cgi { .. } => format!("handler = \"cgi\"\ndir = {}\n", scripts(f)),
-            Gateway::CgiPlus => format!(
-                "handler = \"cgiplus\"\ndir = {}\nmin_processes = 1\nmax_processes = {}\n",
-                scripts(f),
-                fcgi_app::PROCESSES
-            ),
-            Gateway::FastCgi { socket } => format!(
-                "handler = \"fastcgi\"\nconnect = {}\nmax_connections = {}\n",
-                toml_string(&format!("unix:{}", socket.display())),
-                fcgi_app::PROCESSES
-            ),
-            Gateway::FastCgiSpawned { program } => format!(
-                "handler = \"fastcgi\"\ncommand = [{}]\nenv = {{ FCGI_WORKERS = \"1\" }}\nmin_processes = {n}\nmax_processes = {n}\n",
-                path(program),
-                n = fcgi_app::PROCESSES
-            ),
-            Gateway::PerlEngine => format!(
-                "handler = \"cgiplus\"\nengine = \"perl\"\ndir = {}\nmin_processes = {n}\nmax_processes = {n}\n",
-                scripts(f),
-                n = fcgi_app::PROCESSES
-            ),
-            Gateway::PhpFpm { socket } => format!(
-                "handler = \"fastcgi\"\nconnect = {}\ndir = {}\nmax_connections = {FPM_CHILDREN}\n",
-                toml_string(&format!("unix:{}", socket.display())),
-                path(docroot)
-            ),
-            Gateway::PhpCgi { program } => format!(
-                "handler = \"cgi\"\ndir = {}\ninterpreter = {}\n",
-                scripts(f),
-                path(program)
-            ),
-            // Written above.
-            Gateway::Wasm => String::new(),
-        });
-    }
-    t
-}
-
-/// A TOML basic string.
-fn toml_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
 
 /// A started server. Dropping it stops it.
 #[derive(Debug)]
@@ -300,8 +39,6 @@ pub struct RunningServer {
 
 /// How long a server may take to accept its first connection.
 const START_TIMEOUT: Duration = Duration::from_secs(15);
-/// How long a server may take to exit after SIGTERM before SIGKILL.
-const STOP_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl RunningServer {
     /// Starts `spec` (executable `program`) on a free loopback port with
@@ -325,7 +62,7 @@ impl RunningServer {
                     .ok_or_else(|| format!("nothing here serves {} for {}", f.label(), spec.name()))
             })
             .collect::<Result<Vec<Gateway<'_>>, String>>()?;
-        let launch = spec.launch(program, &dir, work.docroot(), port, &gateways)?;
+        let launch = launch(spec, program, &dir, work.docroot(), port, &gateways)?;
         let cpu = spec
             .features
             .iter()
@@ -451,62 +188,57 @@ impl RunningServer {
     }
 }
 
-/// Stops the process group led by `child`: TERM, then KILL after 5 s; reaps
-/// the leader.
-pub(super) fn stop_group(mut child: Child) {
-    let Some(pgid) = Pid::from_raw(child.id() as i32) else {
-        return;
-    };
-    let _ = kill_process_group(pgid, Signal::TERM);
-    let began = Instant::now();
-    loop {
-        // Reap the leader, so that a zombie does not keep the group alive.
-        let _ = child.try_wait();
-        if test_kill_process_group(pgid).is_err() {
-            break;
-        }
-        if began.elapsed() > STOP_TIMEOUT {
-            let _ = kill_process_group(pgid, Signal::KILL);
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _ = child.wait();
-}
-
 impl Drop for RunningServer {
     fn drop(&mut self) {
         self.stop();
     }
 }
 
-/// A port on 127.0.0.1 that was free a moment ago.
-fn free_port() -> std::io::Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+/// Writes the config of `spec` into `dir` and says how to start it.
+fn launch(
+    spec: &ServerSpec,
+    program: &Path,
+    dir: &Path,
+    docroot: &Path,
+    port: u16,
+    gateways: &[Gateway<'_>],
+) -> Result<Launch, String> {
+    match &spec.kind {
+        ServerKind::Tern { binary } => {
+            let conf = dir.join("tern.toml");
+            std::fs::write(&conf, tern_config(docroot, port, gateways))
+                .map_err(|e| format!("writing {}: {e}", conf.display()))?;
+            let mut args = vec![
+                "serve".to_owned(),
+                "--config".to_owned(),
+                conf.display().to_string(),
+            ];
+            if spec.cache == Some(CacheMode::Off) {
+                args.push("--no-cache".to_owned());
+            }
+            Ok(Launch {
+                program: binary.clone(),
+                args,
+                env: vec![],
+            })
+        }
+        ServerKind::Peer(p) => p.configure(
+            program,
+            &PeerSetup {
+                dir,
+                docroot,
+                port,
+                cache: spec.cache,
+                user: RunAs::for_this_process(),
+                gateways,
+            },
+        ),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn variants_and_rows() {
-        let tern = ServerSpec::variants(ServerKind::Tern {
-            binary: "/x/tern".into(),
-        });
-        assert_eq!(
-            tern.iter().map(ServerSpec::id).collect::<Vec<_>>(),
-            ["tern-cache-on", "tern-cache-off"]
-        );
-        let caddy = ServerSpec::variants(ServerKind::Peer(PeerKind::Caddy));
-        assert!(tern.iter().chain(&caddy).all(|s| s.features.is_empty()));
-        assert_eq!(caddy.len(), 1);
-        let mut row = super::super::row::Registry::seed().rows()[0].clone();
-        row.cache = CacheMode::Off;
-        assert!(tern[1].serves(&row) && !tern[0].serves(&row) && !caddy[0].serves(&row));
-        row.cache = CacheMode::On;
-        assert!(tern[0].serves(&row) && !tern[1].serves(&row) && caddy[0].serves(&row));
-    }
 
     #[test]
     fn a_server_that_exits_at_once_is_a_note_and_leaves_nothing() {
@@ -539,86 +271,5 @@ mod tests {
         let err =
             RunningServer::start(&spec, Path::new("/nonexistent/tern"), &work, &none).unwrap_err();
         assert_eq!(err, "no php-fpm");
-    }
-
-    #[test]
-    fn gateways_go_to_cache_on_variants_of_servers_that_offer_them() {
-        let seed = super::super::row::Registry::seed();
-        let cgi_row = seed
-            .rows()
-            .iter()
-            .find(|r| r.needs == Feature::Cgi)
-            .unwrap();
-        let tern: Vec<ServerSpec> = ServerSpec::variants(ServerKind::Tern {
-            binary: "/x/tern".into(),
-        })
-        .into_iter()
-        .map(|s| s.with_features(&Feature::GATEWAYS))
-        .collect();
-        assert_eq!(tern[0].features, Feature::GATEWAYS, "tern offers all");
-        assert!(tern[1].features.is_empty(), "cache off stays static");
-        assert!(tern[0].serves(cgi_row) && !tern[1].serves(cgi_row));
-        assert_eq!(tern[0].cgi_gateway(), None);
-        let h2o = ServerSpec::variants(ServerKind::Peer(PeerKind::H2o))
-            .remove(0)
-            .with_features(&Feature::GATEWAYS);
-        assert!(!h2o.serves(cgi_row), "h2o has no CGI");
-        assert_eq!(h2o.features, [Feature::FastCgi, Feature::PhpFpm]);
-        let apache = ServerSpec::variants(ServerKind::Peer(PeerKind::Apache2))
-            .remove(0)
-            .with_features(&[Feature::Cgi, Feature::CgiPlus]);
-        assert!(apache.serves(cgi_row));
-        assert_eq!(apache.features, [Feature::Cgi], "CGIplus is tern's");
-        assert_eq!(apache.cgi_gateway(), Some(CgiGateway::ModCgid));
-        let plain = apache.clone().with_features(&[]);
-        assert!(!plain.serves(cgi_row));
-    }
-
-    #[test]
-    fn tern_config_has_the_site_and_the_cgi_route() {
-        let cgi = [Gateway::Cgi { fcgiwrap: None }];
-        let t = tern_config(Path::new("/tmp/s \"q\"/www"), 18081, &cgi);
-        assert_eq!(
-            t,
-            "[[listen]]\naddress = \"127.0.0.1:18081\"\n\n[[site]]\nroot = \"/tmp/s \\\"q\\\"/www\"\n\n\
-             [[site.route]]\nprefix = \"/cgi-bin\"\nhandler = \"cgi\"\ndir = \"/tmp/s \\\"q\\\"/www/cgi-bin\"\n"
-        );
-        assert!(!tern_config(Path::new("/w"), 1, &[]).contains("site.route"));
-    }
-
-    #[test]
-    fn tern_config_routes_every_persistent_gateway() {
-        let gateways = [
-            Gateway::CgiPlus,
-            Gateway::FastCgi {
-                socket: Path::new("/s/fcgi-app.sock"),
-            },
-            Gateway::FastCgiSpawned {
-                program: Path::new("/s/bin/fcgi-app"),
-            },
-            Gateway::PerlEngine,
-            Gateway::PhpFpm {
-                socket: Path::new("/s/php-fpm.sock"),
-            },
-            Gateway::PhpCgi {
-                program: Path::new("/usr/bin/php-cgi"),
-            },
-            Gateway::Wasm,
-        ];
-        let t = tern_config(Path::new("/w"), 1, &gateways);
-        let routes: Vec<&str> = t.split("\n[[site.route]]\n").skip(1).collect();
-        assert_eq!(
-            routes,
-            [
-                "prefix = \"/cgiplus-bin\"\nhandler = \"cgiplus\"\ndir = \"/w/cgiplus-bin\"\nmin_processes = 1\nmax_processes = 4\n",
-                "prefix = \"/fcgi\"\nhandler = \"fastcgi\"\nconnect = \"unix:/s/fcgi-app.sock\"\nmax_connections = 4\n",
-                "prefix = \"/fcgi-spawn\"\nhandler = \"fastcgi\"\ncommand = [\"/s/bin/fcgi-app\"]\nenv = { FCGI_WORKERS = \"1\" }\nmin_processes = 4\nmax_processes = 4\n",
-                "prefix = \"/rte\"\nhandler = \"cgiplus\"\nengine = \"perl\"\ndir = \"/w/rte\"\nmin_processes = 4\nmax_processes = 4\n",
-                "extension = \"php\"\nhandler = \"fastcgi\"\nconnect = \"unix:/s/php-fpm.sock\"\ndir = \"/w\"\nmax_connections = 4\n",
-                "prefix = \"/phpcgi\"\nhandler = \"cgi\"\ndir = \"/w/phpcgi\"\ninterpreter = \"/usr/bin/php-cgi\"\n",
-                "prefix = \"/wasm/hello\"\nhandler = \"wasm\"\nmodule = \"/w/wasm/hello.wat\"\n",
-                "prefix = \"/wasm/64k\"\nhandler = \"wasm\"\nmodule = \"/w/wasm/64k.wat\"\n",
-            ]
-        );
     }
 }

@@ -390,9 +390,10 @@ fn persistent_rows_give_tern_a_route_for_each_way_and_a_ratio() {
 
 #[test]
 fn each_server_gets_its_own_responder_counted_in_its_cpu() {
-    use tern_bench::suite::gateway::Backends;
+    use tern_bench::suite::backends::Backends;
     use tern_bench::suite::row::Feature;
-    use tern_bench::suite::server::{RunningServer, ServerKind, ServerSpec};
+    use tern_bench::suite::server::RunningServer;
+    use tern_bench::suite::spec::{ServerKind, ServerSpec};
     use tern_bench::suite::workdir::Workdir;
 
     let dir = tempfile::tempdir().unwrap();
