@@ -21,35 +21,7 @@ pub const PROCESSES: u32 = 4;
 pub const HEADER: &str = "/usr/include/fcgiapp.h";
 
 /// The responder's source.
-pub const SOURCE: &str = r#"/* FastCGI responder on libfcgi's fcgiapp API: "Hello!" or, when the request URI
-   contains "64k", 65536 bytes. The listen socket is fd 0; FCGI_WORKERS processes
-   (fork after init) share it. */
-#include <fcgiapp.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-static char big[65536];
-int main(void) {
-    const char *w = getenv("FCGI_WORKERS");
-    int n = w ? atoi(w) : 1, i;
-    FCGX_Request r;
-    memset(big, 'x', sizeof big);
-    if (FCGX_Init() != 0) return 1;
-    for (i = 1; i < n; i++) if (fork() == 0) break;
-    if (FCGX_InitRequest(&r, 0, 0) != 0) return 1;
-    while (FCGX_Accept_r(&r) >= 0) {
-        const char *u = FCGX_GetParam("REQUEST_URI", r.envp);
-        if (u && strstr(u, "64k")) {
-            FCGX_PutS("Content-Type: application/octet-stream\r\n\r\n", r.out);
-            FCGX_PutStr(big, sizeof big, r.out);
-        } else {
-            FCGX_PutS("Content-Type: text/plain\r\n\r\nHello!\n", r.out);
-        }
-        FCGX_Finish_r(&r);
-    }
-    return 0;
-}
-"#;
+pub const SOURCE: &str = include_str!("fixtures/fcgi-app.c");
 
 /// Builds the responder into the suite's `bin/`; the error is a note.
 pub fn build(work: &Workdir) -> Result<PathBuf, String> {
