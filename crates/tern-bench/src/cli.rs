@@ -238,8 +238,8 @@ pub struct SuiteArgs {
     /// Warm-up per cell (default 1s; 100ms with --quick).
     #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
     pub warmup: Option<Duration>,
-    /// Only these sections, comma-separated (static, cgi, persistent, engines;
-    /// default: all).
+    /// Only these sections, comma-separated (static, cgi, persistent, engines,
+    /// wasm; default: all).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub sections: Vec<String>,
     /// Only rows whose name contains this text (e.g. "64 KB").

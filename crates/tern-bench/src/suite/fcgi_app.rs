@@ -1,11 +1,12 @@
-//! The C FastCGI responder of the "persistent" rows, `bench/peers.sh`'s
-//! fcgi-app.c: libfcgi's fcgiapp API, "Hello!" or, when the request URI
-//! holds "64k", 65536 bytes. Built with `cc -O2 ... -lfcgi` (libfcgi-dev)
-//! into the suite's `bin/`, it runs two ways: as a [`super::backend`] of
-//! one server, [`PROCESSES`] processes sharing one Unix socket (the suite
-//! binds the socket and hands it over as fd 0, as `spawn-fcgi` would; the
-//! program forks the others after FCGX_Init), and as the program tern
-//! spawns itself, one process per socket.
+//! The C FastCGI responder of the "persistent" and "wasm" rows
+//! (`fixtures/fcgi-app.c`, `bench/peers.sh`'s fcgi-app.c): libfcgi's
+//! fcgiapp API, "Hello!" or, when the request URI holds "64k", 65536
+//! bytes. Built with `cc -O2 ... -lfcgi` (libfcgi-dev) into the suite's
+//! `bin/`, it runs two ways: as a [`super::backend`] of one server,
+//! [`PROCESSES`] processes sharing one Unix socket (the suite binds the
+//! socket and hands it over as fd 0, as `spawn-fcgi` would; the program
+//! forks the others after FCGX_Init), and as the program tern spawns
+//! itself, one process per socket.
 
 use std::path::{Path, PathBuf};
 

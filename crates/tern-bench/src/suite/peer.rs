@@ -19,8 +19,8 @@
 //! mod_fastcgi, Apache mod_proxy_fcgi, h2o `fastcgi.connect`, Caddy's
 //! fastcgi transport and `php_fastcgi`), a new connection per request as
 //! each does by default. php-cgi: lighttpd's mod_cgi runs `*.php` under
-//! `/phpcgi/` with it. CGIplus, spawned FastCGI and the Perl engine are
-//! tern's own.
+//! `/phpcgi/` with it. CGIplus, spawned FastCGI, the Perl engine and
+//! WebAssembly are tern's own.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

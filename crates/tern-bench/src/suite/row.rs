@@ -3,7 +3,7 @@
 //! off) and the feature a server must offer to take part; fixtures are the
 //! files the rows need in the docroot.
 //!
-//! [`Registry::seed`] holds four sections. "static": the static-file rows
+//! [`Registry::seed`] holds five sections. "static": the static-file rows
 //! of the founding reports (WASD 21.1: 0 KB and 64 KB files at 1 and 10
 //! connections, cache on and off; the 3.9 MB transfer-rate file), each
 //! without keep-alive as in the reports and with it. "cgi": a process per
@@ -353,7 +353,8 @@ impl Registry {
         Registry::default()
     }
 
-    /// Every section: static files, CGI, persistent programs, engines.
+    /// Every section: static files, CGI, persistent programs, engines,
+    /// WebAssembly.
     pub fn seed() -> Registry {
         let mut r = Registry::static_files();
         r.append(Registry::cgi());
