@@ -5,20 +5,20 @@
 
 use std::time::Duration;
 
-use crate::compare::Spread;
-use crate::cpu::CpuSource;
-use crate::driver::{run as run_plan, RunControl, StopHandle};
-use crate::histogram::Stats;
-use crate::plan::{Load, Plan, PlanSettings, Reuse, Stop, Target, Windows};
-use crate::report::human::MB;
-use crate::Error;
+use tern_bench::compare::Spread;
+use tern_bench::cpu::CpuSource;
+use tern_bench::driver::{run as run_plan, RunControl, StopHandle};
+use tern_bench::histogram::Stats;
+use tern_bench::plan::{Load, Plan, PlanSettings, Reuse, Stop, Target, Windows};
+use tern_bench::report::human::MB;
+use tern_bench::Error;
 
-use super::config::SuiteConfig;
-use super::fetch;
-use super::report::{Cell, SpreadFigures};
-use super::row::{LengthCheck, RowSpec};
-use super::server::RunningServer;
-use super::spec::ServerSpec;
+use crate::config::SuiteConfig;
+use crate::fetch;
+use crate::report::{Cell, SpreadFigures};
+use crate::row::{LengthCheck, RowSpec};
+use crate::server::RunningServer;
+use crate::spec::ServerSpec;
 
 /// The figures of one cell run.
 #[derive(Debug, Clone, Copy)]

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::row::RowSpec;
+use crate::row::RowSpec;
 
 /// The suite's output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -5,14 +5,14 @@
 
 use std::path::PathBuf;
 
-use super::peer::{CgiGateway, PeerKind};
-use super::row::{CacheMode, Feature, RowSpec};
+use crate::peer::{CgiGateway, PeerKind};
+use crate::row::{CacheMode, Feature, RowSpec};
 
 /// Which server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ServerKind {
     /// tern, started as `BINARY serve --config FILE [--no-cache]` with a
-    /// config from [`super::tern::tern_config`].
+    /// config from [`crate::tern::tern_config`].
     Tern {
         /// The tern executable.
         binary: PathBuf,
@@ -149,7 +149,7 @@ mod tests {
         let caddy = ServerSpec::variants(ServerKind::Peer(PeerKind::Caddy));
         assert!(tern.iter().chain(&caddy).all(|s| s.features.is_empty()));
         assert_eq!(caddy.len(), 1);
-        let mut row = super::super::row::Registry::seed().rows()[0].clone();
+        let mut row = crate::row::Registry::seed().rows()[0].clone();
         row.cache = CacheMode::Off;
         assert!(tern[1].serves(&row) && !tern[0].serves(&row) && !caddy[0].serves(&row));
         row.cache = CacheMode::On;
@@ -158,7 +158,7 @@ mod tests {
 
     #[test]
     fn gateways_go_to_cache_on_variants_of_servers_that_offer_them() {
-        let seed = super::super::row::Registry::seed();
+        let seed = crate::row::Registry::seed();
         let cgi_row = seed
             .rows()
             .iter()

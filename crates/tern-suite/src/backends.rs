@@ -9,15 +9,15 @@
 
 use std::path::{Path, PathBuf};
 
-use super::backend::Backend;
-use super::fcgiwrap::FcgiwrapPrograms;
-use super::gateway::Gateway;
-use super::peer::PeerKind;
-use super::process::RunAs;
-use super::row::Feature;
-use super::spec::{ServerKind, ServerSpec};
-use super::workdir::Workdir;
-use super::{fcgi_app, php};
+use crate::backend::Backend;
+use crate::fcgiwrap::FcgiwrapPrograms;
+use crate::gateway::Gateway;
+use crate::peer::PeerKind;
+use crate::process::RunAs;
+use crate::row::Feature;
+use crate::spec::{ServerKind, ServerSpec};
+use crate::workdir::Workdir;
+use crate::{fcgi_app, php};
 
 /// What the gateways of a run are made of: fcgiwrap, started once for
 /// nginx's CGI; the programs each server gets its own backends from (the

@@ -9,10 +9,10 @@
 
 use std::path::Path;
 
-use super::fcgi_app;
-use super::gateway::Gateway;
-use super::php::FPM_CHILDREN;
-use super::row::{wasm_module_path, Feature, WASM_MODULES};
+use crate::fcgi_app;
+use crate::gateway::Gateway;
+use crate::php::FPM_CHILDREN;
+use crate::row::{wasm_module_path, Feature, WASM_MODULES};
 
 /// tern's config for the suite: one listener on 127.0.0.1:`port`, the
 /// docroot as the one site, and a route for each gateway. Script

@@ -2,7 +2,7 @@
 //! (`fixtures/fcgi-app.c`, `bench/peers.sh`'s fcgi-app.c): libfcgi's
 //! fcgiapp API, "Hello!" or, when the request URI holds "64k", 65536
 //! bytes. Built with `cc -O2 ... -lfcgi` (libfcgi-dev) into the suite's
-//! `bin/`, it runs two ways: as a [`super::backend`] of one server,
+//! `bin/`, it runs two ways: as a [`crate::backend`] of one server,
 //! [`PROCESSES`] processes sharing one Unix socket (the suite binds the
 //! socket and hands it over as fd 0, as `spawn-fcgi` would; the program
 //! forks the others after FCGX_Init), and as the program tern spawns
@@ -10,8 +10,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::backend::{BackendLaunch, Listen};
-use super::workdir::Workdir;
+use crate::backend::{BackendLaunch, Listen};
+use crate::workdir::Workdir;
 
 /// Processes of a server's responder (`bench/peers.sh`'s FCGI_PROCS); tern
 /// connects to it with as many connections, and spawns as many of its own.
@@ -46,8 +46,8 @@ pub fn launch(program: &Path, dir: &Path) -> BackendLaunch {
 
 #[cfg(test)]
 mod tests {
-    use super::super::backend::Backend;
     use super::*;
+    use crate::backend::Backend;
 
     /// The processes of a process group.
     fn group_members(pgid: u32) -> usize {
@@ -70,7 +70,7 @@ mod tests {
         assert_eq!(launch.listen, Listen::Inherits);
         assert_eq!(launch.env, [("FCGI_WORKERS".to_owned(), "4".to_owned())]);
 
-        let cc = super::super::default_search_path()
+        let cc = crate::default_search_path()
             .into_iter()
             .map(|d| d.join("cc"))
             .find(|p| p.is_file());

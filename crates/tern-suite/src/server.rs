@@ -14,14 +14,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::backends::{Backends, OwnBackends};
-use super::gateway::Gateway;
-use super::peer::{Launch, PeerSetup};
-use super::process::{free_port, stop_group, RunAs};
-use super::row::{CacheMode, Feature};
-use super::spec::{ServerKind, ServerSpec};
-use super::tern::tern_config;
-use super::workdir::Workdir;
+use crate::backends::{Backends, OwnBackends};
+use crate::gateway::Gateway;
+use crate::peer::{Launch, PeerSetup};
+use crate::process::{free_port, stop_group, RunAs};
+use crate::row::{CacheMode, Feature};
+use crate::spec::{ServerKind, ServerSpec};
+use crate::tern::tern_config;
+use crate::workdir::Workdir;
 
 /// A started server. Dropping it stops it.
 #[derive(Debug)]

@@ -11,7 +11,7 @@
 //! Gateways, for the rows that need them ([`Gateway`]), as `bench/peers.sh`
 //! sets them up. CGI: `/cgi-bin/` maps to the docroot's `cgi-bin/` on every
 //! server; nginx passes it to fcgiwrap over a Unix socket (the suite starts
-//! fcgiwrap, see [`super::fcgiwrap`]), lighttpd runs it with mod_cgi and
+//! fcgiwrap, see [`crate::fcgiwrap`]), lighttpd runs it with mod_cgi and
 //! Apache with mod_cgid; h2o and Caddy have no CGI and sit those rows out.
 //! FastCGI: `/fcgi/` goes to the suite's responder and `*.php` under
 //! `/php/` to php-fpm, each peer's own (the suite starts one of each per
@@ -27,9 +27,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::gateway::Gateway;
-use super::process::{find_program, RunAs};
-use super::row::{CacheMode, Feature};
+use crate::gateway::Gateway;
+use crate::process::{find_program, RunAs};
+use crate::row::{CacheMode, Feature};
 
 /// A server the suite can compare tern with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::process::stop_group;
+use crate::process::stop_group;
 
 /// How long a backend may take to accept on its socket.
 const START_TIMEOUT: Duration = Duration::from_secs(10);

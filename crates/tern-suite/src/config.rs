@@ -5,9 +5,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::peer::PeerKind;
-use super::process::default_search_path;
-use super::row::Registry;
+use crate::peer::PeerKind;
+use crate::process::default_search_path;
+use crate::row::Registry;
 
 /// Everything a suite run needs.
 #[derive(Debug, Clone)]

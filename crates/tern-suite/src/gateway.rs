@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use super::row::Feature;
+use crate::row::Feature;
 
 /// How one server serves one gateway feature.
 #[derive(Debug, Clone, Copy)]

@@ -1,4 +1,14 @@
-//! `tern suite`: the founding reports' tables in one command.
+//! tern-suite: `tern suite`, the founding reports' tables in one command.
+//! It starts tern and the installed peers (nginx, lighttpd, Apache, h2o,
+//! Caddy) on loopback, with the backends their gateways need, and measures
+//! every row of its registry on each of them with `tern-bench`'s load
+//! generator, one bounded run per cell. Like `tern-bench`, it depends on no
+//! server crate: tern is started from its binary and a config file, as the
+//! peers are.
+//!
+//! ```text
+//! tern suite --peers nginx,lighttpd,apache2,h2o,caddy [--quick] [--sections static,cgi] [-o DIR]
+//! ```
 //!
 //! [`run`] goes through its steps in order, each a function below:
 //! 1. **discover**: write a temporary docroot with the rows' fixtures
@@ -23,12 +33,15 @@
 //! group at the end, on error, on panic (drop guards) and on Ctrl-C.
 //! Below the steps, descriptions come first and the things that start
 //! processes last: `row`, `gateway`, `spec` and `process` start nothing;
-//! `backend`, `backends` and `server` do.
+//! `backend`, `backends` and `server` do. [`cli`] holds the clap arguments
+//! that the `tern` binary mounts.
+#![forbid(unsafe_code)]
 
 mod about;
 pub mod backend;
 pub mod backends;
 mod cell;
+pub mod cli;
 pub mod config;
 pub mod fcgi_app;
 pub mod fcgiwrap;
@@ -48,8 +61,7 @@ pub mod workdir;
 
 use std::path::PathBuf;
 
-use crate::driver::StopHandle;
-use crate::Error;
+use tern_bench::{Error, StopHandle};
 
 pub use config::SuiteConfig;
 pub use process::default_search_path;

@@ -2,11 +2,11 @@
 //! and the CPU caveat under each section where a gateway lets the CGI
 //! programs' CPU escape the count.
 
-use super::config::SuiteConfig;
-use super::report::Footnote;
-use super::row::{Feature, Registry};
-use super::spec::ServerSpec;
-use super::{fcgi_app, fcgiwrap, php};
+use crate::config::SuiteConfig;
+use crate::report::Footnote;
+use crate::row::{Feature, Registry};
+use crate::spec::ServerSpec;
+use crate::{fcgi_app, fcgiwrap, php};
 
 /// The CPU caveat of gateways whose children nobody reaps.
 pub(super) fn cpu_footnotes(registry: &Registry, servers: &[&ServerSpec]) -> Vec<Footnote> {
@@ -93,9 +93,9 @@ pub(super) fn about(config: &SuiteConfig, wanted: &[Feature]) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::peer::PeerKind;
-    use super::super::spec::ServerKind;
     use super::*;
+    use crate::peer::PeerKind;
+    use crate::spec::ServerKind;
 
     #[test]
     fn the_cpu_footnote_goes_under_sections_with_cgi_rows_and_names_the_leaky_gateways() {
