@@ -1,6 +1,6 @@
-//! A stand-in for the `tern` binary's `bench` and `suite` commands, for
-//! trying the CLI before the lead mounts it: `cargo run -p tern-bench
-//! --example tern-bench -- bench -n 1000 -c 10 -k http://127.0.0.1:8080/`.
+//! A stand-in for the `tern` binary's `bench` command, for trying the CLI
+//! without the server: `cargo run -p tern-bench --example tern-bench --
+//! bench -n 1000 -c 10 -k http://127.0.0.1:8080/`.
 
 use std::process::ExitCode;
 
@@ -17,13 +17,10 @@ struct Tern {
 enum Command {
     /// Load a server and report (ab-compatible).
     Bench(Box<tern_bench::cli::BenchArgs>),
-    /// Rebuild the founding reports' tables for tern and its peers.
-    Suite(Box<tern_bench::cli::SuiteArgs>),
 }
 
 fn main() -> ExitCode {
     match Tern::parse().command {
         Command::Bench(a) => tern_bench::cli::run_bench(*a),
-        Command::Suite(a) => tern_bench::cli::run_suite(*a),
     }
 }

@@ -1,17 +1,14 @@
-//! The command line of `tern bench` and `tern suite`, as clap argument
-//! structs that the `tern` binary mounts:
+//! The command line of `tern bench`, as clap argument structs that the
+//! `tern` binary mounts:
 //!
 //! ```text
 //! #[derive(clap::Subcommand)]
 //! enum Command {
 //!     /// Load a server and report (ab-compatible).
 //!     Bench(Box<tern_bench::cli::BenchArgs>),
-//!     /// Rebuild the founding reports' tables for tern and its peers.
-//!     Suite(Box<tern_bench::cli::SuiteArgs>),
 //! }
 //! // ...
 //! Command::Bench(a) => tern_bench::cli::run_bench(*a),
-//! Command::Suite(a) => tern_bench::cli::run_suite(*a),
 //! ```
 //!
 //! `BenchArgs` holds an optional subcommand ([`BenchCommand`]): `tern bench
@@ -20,6 +17,10 @@
 //! its report on stdout, and returns the exit status: 0 when the tool ran
 //! (server errors are in the report), 2 for invalid arguments (message on
 //! stderr), 1 when the tool itself failed.
+//!
+//! The shell around a run ([`Interrupt`] for Ctrl-C, [`print`],
+//! [`write_file`], [`exit_with`], [`duration_arg`]) is public so that `tern
+//! suite`, in the tern-suite crate, behaves the same way.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -38,7 +39,7 @@ use crate::plan::{
 };
 use crate::progress::{Extent, Progress, Style};
 use crate::report::{self, ab, json, Format};
-use crate::{merge, suite, Error};
+use crate::{merge, Error};
 
 /// `tern bench`: load one or more URLs and report.
 #[derive(Debug, Clone, clap::Args)]
@@ -212,49 +213,9 @@ impl OutputArgs {
     }
 }
 
-/// `tern suite`: tern (and installed peers) on loopback, the seed tables.
-#[derive(Debug, Clone, clap::Args)]
-pub struct SuiteArgs {
-    /// Peers to start beside tern, comma-separated (nginx,lighttpd,apache2,h2o,caddy, or all).
-    #[arg(long, value_delimiter = ',', value_name = "LIST")]
-    pub peers: Vec<String>,
-    /// The tern binary to start (default: this executable).
-    #[arg(long, value_name = "PATH", conflicts_with = "no_tern")]
-    pub tern: Option<PathBuf>,
-    /// Measure only the peers.
-    #[arg(long)]
-    pub no_tern: bool,
-    /// A run under a minute: short warm-up and windows.
-    #[arg(long)]
-    pub quick: bool,
-    /// Rounds; cells show the median over rounds.
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub rounds: u32,
-    /// Measured time per cell (default 5s; 300ms with --quick).
-    #[arg(short = 'd', long, value_name = "DURATION", value_parser = duration_arg)]
-    pub duration: Option<Duration>,
-    /// Warm-up per cell (default 1s; 100ms with --quick).
-    #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
-    pub warmup: Option<Duration>,
-    /// Only these sections, comma-separated (static, cgi, persistent, engines;
-    /// default: all).
-    #[arg(long, value_delimiter = ',', value_name = "LIST")]
-    pub sections: Vec<String>,
-    /// Only rows whose name contains this text (e.g. "64 KB").
-    #[arg(long, value_name = "TEXT")]
-    pub only: Option<String>,
-    /// Print JSON instead of Markdown.
-    #[arg(long)]
-    pub json: bool,
-    /// Also write suite.md and suite.json into this directory.
-    #[arg(short = 'o', long, value_name = "DIR")]
-    pub output: Option<PathBuf>,
-    /// No progress lines on stderr.
-    #[arg(short, long)]
-    pub quiet: bool,
-}
-
-fn duration_arg(s: &str) -> Result<Duration, String> {
+/// clap's parser of durations ("10s", "500ms", "2m"); `tern suite` parses
+/// its own with it.
+pub fn duration_arg(s: &str) -> Result<Duration, String> {
     parse_duration(s).map_err(|e| e.to_string())
 }
 
@@ -263,12 +224,10 @@ pub fn run_bench(args: BenchArgs) -> ExitCode {
     exit_with("tern bench", bench(args))
 }
 
-/// Runs `tern suite` and returns the exit status.
-pub fn run_suite(args: SuiteArgs) -> ExitCode {
-    exit_with("tern suite", suite_main(args))
-}
-
-fn exit_with(tool: &str, r: Result<(), Error>) -> ExitCode {
+/// The exit status of a tool's run, its error (if any) printed on stderr
+/// after `tool`: 0 when it ran, 2 for invalid arguments, 1 when the tool
+/// itself failed. `tern suite` ends the same way.
+pub fn exit_with(tool: &str, r: Result<(), Error>) -> ExitCode {
     match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -400,24 +359,6 @@ fn merge_main(args: MergeArgs) -> Result<(), Error> {
     print(&report::render(&merged, format))
 }
 
-fn suite_main(args: SuiteArgs) -> Result<(), Error> {
-    let config = suite::SuiteConfig::from_args(&args)?;
-    let stop = StopHandle::new();
-    let _interrupt = Interrupt::watch(stop.clone());
-    let report = suite::run(&config, &stop)?;
-    let markdown = suite::table::markdown(&report);
-    let json_text = suite::table::json(&report);
-    if let Some(dir) = &args.output {
-        std::fs::create_dir_all(dir).map_err(|source| Error::File {
-            path: dir.clone(),
-            source,
-        })?;
-        write_file(&dir.join("suite.md"), &markdown)?;
-        write_file(&dir.join("suite.json"), &json_text)?;
-    }
-    print(if args.json { &json_text } else { &markdown })
-}
-
 /// Builds plan settings from load arguments; `default_warmup` when none given.
 pub fn settings(load: &LoadArgs, default_warmup: Duration) -> Result<PlanSettings, Error> {
     let mut request = RequestSpec::default();
@@ -493,7 +434,8 @@ pub fn settings(load: &LoadArgs, default_warmup: Duration) -> Result<PlanSetting
     Ok(settings)
 }
 
-fn print(text: &str) -> Result<(), Error> {
+/// Prints a report on stdout.
+pub fn print(text: &str) -> Result<(), Error> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
@@ -503,7 +445,8 @@ fn print(text: &str) -> Result<(), Error> {
     }
 }
 
-fn write_file(path: &std::path::Path, text: &str) -> Result<(), Error> {
+/// Writes a report into a file, the error naming it.
+pub fn write_file(path: &std::path::Path, text: &str) -> Result<(), Error> {
     std::fs::write(path, text).map_err(|source| Error::File {
         path: path.to_owned(),
         source,
@@ -517,13 +460,14 @@ fn write_file(path: &std::path::Path, text: &str) -> Result<(), Error> {
 /// tokio's signal handling stays installed for the rest of the process once
 /// used; `tern bench` and `tern suite` end right after their run.
 #[derive(Debug)]
-struct Interrupt {
+pub struct Interrupt {
     done: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Interrupt {
-    fn watch(stop: StopHandle) -> Interrupt {
+    /// Watches for the signals until dropped; one of them stops `stop`.
+    pub fn watch(stop: StopHandle) -> Interrupt {
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("tern-bench-interrupt".into())
@@ -587,7 +531,6 @@ mod tests {
     #[derive(Debug, clap::Subcommand)]
     enum Top {
         Bench(Box<BenchArgs>),
-        Suite(Box<SuiteArgs>),
     }
 
     fn bench_args(argv: &[&str]) -> Result<BenchArgs, clap::Error> {
@@ -595,7 +538,6 @@ mod tests {
         full.extend_from_slice(argv);
         match Tern::try_parse_from(full)?.command {
             Top::Bench(b) => Ok(*b),
-            Top::Suite(_) => unreachable!(),
         }
     }
 

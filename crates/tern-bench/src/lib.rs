@@ -1,4 +1,5 @@
-//! tern-bench: the load generator behind `tern bench` and `tern suite`.
+//! tern-bench: the load generator behind `tern bench` (and, through the
+//! tern-suite crate, `tern suite`).
 //!
 //! A run goes one way: [`Plan`] (targets, closed or open loop, count or
 //! duration, warm-up and cool-down) → [`Schedule`] (tickets: which request,
@@ -14,9 +15,10 @@
 //! window only.
 //!
 //! Around single runs: [`compare`] runs several servers in interleaved rounds,
-//! [`merge`] adds results from several machines exactly, and [`suite`] starts
-//! tern and installed peers and prints the founding reports' tables.
-//! [`cli`] holds the clap arguments that the `tern` binary mounts.
+//! and [`merge`] adds results from several machines exactly. [`cli`] holds
+//! the clap arguments that the `tern` binary mounts. The suite that starts
+//! tern and installed peers and prints the founding reports' tables is a
+//! program of its own on top of this one (the tern-suite crate).
 //!
 //! This crate depends on no server crate: it measures every server the same
 //! way.
@@ -33,7 +35,6 @@
 //! tern bench --http2 --streams 8 -c 4 URL                   # h2c with prior knowledge
 //! tern bench compare --rounds 5 -k -c 10 -d 10s nginx=http://127.0.0.1:8081/,pid=123 tern=http://127.0.0.1:8082/
 //! tern bench merge host1.json host2.json                    # exact merge of histograms
-//! tern suite --peers nginx,lighttpd,apache2,h2o,caddy [--quick] [--sections static,cgi] [-o DIR]
 //! ```
 //!
 //! # What the numbers mean
@@ -72,7 +73,6 @@ pub mod report;
 pub mod result;
 pub mod sample;
 pub mod schedule;
-pub mod suite;
 
 pub use driver::{run, ProgressCounters, RunControl, StopHandle};
 pub use error::Error;

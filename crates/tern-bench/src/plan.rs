@@ -311,7 +311,8 @@ impl Plan {
         &self.settings
     }
 
-    /// The same settings against other targets (used by `compare` and the suite).
+    /// The same settings against other targets (how `compare` loads each
+    /// server alike).
     pub fn with_targets(&self, targets: Vec<Target>) -> Result<Plan, Error> {
         Plan::new(targets, self.settings.clone())
     }

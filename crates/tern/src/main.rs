@@ -42,7 +42,7 @@ enum Command {
     /// omission, ab-compatible reports, server CPU time.
     Bench(Box<tern_bench::cli::BenchArgs>),
     /// Rebuild the founding reports' tables for tern and installed peers.
-    Suite(Box<tern_bench::cli::SuiteArgs>),
+    Suite(Box<tern_suite::cli::SuiteArgs>),
 }
 
 fn main() -> ExitCode {
@@ -56,7 +56,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Serve(args) => serve::run(args),
         Command::Bench(args) => tern_bench::cli::run_bench(*args),
-        Command::Suite(args) => tern_bench::cli::run_suite(*args),
+        Command::Suite(args) => tern_suite::cli::run_suite(*args),
         Command::Check { config } => match tern_config::load(&config) {
             Ok(cfg) => match assemble::check_modules(&cfg) {
                 Ok(()) => {

@@ -81,7 +81,8 @@ impl StopHandle {
     }
 }
 
-/// Live counters for a progress display (see [`crate::progress`]).
+/// Live counters the driver adds to as requests finish, for whoever shows
+/// progress (the driver knows nothing of displays).
 #[derive(Debug, Default)]
 pub struct ProgressCounters {
     /// Requests finished (any phase, responses and failures).

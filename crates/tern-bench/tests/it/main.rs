@@ -11,7 +11,6 @@ mod merge;
 mod open;
 mod reports;
 mod server;
-mod suite;
 
 use std::time::Duration;
 

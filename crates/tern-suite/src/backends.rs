@@ -1,74 +1,23 @@
-//! What serves each gateway URL space ([`Feature::prefix`]) on a server:
-//! [`Backends`], fcgiwrap started once for nginx, a FastCGI responder and a
-//! php-fpm started for each server that uses them ([`OwnBackends`]), and
-//! the programs servers run themselves (the responder again, php-cgi).
+//! What serves each gateway on each server, made ready for a run:
+//! fcgiwrap, started once for nginx; a FastCGI responder and a php-fpm
+//! started for each server that uses them ([`OwnBackends`]); and the
+//! programs servers run themselves (the responder again, php-cgi).
 //! [`Backends::start`] decides which are needed for the rows and the
 //! servers of a run and makes them ready; [`Backends::gateway`] says how
-//! one server serves one feature, as a [`Gateway`] that tern's config and
-//! the peers' configs are written from, so that a row's URL means the same
-//! thing on every server.
+//! one server serves one feature, as the [`Gateway`] its config is written
+//! from.
 
 use std::path::{Path, PathBuf};
 
-use super::backend::Backend;
-use super::fcgiwrap::FcgiwrapPrograms;
-use super::peer::{PeerKind, RunAs};
-use super::row::Feature;
-use super::server::{ServerKind, ServerSpec};
-use super::workdir::Workdir;
-use super::{fcgi_app, php};
-
-/// How one server serves one gateway feature.
-#[derive(Debug, Clone, Copy)]
-pub enum Gateway<'a> {
-    /// `/cgi-bin/` as CGI; nginx passes it to fcgiwrap.
-    Cgi {
-        /// fcgiwrap's socket, for nginx.
-        fcgiwrap: Option<&'a Path>,
-    },
-    /// `/cgiplus-bin/` as CGIplus scripts.
-    CgiPlus,
-    /// `/fcgi/` to the server's own FastCGI responder.
-    FastCgi {
-        /// The responder's socket.
-        socket: &'a Path,
-    },
-    /// `/fcgi-spawn/` to processes of the responder the server runs.
-    FastCgiSpawned {
-        /// The responder's executable.
-        program: &'a Path,
-    },
-    /// `/rte/` in the server's Perl engine.
-    PerlEngine,
-    /// `*.php` under `/php/` to the server's own php-fpm.
-    PhpFpm {
-        /// php-fpm's socket.
-        socket: &'a Path,
-    },
-    /// `*.php` under `/phpcgi/` run by php-cgi as CGI.
-    PhpCgi {
-        /// php-cgi's executable.
-        program: &'a Path,
-    },
-    /// `/wasm/<stem>` runs the module `wasm/<stem>.wat` in process.
-    Wasm,
-}
-
-impl Gateway<'_> {
-    /// The feature it serves.
-    pub fn feature(&self) -> Feature {
-        match self {
-            Gateway::Cgi { .. } => Feature::Cgi,
-            Gateway::CgiPlus => Feature::CgiPlus,
-            Gateway::FastCgi { .. } => Feature::FastCgi,
-            Gateway::FastCgiSpawned { .. } => Feature::FastCgiSpawned,
-            Gateway::PerlEngine => Feature::PerlEngine,
-            Gateway::PhpFpm { .. } => Feature::PhpFpm,
-            Gateway::PhpCgi { .. } => Feature::PhpCgi,
-            Gateway::Wasm => Feature::Wasm,
-        }
-    }
-}
+use crate::backend::Backend;
+use crate::fcgiwrap::FcgiwrapPrograms;
+use crate::gateway::Gateway;
+use crate::peer::PeerKind;
+use crate::process::RunAs;
+use crate::row::Feature;
+use crate::spec::{ServerKind, ServerSpec};
+use crate::workdir::Workdir;
+use crate::{fcgi_app, php};
 
 /// What the gateways of a run are made of: fcgiwrap, started once for
 /// nginx's CGI; the programs each server gets its own backends from (the

@@ -1,4 +1,4 @@
-//! fcgiwrap, nginx's way to CGI: a [`super::backend`] started once for all
+//! fcgiwrap, nginx's way to CGI: a [`crate::backend`] started once for all
 //! nginx variants on a Unix socket in the suite's directory. Like
 //! `bench/peers.sh`, it runs under `spawn-fcgi -n` when that is installed
 //! (which binds the socket with mode 0666 and drops to the peers' user when
@@ -7,8 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::backend::{BackendLaunch, Listen};
-use super::peer::RunAs;
+use crate::backend::{BackendLaunch, Listen};
+use crate::process::{find_program, RunAs};
 
 /// fcgiwrap's worker processes (`bench/peers.sh`'s FCGI_PROCS).
 pub const WORKERS: u32 = 4;
@@ -25,10 +25,9 @@ pub struct FcgiwrapPrograms {
 impl FcgiwrapPrograms {
     /// Looks for both in `search`; `None` without fcgiwrap.
     pub fn find(search: &[PathBuf]) -> Option<FcgiwrapPrograms> {
-        let find = |name: &str| search.iter().map(|d| d.join(name)).find(|p| p.is_file());
         Some(FcgiwrapPrograms {
-            fcgiwrap: find("fcgiwrap")?,
-            spawn_fcgi: find("spawn-fcgi"),
+            fcgiwrap: find_program(search, "fcgiwrap")?,
+            spawn_fcgi: find_program(search, "spawn-fcgi"),
         })
     }
 
@@ -118,7 +117,7 @@ mod tests {
 
     #[test]
     fn starts_accepts_and_stops_or_says_why_not() {
-        use super::super::backend::Backend;
+        use crate::backend::Backend;
         use std::os::unix::net::UnixStream;
 
         let dir = tempfile::tempdir().unwrap();
@@ -130,7 +129,7 @@ mod tests {
         assert_eq!(launch.listen, Listen::BindsPrivately);
         let err = Backend::start(&launch, dir.path()).unwrap_err();
         assert!(err.contains("cannot start"), "{err}");
-        let Some(programs) = FcgiwrapPrograms::find(&super::super::default_search_path()) else {
+        let Some(programs) = FcgiwrapPrograms::find(&crate::default_search_path()) else {
             return; // not installed: the error path above is what the suite sees
         };
         let mut f = Backend::start(&programs.launch(dir.path(), None), dir.path()).unwrap();

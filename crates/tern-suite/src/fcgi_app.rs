@@ -1,16 +1,17 @@
-//! The C FastCGI responder of the "persistent" rows, `bench/peers.sh`'s
-//! fcgi-app.c: libfcgi's fcgiapp API, "Hello!" or, when the request URI
-//! holds "64k", 65536 bytes. Built with `cc -O2 ... -lfcgi` (libfcgi-dev)
-//! into the suite's `bin/`, it runs two ways: as a [`super::backend`] of
-//! one server, [`PROCESSES`] processes sharing one Unix socket (the suite
-//! binds the socket and hands it over as fd 0, as `spawn-fcgi` would; the
-//! program forks the others after FCGX_Init), and as the program tern
-//! spawns itself, one process per socket.
+//! The C FastCGI responder of the "persistent" and "wasm" rows
+//! (`fixtures/fcgi-app.c`, `bench/peers.sh`'s fcgi-app.c): libfcgi's
+//! fcgiapp API, "Hello!" or, when the request URI holds "64k", 65536
+//! bytes. Built with `cc -O2 ... -lfcgi` (libfcgi-dev) into the suite's
+//! `bin/`, it runs two ways: as a [`crate::backend`] of one server,
+//! [`PROCESSES`] processes sharing one Unix socket (the suite binds the
+//! socket and hands it over as fd 0, as `spawn-fcgi` would; the program
+//! forks the others after FCGX_Init), and as the program tern spawns
+//! itself, one process per socket.
 
 use std::path::{Path, PathBuf};
 
-use super::backend::{BackendLaunch, Listen};
-use super::workdir::Workdir;
+use crate::backend::{BackendLaunch, Listen};
+use crate::workdir::Workdir;
 
 /// Processes of a server's responder (`bench/peers.sh`'s FCGI_PROCS); tern
 /// connects to it with as many connections, and spawns as many of its own.
@@ -21,35 +22,7 @@ pub const PROCESSES: u32 = 4;
 pub const HEADER: &str = "/usr/include/fcgiapp.h";
 
 /// The responder's source.
-pub const SOURCE: &str = r#"/* FastCGI responder on libfcgi's fcgiapp API: "Hello!" or, when the request URI
-   contains "64k", 65536 bytes. The listen socket is fd 0; FCGI_WORKERS processes
-   (fork after init) share it. */
-#include <fcgiapp.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-static char big[65536];
-int main(void) {
-    const char *w = getenv("FCGI_WORKERS");
-    int n = w ? atoi(w) : 1, i;
-    FCGX_Request r;
-    memset(big, 'x', sizeof big);
-    if (FCGX_Init() != 0) return 1;
-    for (i = 1; i < n; i++) if (fork() == 0) break;
-    if (FCGX_InitRequest(&r, 0, 0) != 0) return 1;
-    while (FCGX_Accept_r(&r) >= 0) {
-        const char *u = FCGX_GetParam("REQUEST_URI", r.envp);
-        if (u && strstr(u, "64k")) {
-            FCGX_PutS("Content-Type: application/octet-stream\r\n\r\n", r.out);
-            FCGX_PutStr(big, sizeof big, r.out);
-        } else {
-            FCGX_PutS("Content-Type: text/plain\r\n\r\nHello!\n", r.out);
-        }
-        FCGX_Finish_r(&r);
-    }
-    return 0;
-}
-"#;
+pub const SOURCE: &str = include_str!("fixtures/fcgi-app.c");
 
 /// Builds the responder into the suite's `bin/`; the error is a note.
 pub fn build(work: &Workdir) -> Result<PathBuf, String> {
@@ -73,8 +46,8 @@ pub fn launch(program: &Path, dir: &Path) -> BackendLaunch {
 
 #[cfg(test)]
 mod tests {
-    use super::super::backend::Backend;
     use super::*;
+    use crate::backend::Backend;
 
     /// The processes of a process group.
     fn group_members(pgid: u32) -> usize {
@@ -97,7 +70,7 @@ mod tests {
         assert_eq!(launch.listen, Listen::Inherits);
         assert_eq!(launch.env, [("FCGI_WORKERS".to_owned(), "4".to_owned())]);
 
-        let cc = super::super::default_search_path()
+        let cc = crate::default_search_path()
             .into_iter()
             .map(|d| d.join("cc"))
             .find(|p| p.is_file());

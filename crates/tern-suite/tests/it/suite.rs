@@ -4,9 +4,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
 
-use tern_bench::suite::peer::PeerKind;
-use tern_bench::suite::{default_search_path, run, table, SuiteConfig, SuiteReport};
 use tern_bench::StopHandle;
+use tern_suite::peer::PeerKind;
+use tern_suite::{default_search_path, run, table, SuiteConfig, SuiteReport};
 
 fn quick(mut c: SuiteConfig) -> SuiteConfig {
     c.registry.retain_sections(&["static".to_owned()]);
@@ -172,7 +172,7 @@ fn a_server_serving_the_wrong_bytes_gets_a_note_not_figures() {
         .registry
         .retain_matching("c=1, no keep-alive, cache on");
     // Expect a length the server will not send.
-    let mut rows = tern_bench::suite::row::Registry::new();
+    let mut rows = tern_suite::row::Registry::new();
     for f in config.registry.fixtures() {
         rows.add_fixture(f.clone());
     }
@@ -342,7 +342,7 @@ fn persistent_rows_give_tern_a_route_for_each_way_and_a_ratio() {
     assert!(line.contains(" | cgi /cgi-bin -> /"), "{line}");
     assert!(line.contains(" | cgiplus /cgiplus-bin -> /"), "{line}");
     assert!(line.contains("/www/cgiplus-bin"), "{line}");
-    let libfcgi = Path::new(tern_bench::suite::fcgi_app::HEADER).is_file();
+    let libfcgi = Path::new(tern_suite::fcgi_app::HEADER).is_file();
     if libfcgi {
         // tern's own responder, in its own directory, and the one it spawns.
         assert!(
@@ -390,10 +390,11 @@ fn persistent_rows_give_tern_a_route_for_each_way_and_a_ratio() {
 
 #[test]
 fn each_server_gets_its_own_responder_counted_in_its_cpu() {
-    use tern_bench::suite::gateway::Backends;
-    use tern_bench::suite::row::Feature;
-    use tern_bench::suite::server::{RunningServer, ServerKind, ServerSpec};
-    use tern_bench::suite::workdir::Workdir;
+    use tern_suite::backends::Backends;
+    use tern_suite::row::Feature;
+    use tern_suite::server::RunningServer;
+    use tern_suite::spec::{ServerKind, ServerSpec};
+    use tern_suite::workdir::Workdir;
 
     let dir = tempfile::tempdir().unwrap();
     let cc = default_search_path()
@@ -442,8 +443,8 @@ fn each_server_gets_its_own_responder_counted_in_its_cpu() {
 fn nginx_serves_fastcgi_and_php_from_its_own_backends() {
     let mut config = SuiteConfig::new(None);
     config.peers = vec![PeerKind::Nginx];
-    let mut registry = tern_bench::suite::row::Registry::persistent();
-    registry.append(tern_bench::suite::row::Registry::engines());
+    let mut registry = tern_suite::row::Registry::persistent();
+    registry.append(tern_suite::row::Registry::engines());
     registry.retain_matching("c=1, no keep-alive");
     config.registry = registry;
     config.duration = Duration::from_millis(150);
@@ -452,8 +453,8 @@ fn nginx_serves_fastcgi_and_php_from_its_own_backends() {
     config.quiet = true;
     let report = run(&config, &StopHandle::new()).unwrap();
     let ready = ["nginx", "cc", "fcgiwrap"].iter().all(|p| has(p))
-        && Path::new(tern_bench::suite::fcgi_app::HEADER).is_file()
-        && tern_bench::suite::php::find_fpm(&default_search_path()).is_some();
+        && Path::new(tern_suite::fcgi_app::HEADER).is_file()
+        && tern_suite::php::find_fpm(&default_search_path()).is_some();
     if !ready {
         return; // skipped with notes, as the tests above show
     }

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::row::{Fixture, FixtureContents};
-use crate::Error;
+use crate::row::{Fixture, FixtureContents};
+use tern_bench::Error;
 
 /// The suite's files.
 #[derive(Debug)]
@@ -273,7 +273,7 @@ mod tests {
     }
 
     fn cc() -> Option<PathBuf> {
-        super::super::default_search_path()
+        crate::default_search_path()
             .into_iter()
             .map(|d| d.join("cc"))
             .find(|p| p.is_file())
@@ -281,7 +281,7 @@ mod tests {
 
     #[test]
     fn compiles_programs_or_says_why_not() {
-        let hello = Fixture::c_program("cgi-bin/hello.cgi", super::super::row::HELLO_C);
+        let hello = Fixture::c_program("cgi-bin/hello.cgi", crate::row::HELLO_C);
         let broken = Fixture::c_program("cgi-bin/broken.cgi", "int main(void) { return }\n");
         let w = Workdir::create(&[hello.clone(), broken.clone()], None).unwrap();
         assert_eq!(w.unbuilt().len(), 2);
@@ -305,7 +305,7 @@ mod tests {
 
     #[test]
     fn the_cgiplus_program_answers_as_cgi_and_loops_under_cgiplus() {
-        use super::super::row::CGIPLUS_C;
+        use crate::row::CGIPLUS_C;
         use std::io::Read as _;
 
         let Some(cc) = cc() else {

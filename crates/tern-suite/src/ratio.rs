@@ -5,8 +5,8 @@
 
 use std::fmt::Write as _;
 
-use super::row::Comparison;
-use super::{Cell, Footnote, RowReport};
+use crate::report::{Cell, Footnote, RowReport};
+use crate::row::Comparison;
 
 /// One footnote per comparison with at least one ratio.
 pub fn footnotes(comparisons: &[Comparison], rows: &[RowReport]) -> Vec<Footnote> {
@@ -75,9 +75,9 @@ fn ratio(cell: &Cell, base: &Cell) -> Option<f64> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::row::Registry;
-    use super::super::SpreadFigures;
     use super::*;
+    use crate::row::Registry;
+    use crate::SpreadFigures;
 
     fn cell(server: &str, rps: Option<f64>) -> Cell {
         Cell {

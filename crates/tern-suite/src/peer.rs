@@ -11,24 +11,25 @@
 //! Gateways, for the rows that need them ([`Gateway`]), as `bench/peers.sh`
 //! sets them up. CGI: `/cgi-bin/` maps to the docroot's `cgi-bin/` on every
 //! server; nginx passes it to fcgiwrap over a Unix socket (the suite starts
-//! fcgiwrap, see [`super::fcgiwrap`]), lighttpd runs it with mod_cgi and
+//! fcgiwrap, see [`crate::fcgiwrap`]), lighttpd runs it with mod_cgi and
 //! Apache with mod_cgid; h2o and Caddy have no CGI and sit those rows out.
 //! FastCGI: `/fcgi/` goes to the suite's responder and `*.php` under
-//! `/php/` to php-fpm, each peer's own (see [`super::gateway::Backends`]),
-//! on every peer (nginx `fastcgi_pass`, lighttpd
+//! `/php/` to php-fpm, each peer's own (the suite starts one of each per
+//! server), on every peer (nginx `fastcgi_pass`, lighttpd
 //! mod_fastcgi, Apache mod_proxy_fcgi, h2o `fastcgi.connect`, Caddy's
 //! fastcgi transport and `php_fastcgi`), a new connection per request as
 //! each does by default. php-cgi: lighttpd's mod_cgi runs `*.php` under
-//! `/phpcgi/` with it. CGIplus, spawned FastCGI and the Perl engine are
-//! tern's own.
+//! `/phpcgi/` with it. CGIplus, spawned FastCGI, the Perl engine and
+//! WebAssembly are tern's own.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::gateway::Gateway;
-use super::row::{CacheMode, Feature};
+use crate::gateway::Gateway;
+use crate::process::{find_program, RunAs};
+use crate::row::{CacheMode, Feature};
 
 /// A server the suite can compare tern with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -117,40 +118,6 @@ impl CgiGateway {
     }
 }
 
-/// An unprivileged user and group.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunAs {
-    /// User name.
-    pub user: String,
-    /// Group name.
-    pub group: String,
-}
-
-impl RunAs {
-    /// When running as root: `www-data` if the system has it, else `nobody`.
-    pub fn for_this_process() -> Option<RunAs> {
-        if !rustix::process::geteuid().is_root() {
-            return None;
-        }
-        let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
-        let groups = std::fs::read_to_string("/etc/group").unwrap_or_default();
-        let has = |file: &str, name: &str| file.lines().any(|l| l.split(':').next() == Some(name));
-        let user = if has(&passwd, "www-data") {
-            "www-data"
-        } else {
-            "nobody"
-        };
-        let group = [user, "nogroup", "nobody"]
-            .into_iter()
-            .find(|g| has(&groups, g))
-            .unwrap_or(user);
-        Some(RunAs {
-            user: user.to_owned(),
-            group: group.to_owned(),
-        })
-    }
-}
-
 impl PeerKind {
     /// Every peer, in table order.
     pub const ALL: [PeerKind; 5] = [
@@ -207,10 +174,7 @@ impl PeerKind {
 
     /// The executable, looked for in `search`.
     pub fn find(self, search: &[PathBuf]) -> Option<PathBuf> {
-        search
-            .iter()
-            .map(|d| d.join(self.name()))
-            .find(|p| p.is_file())
+        find_program(search, self.name())
     }
 
     /// Writes the config into `setup.dir` and returns how to start it.

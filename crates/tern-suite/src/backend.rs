@@ -1,10 +1,11 @@
-//! Backends: programs the suite starts once and every server shares, each
-//! serving one Unix socket in the suite's directory (fcgiwrap for nginx's
-//! CGI, the C FastCGI responder, php-fpm). A backend runs in its own
-//! process group, with its output in its log; the suite waits until its
-//! socket accepts, counts its process tree's CPU with each server that
-//! uses it, and stops it by that group at the end (also when dropped, so an
-//! error or a panic never leaves one behind).
+//! A backend: a program the suite starts beside the servers, serving one
+//! Unix socket (fcgiwrap, in the suite's directory and shared by nginx's
+//! variants; a server's own C FastCGI responder and php-fpm, in that
+//! server's directory). A backend runs in its own process group, with its
+//! output in its log; the suite waits until its socket accepts, counts its
+//! process tree's CPU with the server that uses it, and stops it by that
+//! group at the end (also when dropped, so an error or a panic never leaves
+//! one behind).
 
 use std::fs::{self, File};
 use std::os::fd::OwnedFd;
@@ -15,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::server::stop_group;
+use crate::process::stop_group;
 
 /// How long a backend may take to accept on its socket.
 const START_TIMEOUT: Duration = Duration::from_secs(10);

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Cell, SuiteReport};
+use crate::report::{Cell, SuiteReport};
 
 /// The report as Markdown.
 pub fn markdown(r: &SuiteReport) -> String {

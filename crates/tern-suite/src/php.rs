@@ -1,4 +1,4 @@
-//! PHP for the "engines" rows: php-fpm, a [`super::backend`] started for
+//! PHP for the "engines" rows: php-fpm, a [`crate::backend`] started for
 //! each server that uses it, with the config `bench/peers.sh` gives it (pm = static with
 //! [`FPM_CHILDREN`] children, a Unix socket open to all, the environment
 //! cleared), and php-cgi, which servers run as a CGI program per request.
@@ -8,8 +8,8 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::backend::{BackendLaunch, Listen};
-use super::peer::RunAs;
+use crate::backend::{BackendLaunch, Listen};
+use crate::process::{find_program, RunAs};
 
 /// php-fpm's children (`pm.max_children`, `bench/peers.sh`'s FCGI_PROCS);
 /// tern connects with as many connections.
@@ -46,10 +46,7 @@ pub fn find_fpm(search: &[PathBuf]) -> Option<PathBuf> {
 
 /// php-cgi in `search`.
 pub fn find_cgi(search: &[PathBuf]) -> Option<PathBuf> {
-    search
-        .iter()
-        .map(|d| d.join("php-cgi"))
-        .find(|p| p.is_file())
+    find_program(search, "php-cgi")
 }
 
 /// php-fpm's config: its pid file, log and socket in `dir`; its children
@@ -102,8 +99,8 @@ pub fn fpm_launch(
 
 #[cfg(test)]
 mod tests {
-    use super::super::backend::Backend;
     use super::*;
+    use crate::backend::Backend;
     use std::os::unix::fs::PermissionsExt;
 
     #[test]
@@ -145,7 +142,7 @@ mod tests {
         }
         assert!(!fpm_config(Path::new("/w"), None).contains("user ="));
 
-        let Some(fpm) = find_fpm(&super::super::default_search_path()) else {
+        let Some(fpm) = find_fpm(&crate::default_search_path()) else {
             return; // not installed: the rows are skipped with a note
         };
         let dir = tempfile::tempdir().unwrap();

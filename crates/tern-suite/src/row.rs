@@ -3,7 +3,7 @@
 //! off) and the feature a server must offer to take part; fixtures are the
 //! files the rows need in the docroot.
 //!
-//! [`Registry::seed`] holds four sections. "static": the static-file rows
+//! [`Registry::seed`] holds five sections. "static": the static-file rows
 //! of the founding reports (WASD 21.1: 0 KB and 64 KB files at 1 and 10
 //! connections, cache on and off; the 3.9 MB transfer-rate file), each
 //! without keep-alive as in the reports and with it. "cgi": a process per
@@ -21,8 +21,8 @@
 //! (CGIplus, a spawned FastCGI responder), on the same grid.
 //! A [`Comparison`] asks for a ratio of two ways under a table.
 //! New rows come the same way: `add_fixture` for their files, `add_row`
-//! with a new [`Feature`] if need be, and the servers that offer it (see
-//! [`super::server::ServerSpec::offers`]) take part.
+//! with a new [`Feature`] if need be, and the servers that offer it take
+//! part (a server's spec says which it offers).
 
 use serde::{Deserialize, Serialize};
 
@@ -273,71 +273,15 @@ impl Fixture {
 }
 
 /// The CGI "Hello!" program: the reports' smallest script.
-pub const HELLO_C: &str = r#"#include <stdio.h>
-int main(void) { fputs("Content-Type: text/plain\n\nHello!\n", stdout); return 0; }
-"#;
+pub const HELLO_C: &str = include_str!("fixtures/hello.c");
 
 /// The CGI 64 KB program: 65536 bytes of body in one write.
-pub const BODY_64K_C: &str = r#"#include <stdio.h>
-#include <string.h>
-static char body[65536];
-int main(void) {
-    memset(body, 'x', sizeof body);
-    fputs("Content-Type: application/octet-stream\n\n", stdout);
-    fwrite(body, 1, sizeof body, stdout);
-    return 0;
-}
-"#;
+pub const BODY_64K_C: &str = include_str!("fixtures/64k.c");
 
-/// One C program for both ways of the "persistent" section: plain CGI
-/// without `CGIPLUSEOF` in its environment, a CGIplus loop (record mode,
-/// docs/cgiplus.md) with it. It answers "Hello!" or, when its SCRIPT_NAME
-/// holds "64k", 65536 bytes, so that the same file serves both rows under
-/// two names. Under CGIplus the response and the sentinel leave in one
-/// write.
-pub const CGIPLUS_C: &str = r#"#define _GNU_SOURCE
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-static char big[65536];
-static char out[sizeof big + 4096];
-static void respond(const char *script) {
-    if (script && strstr(script, "64k")) {
-        fputs("Content-Type: application/octet-stream\n\n", stdout);
-        fwrite(big, 1, sizeof big, stdout);
-    } else {
-        fputs("Content-Type: text/plain\n\nHello!\n", stdout);
-    }
-}
-int main(void) {
-    const char *eof = getenv("CGIPLUSEOF");
-    char *line = NULL, *script = NULL;
-    size_t cap = 0;
-    memset(big, 'x', sizeof big);
-    if (!eof) { /* plain CGI: one request, from the environment */
-        respond(getenv("SCRIPT_NAME"));
-        return 0;
-    }
-    setvbuf(stdout, out, _IOFBF, sizeof out);
-    /* "!", NAME=value lines, an empty line, CONTENT_LENGTH bytes of body */
-    while (getline(&line, &cap, stdin) > 0) {
-        long body = 0;
-        if (strcmp(line, "!\n") != 0) return 1;
-        free(script);
-        script = NULL;
-        while (getline(&line, &cap, stdin) > 0 && strcmp(line, "\n") != 0) {
-            if (strncmp(line, "SCRIPT_NAME=", 12) == 0) script = strdup(line + 12);
-            else if (strncmp(line, "CONTENT_LENGTH=", 15) == 0) body = atol(line + 15);
-        }
-        while (body-- > 0 && getchar() != EOF) {}
-        respond(script);
-        fputs(eof, stdout);
-        fputc('\n', stdout);
-        fflush(stdout);
-    }
-    return 0;
-}
-"#;
+/// One C program for both ways of the "persistent" section: plain CGI, or
+/// a CGIplus loop when `CGIPLUSEOF` is in its environment; "Hello!", or
+/// 65536 bytes when its SCRIPT_NAME holds "64k".
+pub const CGIPLUS_C: &str = include_str!("fixtures/cgiplus.c");
 
 /// The Perl interpreter the Perl fixtures name in their `#!` line.
 pub const PERL: &str = "/usr/bin/perl";
@@ -366,40 +310,15 @@ pub fn wasm_module_path(stem: &str) -> String {
     format!("{}/{stem}.wat", &Feature::Wasm.prefix()[1..])
 }
 
-/// What both modules share: the WASI `fd_write` import, and `$write`,
-/// which writes a whole buffer to stdout however many calls it takes
-/// (a WASI write may take less than it is offered).
-const WAT_WRITE: &str = r#"
-  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
-  (func $write (param $ptr i32) (param $len i32)
-    (block $done (loop $more
-      (br_if $done (i32.eqz (local.get $len)))
-      (i32.store (i32.const 0) (local.get $ptr))
-      (i32.store (i32.const 4) (local.get $len))
-      (br_if $done (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))
-      (local.set $ptr (i32.add (local.get $ptr) (i32.load (i32.const 8))))
-      (local.set $len (i32.sub (local.get $len) (i32.load (i32.const 8))))
-      (br $more))))
-"#;
-
 /// The "Hello!" module: the CGI program's response, in one write.
-pub fn wasm_hello() -> String {
-    let head = "Content-Type: text/plain\n\nHello!\n";
-    format!(
-        "(module{WAT_WRITE}  (memory (export \"memory\") 1)\n  (data (i32.const 1024) {head:?})\n  (func (export \"_start\") (call $write (i32.const 1024) (i32.const {})))\n)\n",
-        head.len()
-    )
+pub fn wasm_hello() -> &'static str {
+    include_str!("fixtures/hello.wat")
 }
 
 /// The 64 KB module: as the CGI program, 65 536 bytes of `x` after the
-/// head, the body made at run time (`memory.fill`) rather than shipped in
-/// the module.
-pub fn wasm_64k() -> String {
-    let head = "Content-Type: application/octet-stream\n\n";
-    format!(
-        "(module{WAT_WRITE}  (memory (export \"memory\") 3)\n  (data (i32.const 1024) {head:?})\n  (func (export \"_start\")\n    (memory.fill (i32.const 65536) (i32.const 120) (i32.const 65536))\n    (call $write (i32.const 1024) (i32.const {}))\n    (call $write (i32.const 65536) (i32.const 65536)))\n)\n",
-        head.len()
-    )
+/// head, the body made at run time rather than shipped in the module.
+pub fn wasm_64k() -> &'static str {
+    include_str!("fixtures/64k.wat")
 }
 
 /// Two ways to serve the same thing in one section, whose req/s the suite
@@ -434,7 +353,8 @@ impl Registry {
         Registry::default()
     }
 
-    /// Every section: static files, CGI, persistent programs, engines.
+    /// Every section: static files, CGI, persistent programs, engines,
+    /// WebAssembly.
     pub fn seed() -> Registry {
         let mut r = Registry::static_files();
         r.append(Registry::cgi());
@@ -672,8 +592,8 @@ impl Registry {
             let path = format!("{}/plus-{stem}.cgi", &Feature::CgiPlus.prefix()[1..]);
             r.add_fixture(Fixture::c_program(&path, CGIPLUS_C));
         }
-        r.add_fixture(Fixture::text(&wasm_module_path("hello"), &wasm_hello()));
-        r.add_fixture(Fixture::text(&wasm_module_path("64k"), &wasm_64k()));
+        r.add_fixture(Fixture::text(&wasm_module_path("hello"), wasm_hello()));
+        r.add_fixture(Fixture::text(&wasm_module_path("64k"), wasm_64k()));
         let bodies = [
             ("\"Hello!\"", "hello", "0 KB file", "/empty.html", 7),
             ("64 KB", "64k", "64 KB file", "/64k.bin", 65_536),
@@ -1096,11 +1016,25 @@ mod tests {
     #[test]
     fn the_wasm_modules_are_valid_wasi_commands() {
         for text in [wasm_hello(), wasm_64k()] {
-            let binary = wat::parse_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            let binary = wat::parse_str(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
             assert!(binary.starts_with(b"\0asm"));
             assert!(text.contains("(export \"_start\")") && text.contains("(export \"memory\")"));
         }
         assert!(wasm_64k().contains("(i32.const 65536) (i32.const 65536)"));
         assert!(wasm_hello().contains("Content-Type: text/plain\\n\\nHello!\\n"));
+    }
+
+    #[test]
+    fn the_wasm_modules_write_their_whole_head() {
+        // The lengths are written out in the fixtures; the heads are those
+        // of the CGI programs.
+        for (text, head) in [
+            (wasm_hello(), "Content-Type: text/plain\n\nHello!\n"),
+            (wasm_64k(), "Content-Type: application/octet-stream\n\n"),
+        ] {
+            let call = format!("(call $write (i32.const 1024) (i32.const {}))", head.len());
+            assert!(text.contains(&call), "{call}\n{text}");
+            assert!(text.contains(&format!("{head:?}")), "{head:?}\n{text}");
+        }
     }
 }

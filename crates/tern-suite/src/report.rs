@@ -1,0 +1,112 @@
+//! The suite's output as data ([`SuiteReport`]): the servers that ran, one
+//! [`Cell`] per server and row, and the notes. The tables (`table.rs`) and
+//! the ratios (`ratio.rs`) are read from it; the JSON output is it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::row::RowSpec;
+
+/// The suite's output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SuiteReport {
+    /// Machine and method, one line each.
+    pub about: Vec<String>,
+    /// The servers that ran, with their variant.
+    pub servers: Vec<ServerInfo>,
+    /// One entry per row, in registry order.
+    pub rows: Vec<RowReport>,
+    /// Skipped servers and other remarks.
+    pub notes: Vec<String>,
+    /// Remarks printed under one section's table.
+    #[serde(default)]
+    pub footnotes: Vec<Footnote>,
+}
+
+/// A remark on one section's figures.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Footnote {
+    /// The section ("cgi").
+    pub section: String,
+    /// The remark.
+    pub text: String,
+}
+
+/// A server variant that took part.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerInfo {
+    /// "tern", "nginx", ...
+    pub name: String,
+    /// "on", "off" or "default".
+    pub cache: String,
+    /// Its executable.
+    pub program: String,
+    /// Process id of its main process (also its process group), which was
+    /// stopped at the end.
+    pub pid: u32,
+    /// Its loopback port.
+    pub port: u16,
+    /// The backends it used (its own FastCGI responder and php-fpm, stopped
+    /// with it; nginx's fcgiwrap), whose CPU counted with its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub backends: Vec<BackendInfo>,
+}
+
+/// A backend process a server used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BackendInfo {
+    /// "php-fpm", "fcgi-app", "fcgiwrap".
+    pub name: String,
+    /// Process id of its main process (also its process group).
+    pub pid: u32,
+}
+
+/// The cells of one row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RowReport {
+    /// What was measured.
+    pub row: RowSpec,
+    /// One cell per server variant that serves the row.
+    pub cells: Vec<Cell>,
+}
+
+/// One server's figures in a row (medians over rounds).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    /// Server name.
+    pub server: String,
+    /// Its cache variant label.
+    pub cache: String,
+    /// How it ran a gateway row ("fcgiwrap", "mod_cgi", "mod_cgid"), shown
+    /// beside the server's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway: Option<String>,
+    /// Requests per second, median with min and max over rounds.
+    pub rps: Option<SpreadFigures>,
+    /// MB/s (2^20 bytes).
+    pub mb_per_s: Option<f64>,
+    /// Corrected p50, ms.
+    pub p50_ms: Option<f64>,
+    /// Corrected p99, ms.
+    pub p99_ms: Option<f64>,
+    /// Server CPU seconds (user + system) in the measured window.
+    pub server_cpu_s: Option<f64>,
+    /// Server CPU µs per request.
+    pub cpu_us_per_request: Option<f64>,
+    /// Failed requests over all rounds.
+    pub errors: u64,
+    /// Responses over all rounds.
+    pub responses: u64,
+    /// Why the cell is empty or doubtful.
+    pub note: Option<String>,
+}
+
+/// Median, min and max.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SpreadFigures {
+    /// Median.
+    pub median: f64,
+    /// Smallest.
+    pub min: f64,
+    /// Largest.
+    pub max: f64,
+}
