@@ -13,6 +13,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
 use crate::hpack_guard::HpackGuard;
+use crate::plaintext::Plaintext;
 use crate::service::{Shared, Svc};
 use crate::timeout::{Activity, Expired, TimedIo, Timeouts};
 
@@ -76,7 +77,10 @@ where
         conn: conn.clone(),
         activity: activity.clone(),
     };
-    let mut io = TimedIo::new(io, activity.clone(), timeouts);
+    let mut io = Plaintext::new(
+        TimedIo::new(io, activity.clone(), timeouts),
+        activity.clone(),
+    );
     let mut first = BytesMut::with_capacity(4096);
     let h2 = loop {
         let read = tokio::select! {

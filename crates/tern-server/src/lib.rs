@@ -13,6 +13,7 @@ mod conn;
 mod hpack_guard;
 mod listen;
 mod phase;
+mod plaintext;
 mod route;
 mod server;
 mod service;

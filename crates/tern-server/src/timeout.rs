@@ -83,8 +83,19 @@ impl Activity {
         self.base + Duration::from_nanos(self.last_end.load(Ordering::Relaxed))
     }
 
-    fn busy(&self) -> bool {
+    /// Whether a request is in flight.
+    pub(crate) fn busy(&self) -> bool {
         self.in_flight.load(Ordering::Acquire) > 0
+    }
+
+    /// Requests begun so far (wrapping).
+    pub(crate) fn started(&self) -> u32 {
+        self.started.load(Ordering::Relaxed)
+    }
+
+    /// Whether the request in flight asked to close the connection.
+    pub(crate) fn closing(&self) -> bool {
+        self.closing.load(Ordering::Relaxed)
     }
 
     pub(crate) fn expired(&self) -> Option<Expired> {
@@ -123,26 +134,9 @@ pub(crate) struct TimedIo<T> {
     /// `Activity::started` when the phase was last decided.
     seen: u32,
     sleep: Pin<Box<Sleep>>,
-    /// Bytes read ahead to tell HTTP/1 from HTTP/2, returned first.
-    prefix: bytes::Bytes,
-    /// HTTP/1: settle each request line's minor version (`version`).
-    http1: bool,
-    /// The client half-closed during a request that asked to close.
-    eof: bool,
 }
 
 impl<T> TimedIo<T> {
-    /// Puts bytes already read back in front of the stream.
-    pub(crate) fn unread(&mut self, prefix: bytes::Bytes) {
-        self.prefix = prefix;
-    }
-
-    /// The connection speaks HTTP/1: each request head that starts
-    /// arriving has its version settled (`version::settle`).
-    pub(crate) fn set_http1(&mut self) {
-        self.http1 = true;
-    }
-
     pub(crate) fn new(io: T, activity: std::sync::Arc<Activity>, timeouts: Timeouts) -> Self {
         let now = Instant::now();
         let deadline = now + timeouts.header_read;
@@ -152,28 +146,8 @@ impl<T> TimedIo<T> {
             timeouts,
             phase: Phase::Head(now),
             seen: 0,
-            prefix: bytes::Bytes::new(),
-            http1: false,
-            eof: false,
             sleep: Box::pin(tokio::time::sleep_until(deadline)),
         }
-    }
-
-    /// Whether an end of file just read is a client that half-closed
-    /// after a request that asked to close the connection after it
-    /// (`Connection: close`, HTTP/1.0; `nc -N`, health checkers): while
-    /// that request is in flight its answer is still wanted. From a
-    /// client that meant to keep the connection, the same FIN in the
-    /// middle of a request means it left, and its handler is stopped.
-    fn half_closed(&mut self) -> bool {
-        if self.eof {
-            return self.activity.busy();
-        }
-        if self.activity.busy() && self.activity.closing.load(Ordering::Relaxed) {
-            self.eof = true;
-            return true;
-        }
-        false
     }
 
     /// Called when a read would block: decides the deadline and arms the
@@ -247,35 +221,15 @@ impl<T: AsyncRead + Unpin> AsyncRead for TimedIo<T> {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        if !self.prefix.is_empty() {
-            let n = self.prefix.len().min(buf.remaining());
-            let head = self.prefix.split_to(n);
-            buf.put_slice(&head);
-            if self.prefix.is_empty() {
-                // An empty `Bytes` split off a buffer still holds the whole
-                // buffer: let it go, idle connections should cost little.
-                self.prefix = bytes::Bytes::new();
-            }
-            return Poll::Ready(Ok(()));
-        }
         let before = buf.filled().len();
         match Pin::new(&mut self.io).poll_read(cx, buf) {
             Poll::Ready(Ok(())) => {
-                if buf.filled().len() == before && buf.remaining() > 0 && self.half_closed() {
-                    // Not yet: hyper would take the EOF for a client that
-                    // left. Nothing wakes this read again; the answer, when
-                    // it is ready, wakes the connection, which then closes.
-                    return Poll::Pending;
-                }
                 if buf.filled().len() > before {
                     self.sync();
                     if let Phase::Idle(_) | Phase::Busy = self.phase {
                         if !self.activity.busy() {
                             // A new request head starts arriving.
                             self.phase = Phase::Head(Instant::now());
-                            if self.http1 {
-                                crate::version::settle(&mut buf.filled_mut()[before..]);
-                            }
                         }
                     }
                 }
@@ -380,44 +334,5 @@ mod tests {
         assert!(waited.is_err(), "the read ended: {waited:?}");
         client.write_all(b"x").await.unwrap();
         assert_eq!(io.read(&mut buf).await.unwrap(), 1);
-    }
-
-    #[tokio::test]
-    async fn a_half_close_after_a_request_that_asked_to_close_is_held_back() {
-        let (mut io, client, activity) = timed(SHORT);
-        activity.set_closing(true);
-        activity.begin();
-        drop(client);
-        let mut buf = [0u8; 16];
-        let held = tokio::time::timeout(Duration::from_millis(100), io.read(&mut buf)).await;
-        assert!(held.is_err(), "the end of file was passed on: {held:?}");
-        // Once the request is over, the end of file is the connection's.
-        activity.end();
-        assert_eq!(io.read(&mut buf).await.unwrap(), 0);
-    }
-
-    #[tokio::test]
-    async fn a_fin_in_the_middle_of_a_kept_request_is_passed_on() {
-        let (mut io, client, activity) = timed(SHORT);
-        activity.set_closing(false);
-        activity.begin();
-        drop(client);
-        let mut buf = [0u8; 16];
-        assert_eq!(io.read(&mut buf).await.unwrap(), 0);
-    }
-
-    #[tokio::test]
-    async fn each_request_head_has_its_version_settled_on_http1() {
-        let (mut io, mut client, activity) = timed(Timeouts {
-            header_read: Duration::from_secs(5),
-            keepalive: Duration::from_secs(5),
-        });
-        io.set_http1();
-        activity.begin();
-        activity.end();
-        client.write_all(b"GET / HTTP/1.2\r\n\r\n").await.unwrap();
-        let mut buf = [0u8; 64];
-        let n = io.read(&mut buf).await.unwrap();
-        assert_eq!(&buf[..n], b"GET / HTTP/1.1\r\n\r\n");
     }
 }

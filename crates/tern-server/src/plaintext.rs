@@ -1,0 +1,225 @@
+//! The plaintext stream hyper reads, over the connection's timed (and, with
+//! TLS, decrypted) I/O. Three things that need the bytes as HTTP sees them:
+//!
+//! - bytes read ahead to tell HTTP/1 from HTTP/2 are put back first;
+//! - on HTTP/1, the first bytes of each request head have their version
+//!   settled (`version::settle`: `HTTP/1.2` is read as 1.1);
+//! - a client that half-closes after a request that asked to close the
+//!   connection (`Connection: close`, HTTP/1.0; `nc -N`, health checkers)
+//!   still gets its answer: the end of file is held back while that request
+//!   is in flight. From a client that meant to keep the connection, the
+//!   same FIN in the middle of a request means it left, and it is passed on
+//!   (hyper then stops the handler).
+//!
+//! The timeouts sit below this layer (`timeout.rs`), so that under TLS they
+//! count the handshake too.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+use crate::timeout::Activity;
+
+/// A connection's plaintext stream.
+#[derive(Debug)]
+pub(crate) struct Plaintext<T> {
+    io: T,
+    activity: Arc<Activity>,
+    /// Bytes read ahead, returned first.
+    prefix: Bytes,
+    /// HTTP/1: settle each request line's minor version.
+    http1: bool,
+    /// `Activity::started` when a request head last began arriving: the
+    /// head that follows that many requests has been settled.
+    settled: u32,
+    /// The client half-closed during a request that asked to close.
+    eof: bool,
+}
+
+impl<T> Plaintext<T> {
+    pub(crate) fn new(io: T, activity: Arc<Activity>) -> Self {
+        Plaintext {
+            io,
+            activity,
+            prefix: Bytes::new(),
+            http1: false,
+            settled: 0,
+            eof: false,
+        }
+    }
+
+    /// Puts bytes already read back in front of the stream.
+    pub(crate) fn unread(&mut self, prefix: Bytes) {
+        self.prefix = prefix;
+    }
+
+    /// The connection speaks HTTP/1, and the head that began arriving has
+    /// been settled by the caller: each later head is settled here.
+    pub(crate) fn set_http1(&mut self) {
+        self.http1 = true;
+        self.settled = self.activity.started();
+    }
+
+    /// Whether an end of file just read is held back (see the module doc).
+    fn half_closed(&mut self) -> bool {
+        if self.eof {
+            return self.activity.busy();
+        }
+        if self.activity.busy() && self.activity.closing() {
+            self.eof = true;
+            return true;
+        }
+        false
+    }
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for Plaintext<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        if !self.prefix.is_empty() {
+            let n = self.prefix.len().min(buf.remaining());
+            let head = self.prefix.split_to(n);
+            buf.put_slice(&head);
+            if self.prefix.is_empty() {
+                // An empty `Bytes` split off a buffer still holds the whole
+                // buffer: let it go, idle connections should cost little.
+                self.prefix = Bytes::new();
+            }
+            return Poll::Ready(Ok(()));
+        }
+        let before = buf.filled().len();
+        let res = Pin::new(&mut self.io).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = res {
+            let read = buf.filled().len() - before;
+            if read == 0 && buf.remaining() > 0 && self.half_closed() {
+                // Not yet: hyper would take the EOF for a client that
+                // left. Nothing wakes this read again; the answer, when it
+                // is ready, wakes the connection, which then closes.
+                return Poll::Pending;
+            }
+            if read > 0 && self.http1 && !self.activity.busy() {
+                let started = self.activity.started();
+                if started != self.settled {
+                    // The first bytes of a new request head.
+                    self.settled = started;
+                    crate::version::settle(&mut buf.filled_mut()[before..]);
+                }
+            }
+        }
+        res
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for Plaintext<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    use super::*;
+
+    fn plain() -> (
+        Plaintext<tokio::io::DuplexStream>,
+        tokio::io::DuplexStream,
+        Arc<Activity>,
+    ) {
+        let (ours, theirs) = tokio::io::duplex(1024);
+        let activity = Arc::new(Activity::default());
+        (Plaintext::new(ours, activity.clone()), theirs, activity)
+    }
+
+    #[tokio::test]
+    async fn bytes_read_ahead_come_first() {
+        let (mut io, mut client, _activity) = plain();
+        io.unread(Bytes::from_static(b"GET "));
+        client.write_all(b"/ HTTP/1.1\r\n").await.unwrap();
+        let mut buf = [0u8; 64];
+        assert_eq!(io.read(&mut buf).await.unwrap(), 4);
+        let n = io.read(&mut buf).await.unwrap();
+        assert_eq!(&buf[..n], b"/ HTTP/1.1\r\n");
+    }
+
+    #[tokio::test]
+    async fn a_half_close_after_a_request_that_asked_to_close_is_held_back() {
+        let (mut io, client, activity) = plain();
+        activity.set_closing(true);
+        activity.begin();
+        drop(client);
+        let mut buf = [0u8; 16];
+        let held = tokio::time::timeout(Duration::from_millis(100), io.read(&mut buf)).await;
+        assert!(held.is_err(), "the end of file was passed on: {held:?}");
+        // Once the request is over, the end of file is the connection's.
+        activity.end();
+        assert_eq!(io.read(&mut buf).await.unwrap(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_fin_in_the_middle_of_a_kept_request_is_passed_on() {
+        let (mut io, client, activity) = plain();
+        activity.set_closing(false);
+        activity.begin();
+        drop(client);
+        let mut buf = [0u8; 16];
+        assert_eq!(io.read(&mut buf).await.unwrap(), 0);
+    }
+
+    #[tokio::test]
+    async fn each_request_head_has_its_version_settled_on_http1() {
+        let (mut io, mut client, activity) = plain();
+        io.set_http1();
+        let mut buf = [0u8; 64];
+        // Bytes of the head the caller settled are left alone.
+        client.write_all(b"GET / HTTP/1.2\r\n\r\n").await.unwrap();
+        let n = io.read(&mut buf).await.unwrap();
+        assert_eq!(&buf[..n], b"GET / HTTP/1.2\r\n\r\n");
+        // The next head, after a request, is settled.
+        activity.begin();
+        activity.end();
+        client.write_all(b"GET / HTTP/1.2\r\n\r\n").await.unwrap();
+        let n = io.read(&mut buf).await.unwrap();
+        assert_eq!(&buf[..n], b"GET / HTTP/1.1\r\n\r\n");
+        // Bytes that arrive while a request is in flight are left to the
+        // parser.
+        activity.begin();
+        client.write_all(b"GET / HTTP/1.2\r\n\r\n").await.unwrap();
+        let n = io.read(&mut buf).await.unwrap();
+        assert_eq!(&buf[..n], b"GET / HTTP/1.2\r\n\r\n");
+    }
+}
