@@ -28,7 +28,7 @@ use crate::fastcgi::conn::{self, Address};
 use crate::persist::{Downstream, StartBody, Upstream};
 
 use crate::dispatch::{self, render, Answer, Run};
-use crate::env::{self, CgiEnv, EnvInput, EnvPolicy, ScriptVars};
+use crate::env::{self, CgiEnv, EnvInput, ScriptVars};
 use crate::input::{Input, Source};
 use crate::relay::{self, Dirty, Finish, Rest, Settings};
 use crate::resolve::{Scope, ScriptDir};
@@ -134,12 +134,10 @@ impl Common {
                 document_root: &self.document_root,
             },
             content_length: input.length,
-            policy: EnvPolicy {
-                pass_authorization: self.policy.pass_authorization,
-                refuse_shellshock: self.policy.refuse_shellshock,
-                underscores_in_headers: self.policy.underscores_in_headers,
-                inherited: &[],
-            },
+            policy: &self.policy.env,
+            // A worker's own environment holds the allow-list; a request's
+            // carries only what the request says.
+            inherited: &[],
         })?;
         Ok((env, Body::of(input.source)))
     }
@@ -487,7 +485,8 @@ impl FastCgi {
                 }
             }
             FastCgiApp::Spawn(cmd) => {
-                let inherited = spawn::inherited(&cfg.policy.env_allow, |n| std::env::var_os(n));
+                let inherited =
+                    spawn::inherited(&cfg.policy.env.env_allow, |n| std::env::var_os(n));
                 let cwd = cfg.dir.clone().unwrap_or_else(|| cfg.document_root.clone());
                 let factory = FcgiProcesses::new(name, cmd, inherited, cwd, cfg.connect_timeout)?;
                 Backend::Spawn(start_pool(
@@ -634,7 +633,7 @@ impl CgiPlus {
             &cfg.document_root,
             &cfg.policy,
         )?;
-        let inherited = spawn::inherited(&cfg.policy.env_allow, |n| std::env::var_os(n));
+        let inherited = spawn::inherited(&cfg.policy.env.env_allow, |n| std::env::var_os(n));
         let engine = |program: PathBuf, args: Vec<OsString>, env: Vec<(String, String)>| {
             CgiplusWorkers::new(
                 program,
