@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 mod address;
+pub mod defaults;
 mod error;
 mod gateway;
 mod load;

@@ -3,8 +3,8 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
+use crate::defaults;
 use crate::error::{ConfigError, ConfigErrors};
 use crate::model::*;
 use crate::site;
@@ -89,14 +89,14 @@ fn walk_top(
                     .map_or_else(default_workers, |n| n as usize),
                 grace_period: w
                     .duration(&mut t, "grace_period", false)
-                    .unwrap_or(Duration::from_secs(10)),
+                    .unwrap_or(defaults::GRACE_PERIOD),
             };
             w.finish(t);
             s
         }
         None => ServerSettings {
             workers: default_workers(),
-            grace_period: Duration::from_secs(10),
+            grace_period: defaults::GRACE_PERIOD,
         },
     };
 
@@ -127,7 +127,7 @@ fn walk_top(
     }
     if listeners.is_empty() {
         listeners.push(Listener {
-            addr: ListenAddr::Tcp(SocketAddr::from(([127, 0, 0, 1], 8080))),
+            addr: ListenAddr::Tcp(defaults::LISTEN),
         });
     }
 
@@ -172,17 +172,7 @@ fn parse_listen(a: &str, base: &Path) -> Result<ListenAddr, String> {
 }
 
 fn walk_limits(w: &mut Walker<'_>, top: &mut Table<'_>) -> Limits {
-    let mut l = Limits {
-        max_header_bytes: 16 << 10,
-        max_headers: 100,
-        max_uri_bytes: 8 << 10,
-        max_body_bytes: 10 << 20,
-        header_read_timeout: Duration::from_secs(10),
-        body_timeout: Duration::from_secs(20),
-        body_min_rate: 500,
-        keepalive_timeout: Duration::from_secs(75),
-        max_connections: 10240,
-    };
+    let mut l = Limits::default();
     let Some(mut t) = w.table(top, "limits") else {
         return l;
     };
@@ -232,7 +222,7 @@ fn walk_access_log(
     let mut t = w.table(top, "access_log")?;
     let path = w.string(&mut t, "path");
     let format = match w.string_spanned(&mut t, "format") {
-        None => Some(LogFormat::Combined),
+        None => Some(LogFormat::default()),
         Some((f, span)) => match f.as_str() {
             "common" => Some(LogFormat::Common),
             "combined" => Some(LogFormat::Combined),
@@ -258,12 +248,7 @@ fn walk_access_log(
 }
 
 fn walk_cache(w: &mut Walker<'_>, top: &mut Table<'_>) -> CacheConfig {
-    let mut c = CacheConfig {
-        enabled: true,
-        max_bytes: 256 << 20,
-        max_entry_bytes: 4 << 20,
-        revalidate: Duration::from_secs(1),
-    };
+    let mut c = CacheConfig::default();
     let Some(mut t) = w.table(top, "cache") else {
         return c;
     };

@@ -3,8 +3,8 @@
 //! pool limits, and the gateway policy shared with CGI.
 
 use std::path::Path;
-use std::time::Duration;
 
+use crate::defaults;
 use crate::gateway::{directory, env_names, program, script_dir};
 use crate::load::LoadOptions;
 use crate::model::{
@@ -16,6 +16,8 @@ use crate::FcgiAddress;
 
 /// Most workers a pool may have.
 const MAX_WORKERS: u64 = 4096;
+/// Most requests that may wait in one route's queue.
+const MAX_QUEUE: u64 = 1_000_000;
 
 /// The settings of a FastCGI route.
 pub(crate) fn walk_fastcgi(
@@ -78,8 +80,10 @@ pub(crate) fn walk_fastcgi(
     let policy = policy(w, t);
     let connect_timeout = w
         .duration(t, "connect_timeout", true)
-        .unwrap_or(Duration::from_secs(3));
-    let keep_connections = w.bool(t, "keep_connections").unwrap_or(true);
+        .unwrap_or(defaults::CONNECT_TIMEOUT);
+    let keep_connections = w
+        .bool(t, "keep_connections")
+        .unwrap_or(defaults::KEEP_CONNECTIONS);
     Some(FastCgiConfig {
         app: app?,
         dir,
@@ -206,25 +210,33 @@ fn command(
 }
 
 fn pool(w: &mut Walker<'_>, t: &mut Table<'_>, spawned: bool) -> Option<PoolSettings> {
-    let (min_key, max_key) = if spawned {
-        ("min_processes", "max_processes")
+    let (min_key, max_key, min_default) = if spawned {
+        ("min_processes", "max_processes", defaults::MIN_PROCESSES)
     } else {
-        ("min_connections", "max_connections")
+        (
+            "min_connections",
+            "max_connections",
+            defaults::MIN_CONNECTIONS,
+        )
     };
     let min = w
         .integer_in(t, min_key, 0, MAX_WORKERS)
-        .unwrap_or(u64::from(spawned)) as usize;
-    let max = w.count(t, max_key, MAX_WORKERS).unwrap_or(4) as usize;
-    let queue = w.count(t, "queue", 1_000_000).unwrap_or(100) as usize;
+        .map_or(min_default, |n| n as usize);
+    let max = w
+        .count(t, max_key, MAX_WORKERS)
+        .map_or(defaults::POOL_MAX, |n| n as usize);
+    let queue = w
+        .count(t, "queue", MAX_QUEUE)
+        .map_or(defaults::QUEUE, |n| n as usize);
     let queue_timeout = w
         .duration(t, "queue_timeout", true)
-        .unwrap_or(Duration::from_secs(10));
+        .unwrap_or(defaults::QUEUE_TIMEOUT);
     let idle_timeout = w
         .duration(t, "idle_timeout", true)
-        .unwrap_or(Duration::from_secs(60));
+        .unwrap_or(defaults::IDLE_TIMEOUT);
     let max_requests = w
         .integer_in(t, "max_requests", 0, u64::MAX >> 1)
-        .unwrap_or(0);
+        .unwrap_or(defaults::MAX_REQUESTS);
     let max_age = w.duration(t, "max_age", true);
     if min > max {
         w.error(
@@ -248,12 +260,13 @@ fn pool(w: &mut Walker<'_>, t: &mut Table<'_>, spawned: bool) -> Option<PoolSett
 /// The timeout, environment policy and stderr limit every gateway route
 /// has (CGI too).
 pub(crate) fn policy(w: &mut Walker<'_>, t: &mut Table<'_>) -> GatewayPolicy {
+    let d = GatewayPolicy::default();
     GatewayPolicy {
-        timeout: w
-            .duration(t, "timeout", true)
-            .unwrap_or(Duration::from_secs(30)),
+        timeout: w.duration(t, "timeout", true).unwrap_or(d.timeout),
         env: env_policy(w, t, true),
-        max_stderr_bytes: w.size(t, "max_stderr_bytes", 0).unwrap_or(64 * 1024),
+        max_stderr_bytes: w
+            .size(t, "max_stderr_bytes", 0)
+            .unwrap_or(d.max_stderr_bytes),
     }
 }
 
@@ -287,7 +300,7 @@ pub(crate) fn admission(w: &mut Walker<'_>, t: &mut Table<'_>, max: u64) -> Admi
             .count(t, "max_concurrent", max)
             .map_or(d.max_concurrent, |n| n as usize),
         queue: w
-            .count(t, "queue", 1_000_000)
+            .count(t, "queue", MAX_QUEUE)
             .map_or(d.queue, |n| n as usize),
         queue_timeout: w
             .duration(t, "queue_timeout", true)

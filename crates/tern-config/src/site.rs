@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::defaults;
 use crate::load::LoadOptions;
 use crate::model::*;
 use crate::walk::{Table, Walker};
@@ -146,33 +147,33 @@ pub(crate) fn walk_static(
         index: w
             .strings(t, "index")
             .or_else(|| d.as_ref().map(|d| d.index.clone()))
-            .unwrap_or_else(|| vec!["index.html".to_owned()]),
+            .unwrap_or_else(|| defaults::INDEX.iter().map(|&i| i.to_owned()).collect()),
         directory_listing: w
             .bool(t, "directory_listing")
             .or(d.as_ref().map(|d| d.directory_listing))
-            .unwrap_or(false),
+            .unwrap_or(defaults::DIRECTORY_LISTING),
         follow_symlinks: w
             .bool(t, "follow_symlinks")
             .or(d.as_ref().map(|d| d.follow_symlinks))
-            .unwrap_or(false),
+            .unwrap_or(defaults::FOLLOW_SYMLINKS),
         dotfiles: w
             .bool(t, "dotfiles")
             .or(d.as_ref().map(|d| d.dotfiles))
-            .unwrap_or(false),
+            .unwrap_or(defaults::DOTFILES),
         precompressed: w
             .bool(t, "precompressed")
             .or(d.as_ref().map(|d| d.precompressed))
-            .unwrap_or(true),
+            .unwrap_or(defaults::PRECOMPRESSED),
         mime,
         max_ranges: w
             .count(t, "max_ranges", 10_000)
             .map(|n| n as usize)
             .or(d.as_ref().map(|d| d.max_ranges))
-            .unwrap_or(100),
+            .unwrap_or(defaults::MAX_RANGES),
         cache: w
             .bool(t, "cache")
             .or(d.as_ref().map(|d| d.cache))
-            .unwrap_or(true),
+            .unwrap_or(defaults::SITE_CACHE),
     };
     for name in &cfg.index {
         if name.is_empty() || name.contains('/') {

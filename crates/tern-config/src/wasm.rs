@@ -6,8 +6,8 @@
 //! `tern check` stays fast and the config crate free of wasmtime.
 
 use std::path::Path;
-use std::time::Duration;
 
+use crate::defaults;
 use crate::gateway::directory;
 use crate::load::LoadOptions;
 use crate::model::WasmConfig;
@@ -82,15 +82,19 @@ pub(crate) fn walk_wasm(
         }
         Some(n) => Some(n),
         None if t.contains("memory_limit") => None,
-        None => Some(64 << 20),
+        None => Some(defaults::MEMORY_LIMIT),
     };
     let timeout = w
         .duration(t, "timeout", true)
-        .unwrap_or(Duration::from_secs(10));
-    let max_output_bytes = w.size(t, "max_output_bytes", 1).unwrap_or(16 << 20);
+        .unwrap_or(defaults::WASM_TIMEOUT);
+    let max_output_bytes = w
+        .size(t, "max_output_bytes", 1)
+        .unwrap_or(defaults::MAX_OUTPUT_BYTES);
     let admission = crate::persistent::admission(w, t, MAX_CONCURRENT);
     let env = crate::persistent::env_policy(w, t, false);
-    let max_stderr_bytes = w.size(t, "max_stderr_bytes", 0).unwrap_or(64 * 1024);
+    let max_stderr_bytes = w
+        .size(t, "max_stderr_bytes", 0)
+        .unwrap_or(defaults::MAX_STDERR_BYTES);
     Some(WasmConfig {
         module: module?,
         document_root: site_root?.to_path_buf(),

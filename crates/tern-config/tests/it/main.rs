@@ -1,6 +1,8 @@
 //! Loading real files: a full configuration, defaults, and errors that name
 //! file, line and key.
 
+mod reference;
+
 use std::path::Path;
 use std::time::Duration;
 
