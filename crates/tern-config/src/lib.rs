@@ -5,12 +5,16 @@
 #![forbid(unsafe_code)]
 
 mod address;
+mod cgi;
+mod cgiplus;
 pub mod defaults;
 mod error;
-mod gateway;
+mod fastcgi;
+mod fields;
 mod load;
 mod model;
-mod persistent;
+mod pool;
+mod rules;
 mod site;
 mod units;
 mod walk;
@@ -18,5 +22,6 @@ mod wasm;
 
 pub use address::{FcgiAddress, ParseAddressError};
 pub use error::{ConfigError, ConfigErrors};
-pub use load::{for_root, load, parse, LoadOptions};
+pub use load::{for_root, load, parse};
 pub use model::*;
+pub use walk::LoadOptions;

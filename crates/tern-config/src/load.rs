@@ -2,27 +2,13 @@
 //! validate them into a [`Config`].
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::defaults;
 use crate::error::{ConfigError, ConfigErrors};
 use crate::model::*;
-use crate::site;
-use crate::walk::{Table, Walker};
-
-/// How a configuration is loaded.
-#[derive(Clone, Copy, Debug)]
-pub struct LoadOptions {
-    /// Whether paths (document roots, ...) are checked against the file
-    /// system. Default: true.
-    pub check_paths: bool,
-}
-
-impl Default for LoadOptions {
-    fn default() -> Self {
-        LoadOptions { check_paths: true }
-    }
-}
+use crate::site::walk_sites;
+use crate::walk::{LoadOptions, Table, Walker};
 
 /// Reads and validates the configuration file at `path`.
 pub fn load(path: &Path) -> Result<Config, ConfigErrors> {
@@ -41,19 +27,14 @@ pub fn load(path: &Path) -> Result<Config, ConfigErrors> {
 /// base for relative paths.
 pub fn parse(src: &str, file: &Path, opts: LoadOptions) -> Result<Config, ConfigErrors> {
     let doc = toml_edit::ImDocument::parse(src).map_err(|e| {
-        let mut w = Walker::new(src, file);
+        let mut w = Walker::new(src, file, opts);
         let msg = e.message().trim_end().to_owned();
         w.error(e.span(), String::new(), format!("TOML syntax: {msg}"));
         ConfigErrors(w.errors)
     })?;
-    let base = file
-        .parent()
-        .map(Path::to_path_buf)
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or_else(|| PathBuf::from("."));
-    let mut w = Walker::new(src, file);
+    let mut w = Walker::new(src, file, opts);
     let mut top = Table::new(doc.as_table(), String::new(), None);
-    let cfg = walk_top(&mut w, &mut top, &base, opts);
+    let cfg = walk_top(&mut w, &mut top);
     w.finish(top);
     match cfg {
         Some(cfg) if w.errors.is_empty() => Ok(cfg),
@@ -75,12 +56,7 @@ pub fn for_root(root: &Path, listen: &[ListenAddr]) -> Result<Config, ConfigErro
     parse(&src, Path::new("<command line>"), LoadOptions::default())
 }
 
-fn walk_top(
-    w: &mut Walker<'_>,
-    top: &mut Table<'_>,
-    base: &Path,
-    opts: LoadOptions,
-) -> Option<Config> {
+fn walk_top(w: &mut Walker<'_>, top: &mut Table<'_>) -> Option<Config> {
     let server = match w.table(top, "server") {
         Some(mut t) => {
             let s = ServerSettings {
@@ -103,7 +79,7 @@ fn walk_top(
     let mut listeners = Vec::new();
     for mut t in w.tables(top, "listen") {
         match w.string_spanned(&mut t, "address") {
-            Some((a, span)) => match parse_listen(&a, base) {
+            Some((a, span)) => match parse_listen(&a, w) {
                 Ok(addr) => {
                     if listeners.iter().any(|l: &Listener| l.addr == addr) {
                         w.error(
@@ -132,9 +108,9 @@ fn walk_top(
     }
 
     let limits = walk_limits(w, top);
-    let access_log = walk_access_log(w, top, base);
+    let access_log = walk_access_log(w, top);
     let cache = walk_cache(w, top);
-    let sites = site::walk_sites(w, top, base, opts);
+    let sites = walk_sites(w, top);
     if sites.is_empty() && w.errors.is_empty() {
         w.error(
             None,
@@ -159,12 +135,12 @@ fn default_workers() -> usize {
 
 /// `127.0.0.1:8080`, `[::1]:8080`, `localhost:8080`? no: only literal
 /// addresses (tern never resolves names), or `unix:PATH`.
-fn parse_listen(a: &str, base: &Path) -> Result<ListenAddr, String> {
+fn parse_listen(a: &str, w: &Walker<'_>) -> Result<ListenAddr, String> {
     if let Some(p) = a.strip_prefix("unix:") {
         if p.is_empty() {
             return Err("`unix:` needs a socket path".into());
         }
-        return Ok(ListenAddr::Unix(base.join(p)));
+        return Ok(ListenAddr::Unix(w.relative(p)));
     }
     a.parse::<SocketAddr>().map(ListenAddr::Tcp).map_err(|_| {
         format!("`{a}` is not an address: use IP:PORT (\"127.0.0.1:8080\", \"[::1]:8080\") or unix:PATH")
@@ -214,11 +190,7 @@ fn walk_limits(w: &mut Walker<'_>, top: &mut Table<'_>) -> Limits {
     l
 }
 
-fn walk_access_log(
-    w: &mut Walker<'_>,
-    top: &mut Table<'_>,
-    base: &Path,
-) -> Option<AccessLogConfig> {
+fn walk_access_log(w: &mut Walker<'_>, top: &mut Table<'_>) -> Option<AccessLogConfig> {
     let mut t = w.table(top, "access_log")?;
     let path = w.string(&mut t, "path");
     let format = match w.string_spanned(&mut t, "format") {
@@ -242,7 +214,7 @@ fn walk_access_log(
     }
     w.finish(t);
     Some(AccessLogConfig {
-        path: base.join(path?),
+        path: w.relative(path?),
         format: format?,
     })
 }

@@ -8,8 +8,7 @@
 use std::path::Path;
 
 use crate::defaults;
-use crate::gateway::directory;
-use crate::load::LoadOptions;
+use crate::fields::{admission, directory, env_policy};
 use crate::model::WasmConfig;
 use crate::walk::{Table, Walker};
 
@@ -27,14 +26,12 @@ pub(crate) fn walk_wasm(
     w: &mut Walker<'_>,
     t: &mut Table<'_>,
     site_root: Option<&Path>,
-    base: &Path,
-    opts: LoadOptions,
 ) -> Option<WasmConfig> {
     let module = match w.string_spanned(t, "module") {
         Some((m, span)) => {
-            let path = base.join(m);
+            let path = w.relative(m);
             let path = std::path::absolute(&path).unwrap_or(path);
-            if opts.check_paths {
+            if w.check_paths() {
                 match std::fs::metadata(&path) {
                     Ok(md) if md.is_file() => Some(path),
                     Ok(_) => {
@@ -68,9 +65,7 @@ pub(crate) fn walk_wasm(
             None
         }
     };
-    let dir = w
-        .string_spanned(t, "dir")
-        .map(|(d, span)| directory(w, t, base.join(d), span, opts));
+    let dir = w.string_spanned(t, "dir").map(|d| directory(w, t, d));
     let memory_limit = match w.size(t, "memory_limit", PAGE) {
         Some(n) if n > MAX_MEMORY => {
             w.error(
@@ -90,8 +85,8 @@ pub(crate) fn walk_wasm(
     let max_output_bytes = w
         .size(t, "max_output_bytes", 1)
         .unwrap_or(defaults::MAX_OUTPUT_BYTES);
-    let admission = crate::persistent::admission(w, t, MAX_CONCURRENT);
-    let env = crate::persistent::env_policy(w, t, false);
+    let admission = admission(w, t, MAX_CONCURRENT);
+    let env = env_policy(w, t, false);
     let max_stderr_bytes = w
         .size(t, "max_stderr_bytes", 0)
         .unwrap_or(defaults::MAX_STDERR_BYTES);
