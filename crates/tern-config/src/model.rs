@@ -246,10 +246,10 @@ pub enum RouteMatcher {
     Extension(String),
 }
 
-/// The handler a route sends requests to. Later kinds (FastCGI, CGIplus,
-/// WebAssembly) add variants.
+/// The handler a route sends requests to. Exhaustive on purpose: a new
+/// kind must be met by every place that builds handlers (`tern`'s
+/// assembly), not fall into a catch-all there.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum HandlerConfig {
     /// Static files with the given settings (a route may use another root).
     Static(StaticConfig),

@@ -202,6 +202,16 @@ fn walk_routes(
                         format!("`{p}` must start with '/'"),
                     );
                     None
+                } else if p.contains(char::is_control) {
+                    // A decoded request path never holds one, so such a
+                    // route could never match; and a persistent route's
+                    // pool, named after it, would refuse a NUL at start.
+                    w.error(
+                        span,
+                        t.key_path("prefix"),
+                        "a control character, which no request path holds",
+                    );
+                    None
                 } else {
                     // Compare on the normalised form the router uses.
                     let trimmed = p.trim_end_matches('/');
@@ -217,7 +227,7 @@ fn walk_routes(
                     .trim_start_matches("*.")
                     .trim_start_matches('.')
                     .to_ascii_lowercase();
-                if e.is_empty() || e.contains('/') {
+                if e.is_empty() || e.contains('/') || e.contains(char::is_control) {
                     w.error(
                         span,
                         t.key_path("extension"),
