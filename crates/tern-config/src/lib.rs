@@ -20,7 +20,7 @@ mod units;
 mod walk;
 mod wasm;
 
-pub use address::{FcgiAddress, ParseAddressError};
+pub use address::{FcgiAddress, ListenAddr, ParseAddressError, ParseListenError};
 pub use error::{ConfigError, ConfigErrors};
 pub use load::{for_root, load, parse};
 pub use model::*;

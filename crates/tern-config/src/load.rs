@@ -1,9 +1,9 @@
 //! Loading: read the file, parse TOML, walk the top-level sections and
 //! validate them into a [`Config`].
 
-use std::net::SocketAddr;
 use std::path::Path;
 
+use crate::address::ListenAddr;
 use crate::defaults;
 use crate::error::{ConfigError, ConfigErrors};
 use crate::model::*;
@@ -79,8 +79,12 @@ fn walk_top(w: &mut Walker<'_>, top: &mut Table<'_>) -> Option<Config> {
     let mut listeners = Vec::new();
     for mut t in w.tables(top, "listen") {
         match w.string_spanned(&mut t, "address") {
-            Some((a, span)) => match parse_listen(&a, w) {
+            Some((a, span)) => match a.parse::<ListenAddr>() {
                 Ok(addr) => {
+                    let addr = match addr {
+                        ListenAddr::Unix(p) => ListenAddr::Unix(w.relative(p)),
+                        tcp => tcp,
+                    };
                     if listeners.iter().any(|l: &Listener| l.addr == addr) {
                         w.error(
                             span,
@@ -90,7 +94,7 @@ fn walk_top(w: &mut Walker<'_>, top: &mut Table<'_>) -> Option<Config> {
                     }
                     listeners.push(Listener { addr });
                 }
-                Err(e) => w.error(span, t.key_path("address"), e),
+                Err(e) => w.error(span, t.key_path("address"), e.to_string()),
             },
             None if t.contains("address") => {}
             None => w.error(
@@ -131,20 +135,6 @@ fn walk_top(w: &mut Walker<'_>, top: &mut Table<'_>) -> Option<Config> {
 
 fn default_workers() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
-/// `127.0.0.1:8080`, `[::1]:8080`, `localhost:8080`? no: only literal
-/// addresses (tern never resolves names), or `unix:PATH`.
-fn parse_listen(a: &str, w: &Walker<'_>) -> Result<ListenAddr, String> {
-    if let Some(p) = a.strip_prefix("unix:") {
-        if p.is_empty() {
-            return Err("`unix:` needs a socket path".into());
-        }
-        return Ok(ListenAddr::Unix(w.relative(p)));
-    }
-    a.parse::<SocketAddr>().map(ListenAddr::Tcp).map_err(|_| {
-        format!("`{a}` is not an address: use IP:PORT (\"127.0.0.1:8080\", \"[::1]:8080\") or unix:PATH")
-    })
 }
 
 fn walk_limits(w: &mut Walker<'_>, top: &mut Table<'_>) -> Limits {

@@ -1,12 +1,14 @@
 //! The validated configuration model. Everything here has been checked: a
 //! running server never meets an invalid value. Each setting documents its
-//! default where it is declared; `docs/configuration.md` is the user's view.
+//! default where it is declared, as a link to the constant in
+//! [`defaults`](crate::defaults) that the walkers use;
+//! `docs/configuration.md` is the user's view.
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::address::ListenAddr;
 use crate::defaults;
 
 /// A whole configuration: listeners, limits, logs and sites.
@@ -54,24 +56,6 @@ pub struct ServerSettings {
 pub struct Listener {
     /// The address: TCP (IPv4 or IPv6) or a Unix socket path.
     pub addr: ListenAddr,
-}
-
-/// A listening address.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ListenAddr {
-    /// `127.0.0.1:8080`, `[::1]:8080`, `0.0.0.0:80`.
-    Tcp(SocketAddr),
-    /// `unix:/run/tern.sock`.
-    Unix(PathBuf),
-}
-
-impl std::fmt::Display for ListenAddr {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ListenAddr::Tcp(a) => write!(f, "{a}"),
-            ListenAddr::Unix(p) => write!(f, "unix:{}", p.display()),
-        }
-    }
 }
 
 /// Request and connection limits (`[limits]`).
