@@ -1,10 +1,62 @@
-//! A FastCGI application's address (`connect = [...]`), parsed once here
-//! into the type the gateway connects with, so that `tern check` and
-//! `tern serve` cannot disagree about one.
+//! Addresses, each parsed once here into the type that uses it, so that
+//! `tern check` and `tern serve` cannot disagree about one: where tern
+//! listens (`[[listen]] address`, and `--listen`), and where a FastCGI
+//! application is (`connect = [...]`).
 
 use std::fmt;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::str::FromStr;
+
+/// A listening address.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ListenAddr {
+    /// `127.0.0.1:8080`, `[::1]:8080`, `0.0.0.0:80`.
+    Tcp(SocketAddr),
+    /// `unix:/run/tern.sock`; a relative path is relative to the
+    /// configuration file (to the working directory for `--listen`).
+    Unix(PathBuf),
+}
+
+/// Why a string is not a [`ListenAddr`]; it names the string.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ParseListenError {
+    /// `unix:` and nothing after it.
+    #[error("`unix:` needs a socket path")]
+    NoPath,
+    /// Neither `IP:PORT` nor `unix:PATH`.
+    #[error(
+        "`{0}` is not an address: use IP:PORT (\"127.0.0.1:8080\", \"[::1]:8080\") or unix:PATH"
+    )]
+    NotAnAddress(String),
+}
+
+/// `127.0.0.1:8080`, `[::1]:8080`, `localhost:8080`? no: only literal
+/// addresses (tern never resolves names), or `unix:PATH`.
+impl FromStr for ListenAddr {
+    type Err = ParseListenError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if let Some(p) = s.strip_prefix("unix:") {
+            return match p.is_empty() {
+                true => Err(ParseListenError::NoPath),
+                false => Ok(Self::Unix(PathBuf::from(p))),
+            };
+        }
+        s.parse::<SocketAddr>()
+            .map(Self::Tcp)
+            .map_err(|_| ParseListenError::NotAnAddress(s.to_owned()))
+    }
+}
+
+impl fmt::Display for ListenAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Tcp(a) => write!(f, "{a}"),
+            Self::Unix(p) => write!(f, "unix:{}", p.display()),
+        }
+    }
+}
 
 /// Where a FastCGI application listens.
 #[derive(Clone, Debug, PartialEq, Eq)]

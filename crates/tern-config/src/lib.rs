@@ -5,17 +5,23 @@
 #![forbid(unsafe_code)]
 
 mod address;
+mod cgi;
+mod cgiplus;
+pub mod defaults;
 mod error;
-mod gateway;
+mod fastcgi;
+mod fields;
 mod load;
 mod model;
-mod persistent;
+mod pool;
+mod rules;
 mod site;
 mod units;
 mod walk;
 mod wasm;
 
-pub use address::{FcgiAddress, ParseAddressError};
+pub use address::{FcgiAddress, ListenAddr, ParseAddressError, ParseListenError};
 pub use error::{ConfigError, ConfigErrors};
-pub use load::{for_root, load, parse, LoadOptions};
+pub use load::{for_root, load, parse};
 pub use model::*;
+pub use walk::LoadOptions;

@@ -1,28 +1,14 @@
 //! Loading: read the file, parse TOML, walk the top-level sections and
 //! validate them into a [`Config`].
 
-use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::Path;
 
+use crate::address::ListenAddr;
+use crate::defaults;
 use crate::error::{ConfigError, ConfigErrors};
 use crate::model::*;
-use crate::site;
-use crate::walk::{Table, Walker};
-
-/// How a configuration is loaded.
-#[derive(Clone, Copy, Debug)]
-pub struct LoadOptions {
-    /// Whether paths (document roots, ...) are checked against the file
-    /// system. Default: true.
-    pub check_paths: bool,
-}
-
-impl Default for LoadOptions {
-    fn default() -> Self {
-        LoadOptions { check_paths: true }
-    }
-}
+use crate::site::walk_sites;
+use crate::walk::{LoadOptions, Table, Walker};
 
 /// Reads and validates the configuration file at `path`.
 pub fn load(path: &Path) -> Result<Config, ConfigErrors> {
@@ -41,19 +27,14 @@ pub fn load(path: &Path) -> Result<Config, ConfigErrors> {
 /// base for relative paths.
 pub fn parse(src: &str, file: &Path, opts: LoadOptions) -> Result<Config, ConfigErrors> {
     let doc = toml_edit::ImDocument::parse(src).map_err(|e| {
-        let mut w = Walker::new(src, file);
+        let mut w = Walker::new(src, file, opts);
         let msg = e.message().trim_end().to_owned();
         w.error(e.span(), String::new(), format!("TOML syntax: {msg}"));
         ConfigErrors(w.errors)
     })?;
-    let base = file
-        .parent()
-        .map(Path::to_path_buf)
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or_else(|| PathBuf::from("."));
-    let mut w = Walker::new(src, file);
+    let mut w = Walker::new(src, file, opts);
     let mut top = Table::new(doc.as_table(), String::new(), None);
-    let cfg = walk_top(&mut w, &mut top, &base, opts);
+    let cfg = walk_top(&mut w, &mut top);
     w.finish(top);
     match cfg {
         Some(cfg) if w.errors.is_empty() => Ok(cfg),
@@ -75,12 +56,7 @@ pub fn for_root(root: &Path, listen: &[ListenAddr]) -> Result<Config, ConfigErro
     parse(&src, Path::new("<command line>"), LoadOptions::default())
 }
 
-fn walk_top(
-    w: &mut Walker<'_>,
-    top: &mut Table<'_>,
-    base: &Path,
-    opts: LoadOptions,
-) -> Option<Config> {
+fn walk_top(w: &mut Walker<'_>, top: &mut Table<'_>) -> Option<Config> {
     let server = match w.table(top, "server") {
         Some(mut t) => {
             let s = ServerSettings {
@@ -89,22 +65,26 @@ fn walk_top(
                     .map_or_else(default_workers, |n| n as usize),
                 grace_period: w
                     .duration(&mut t, "grace_period", false)
-                    .unwrap_or(Duration::from_secs(10)),
+                    .unwrap_or(defaults::GRACE_PERIOD),
             };
             w.finish(t);
             s
         }
         None => ServerSettings {
             workers: default_workers(),
-            grace_period: Duration::from_secs(10),
+            grace_period: defaults::GRACE_PERIOD,
         },
     };
 
     let mut listeners = Vec::new();
     for mut t in w.tables(top, "listen") {
         match w.string_spanned(&mut t, "address") {
-            Some((a, span)) => match parse_listen(&a, base) {
+            Some((a, span)) => match a.parse::<ListenAddr>() {
                 Ok(addr) => {
+                    let addr = match addr {
+                        ListenAddr::Unix(p) => ListenAddr::Unix(w.relative(p)),
+                        tcp => tcp,
+                    };
                     if listeners.iter().any(|l: &Listener| l.addr == addr) {
                         w.error(
                             span,
@@ -114,7 +94,7 @@ fn walk_top(
                     }
                     listeners.push(Listener { addr });
                 }
-                Err(e) => w.error(span, t.key_path("address"), e),
+                Err(e) => w.error(span, t.key_path("address"), e.to_string()),
             },
             None if t.contains("address") => {}
             None => w.error(
@@ -127,14 +107,14 @@ fn walk_top(
     }
     if listeners.is_empty() {
         listeners.push(Listener {
-            addr: ListenAddr::Tcp(SocketAddr::from(([127, 0, 0, 1], 8080))),
+            addr: ListenAddr::Tcp(defaults::LISTEN),
         });
     }
 
     let limits = walk_limits(w, top);
-    let access_log = walk_access_log(w, top, base);
+    let access_log = walk_access_log(w, top);
     let cache = walk_cache(w, top);
-    let sites = site::walk_sites(w, top, base, opts);
+    let sites = walk_sites(w, top);
     if sites.is_empty() && w.errors.is_empty() {
         w.error(
             None,
@@ -157,32 +137,8 @@ fn default_workers() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// `127.0.0.1:8080`, `[::1]:8080`, `localhost:8080`? no: only literal
-/// addresses (tern never resolves names), or `unix:PATH`.
-fn parse_listen(a: &str, base: &Path) -> Result<ListenAddr, String> {
-    if let Some(p) = a.strip_prefix("unix:") {
-        if p.is_empty() {
-            return Err("`unix:` needs a socket path".into());
-        }
-        return Ok(ListenAddr::Unix(base.join(p)));
-    }
-    a.parse::<SocketAddr>().map(ListenAddr::Tcp).map_err(|_| {
-        format!("`{a}` is not an address: use IP:PORT (\"127.0.0.1:8080\", \"[::1]:8080\") or unix:PATH")
-    })
-}
-
 fn walk_limits(w: &mut Walker<'_>, top: &mut Table<'_>) -> Limits {
-    let mut l = Limits {
-        max_header_bytes: 16 << 10,
-        max_headers: 100,
-        max_uri_bytes: 8 << 10,
-        max_body_bytes: 10 << 20,
-        header_read_timeout: Duration::from_secs(10),
-        body_timeout: Duration::from_secs(20),
-        body_min_rate: 500,
-        keepalive_timeout: Duration::from_secs(75),
-        max_connections: 10240,
-    };
+    let mut l = Limits::default();
     let Some(mut t) = w.table(top, "limits") else {
         return l;
     };
@@ -224,15 +180,11 @@ fn walk_limits(w: &mut Walker<'_>, top: &mut Table<'_>) -> Limits {
     l
 }
 
-fn walk_access_log(
-    w: &mut Walker<'_>,
-    top: &mut Table<'_>,
-    base: &Path,
-) -> Option<AccessLogConfig> {
+fn walk_access_log(w: &mut Walker<'_>, top: &mut Table<'_>) -> Option<AccessLogConfig> {
     let mut t = w.table(top, "access_log")?;
     let path = w.string(&mut t, "path");
     let format = match w.string_spanned(&mut t, "format") {
-        None => Some(LogFormat::Combined),
+        None => Some(LogFormat::default()),
         Some((f, span)) => match f.as_str() {
             "common" => Some(LogFormat::Common),
             "combined" => Some(LogFormat::Combined),
@@ -252,18 +204,13 @@ fn walk_access_log(
     }
     w.finish(t);
     Some(AccessLogConfig {
-        path: base.join(path?),
+        path: w.relative(path?),
         format: format?,
     })
 }
 
 fn walk_cache(w: &mut Walker<'_>, top: &mut Table<'_>) -> CacheConfig {
-    let mut c = CacheConfig {
-        enabled: true,
-        max_bytes: 256 << 20,
-        max_entry_bytes: 4 << 20,
-        revalidate: Duration::from_secs(1),
-    };
+    let mut c = CacheConfig::default();
     let Some(mut t) = w.table(top, "cache") else {
         return c;
     };

@@ -1,11 +1,15 @@
 //! The validated configuration model. Everything here has been checked: a
 //! running server never meets an invalid value. Each setting documents its
-//! default where it is declared; `docs/configuration.md` is the user's view.
+//! default where it is declared, as a link to the constant in
+//! [`defaults`](crate::defaults) that the walkers use;
+//! `docs/configuration.md` is the user's view.
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
+
+use crate::address::ListenAddr;
+use crate::defaults;
 
 /// A whole configuration: listeners, limits, logs and sites.
 #[derive(Clone, Debug, PartialEq)]
@@ -43,7 +47,7 @@ pub struct ServerSettings {
     /// Worker threads. Default: the number of CPUs.
     pub workers: usize,
     /// On SIGTERM/SIGINT (and for the old config on reload), how long requests
-    /// in flight may take to finish. Default: 10 s.
+    /// in flight may take to finish. Default: [`GRACE_PERIOD`](crate::defaults::GRACE_PERIOD).
     pub grace_period: Duration,
 }
 
@@ -54,54 +58,57 @@ pub struct Listener {
     pub addr: ListenAddr,
 }
 
-/// A listening address.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ListenAddr {
-    /// `127.0.0.1:8080`, `[::1]:8080`, `0.0.0.0:80`.
-    Tcp(SocketAddr),
-    /// `unix:/run/tern.sock`.
-    Unix(PathBuf),
-}
-
-impl std::fmt::Display for ListenAddr {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ListenAddr::Tcp(a) => write!(f, "{a}"),
-            ListenAddr::Unix(p) => write!(f, "unix:{}", p.display()),
-        }
-    }
-}
-
 /// Request and connection limits (`[limits]`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// Largest request head (request line and headers) in bytes; larger gets
-    /// 431. Default: 16 KiB.
+    /// 431. Default: [`MAX_HEADER_BYTES`](crate::defaults::MAX_HEADER_BYTES).
     pub max_header_bytes: usize,
-    /// Most header fields in one request; more gets 431. Default: 100.
+    /// Most header fields in one request; more gets 431. Default:
+    /// [`MAX_HEADERS`](crate::defaults::MAX_HEADERS).
     pub max_headers: usize,
-    /// Longest request target in bytes; longer gets 414. Default: 8 KiB.
+    /// Longest request target in bytes; longer gets 414. Default:
+    /// [`MAX_URI_BYTES`](crate::defaults::MAX_URI_BYTES).
     pub max_uri_bytes: usize,
-    /// Largest request body in bytes; larger gets 413. Default: 10 MiB.
+    /// Largest request body in bytes; larger gets 413. Default:
+    /// [`MAX_BODY_BYTES`](crate::defaults::MAX_BODY_BYTES).
     pub max_body_bytes: u64,
     /// Time a client has to send a request's headers; a slower one is
-    /// disconnected. Default: 10 s.
+    /// disconnected. Default: [`HEADER_READ_TIMEOUT`](crate::defaults::HEADER_READ_TIMEOUT).
     pub header_read_timeout: Duration,
     /// Time a client has to send a request body, counted only while tern
     /// waits on it, and extended by one second for every `body_min_rate`
     /// bytes that arrive (Apache's `RequestReadTimeout body=20,MinRate=500`);
     /// a slower client gets 408. Script routes read the body whole before
     /// a request takes a slot, so a slow client holds only its own
-    /// connection. Default: 20 s.
+    /// connection. Default: [`BODY_TIMEOUT`](crate::defaults::BODY_TIMEOUT).
     pub body_timeout: Duration,
     /// Bytes per second of a body that earn one more second of
-    /// `body_timeout`; 0 extends nothing. Default: 500.
+    /// `body_timeout`; 0 extends nothing. Default:
+    /// [`BODY_MIN_RATE`](crate::defaults::BODY_MIN_RATE).
     pub body_min_rate: u64,
-    /// How long an idle keep-alive connection is kept open. Default: 75 s.
+    /// How long an idle keep-alive connection is kept open. Default:
+    /// [`KEEPALIVE_TIMEOUT`](crate::defaults::KEEPALIVE_TIMEOUT).
     pub keepalive_timeout: Duration,
     /// Most connections open at once; beyond it new connections wait in the
-    /// kernel's accept queue. Default: 10 240.
+    /// kernel's accept queue. Default: [`MAX_CONNECTIONS`](crate::defaults::MAX_CONNECTIONS).
     pub max_connections: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_header_bytes: defaults::MAX_HEADER_BYTES,
+            max_headers: defaults::MAX_HEADERS,
+            max_uri_bytes: defaults::MAX_URI_BYTES,
+            max_body_bytes: defaults::MAX_BODY_BYTES,
+            header_read_timeout: defaults::HEADER_READ_TIMEOUT,
+            body_timeout: defaults::BODY_TIMEOUT,
+            body_min_rate: defaults::BODY_MIN_RATE,
+            keepalive_timeout: defaults::KEEPALIVE_TIMEOUT,
+            max_connections: defaults::MAX_CONNECTIONS,
+        }
+    }
 }
 
 /// The access log (`[access_log]`).
@@ -114,11 +121,12 @@ pub struct AccessLogConfig {
 }
 
 /// An access log line format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LogFormat {
     /// NCSA Common Log Format.
     Common,
-    /// NCSA Combined: common plus Referer and User-Agent.
+    /// NCSA Combined: common plus Referer and User-Agent; the default.
+    #[default]
     Combined,
     /// One JSON object per line.
     Json,
@@ -129,18 +137,28 @@ pub enum LogFormat {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CacheConfig {
     /// Whether the cache exists at all (sites may still switch it off for
-    /// themselves). Default: true.
+    /// themselves). Default: [`CACHE_ENABLED`](crate::defaults::CACHE_ENABLED).
     pub enabled: bool,
-    /// Total bytes of file bodies kept. Default: 256 MiB.
+    /// Total bytes of file bodies kept. Default: [`CACHE_MAX_BYTES`](crate::defaults::CACHE_MAX_BYTES).
     pub max_bytes: u64,
-    /// Largest file kept; larger files stream from disk. Default: 4 MiB, so
-    /// the reports' 3.9 MB file is served from memory: streamed from disk it
-    /// costs two copies (pread, then write) against one from the cache, and
-    /// measured at half the transfer rate (docs/PERFORMANCE.md).
+    /// Largest file kept; larger files stream from disk. Default:
+    /// [`CACHE_MAX_ENTRY_BYTES`](crate::defaults::CACHE_MAX_ENTRY_BYTES).
     pub max_entry_bytes: u64,
     /// How long an entry is served before the file is checked again (a
-    /// changed file is served fresh within this time). Default: 1 s.
+    /// changed file is served fresh within this time). Default:
+    /// [`CACHE_REVALIDATE`](crate::defaults::CACHE_REVALIDATE).
     pub revalidate: Duration,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        CacheConfig {
+            enabled: defaults::CACHE_ENABLED,
+            max_bytes: defaults::CACHE_MAX_BYTES,
+            max_entry_bytes: defaults::CACHE_MAX_ENTRY_BYTES,
+            revalidate: defaults::CACHE_REVALIDATE,
+        }
+    }
 }
 
 /// A virtual host (`[[site]]`).
@@ -169,26 +187,27 @@ pub struct StaticConfig {
     /// The document root, absolute after loading. Required.
     pub root: PathBuf,
     /// Index file names tried for a directory, in order. Default:
-    /// `["index.html"]`.
+    /// [`INDEX`](crate::defaults::INDEX).
     pub index: Vec<String>,
-    /// Whether a directory without an index file is listed. Default: false
-    /// (403).
+    /// Whether a directory without an index file is listed (else 403).
+    /// Default: [`DIRECTORY_LISTING`](crate::defaults::DIRECTORY_LISTING).
     pub directory_listing: bool,
     /// Whether symbolic links are followed; when true, only links whose target
-    /// stays inside the root. Default: false (404).
+    /// stays inside the root (else 404). Default: [`FOLLOW_SYMLINKS`](crate::defaults::FOLLOW_SYMLINKS).
     pub follow_symlinks: bool,
-    /// Whether names starting with `.` are served. Default: false (404).
+    /// Whether names starting with `.` are served (else 404). Default:
+    /// [`DOTFILES`](crate::defaults::DOTFILES).
     pub dotfiles: bool,
     /// Whether `.br`, `.zst` and `.gz` sidecar files are served to clients
-    /// that accept them. Default: true.
+    /// that accept them. Default: [`PRECOMPRESSED`](crate::defaults::PRECOMPRESSED).
     pub precompressed: bool,
     /// Extension -> media type overrides, on top of the built-in map
     /// (extension lower case, without the dot).
     pub mime: BTreeMap<String, String>,
     /// Most ranges honoured in one request; a request with more gets the
-    /// whole file (200). Default: 100.
+    /// whole file (200). Default: [`MAX_RANGES`](crate::defaults::MAX_RANGES).
     pub max_ranges: usize,
-    /// Whether this site uses the file cache. Default: true.
+    /// Whether this site uses the file cache. Default: [`SITE_CACHE`](crate::defaults::SITE_CACHE).
     pub cache: bool,
 }
 
@@ -211,10 +230,10 @@ pub enum RouteMatcher {
     Extension(String),
 }
 
-/// The handler a route sends requests to. Later kinds (FastCGI, CGIplus,
-/// WebAssembly) add variants.
+/// The handler a route sends requests to. Exhaustive on purpose: a new
+/// kind must be met by every place that builds handlers (`tern`'s
+/// assembly), not fall into a catch-all there.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum HandlerConfig {
     /// Static files with the given settings (a route may use another root).
     Static(StaticConfig),
@@ -245,43 +264,15 @@ pub struct CgiConfig {
     /// executable. Default: none (each script is executed itself and must
     /// have an execute bit).
     pub interpreter: Option<PathBuf>,
-    /// How long a script may go without writing to its stdout (or taking
-    /// request body from its stdin): before its headers the client gets
-    /// 504; later the response is cut off. The script's process group is
-    /// stopped either way. Default: 30 s.
-    pub timeout: Duration,
-    /// Most scripts of this route running at once. Default: 32 (a CGI
-    /// request is mostly fork and exec, CPU-bound: more processes than a
-    /// few per core add memory and context switches, not throughput).
-    pub max_concurrent: usize,
-    /// Requests that may wait for a free slot when `max_concurrent`
-    /// scripts run; one more is answered 503. Default: 100 (at least 1).
-    pub queue: usize,
-    /// How long a request waits in the queue before it is answered 503.
-    /// Default: 10 s.
-    pub queue_timeout: Duration,
-    /// Whether the `Authorization` header reaches scripts as
-    /// HTTP_AUTHORIZATION. Default: false (Apache's `CGIPassAuth Off`: any
-    /// local user can read a process's environment).
-    pub pass_authorization: bool,
-    /// Whether requests with a header value starting with `() {` are
-    /// refused (400), a defence in depth against Shellshock
-    /// (CVE-2014-6271) in scripts run by an old bash. Default: true.
-    pub refuse_shellshock: bool,
-    /// Whether request headers whose names hold an underscore
-    /// (`X_Forwarded_For`) reach scripts. Default: false, as Apache 2.4 and
-    /// nginx do: such a name becomes the same variable as its hyphenated
-    /// twin, which a front proxy sets or strips while leaving this
-    /// spelling alone, so a client could forge it. A request that carries
-    /// both spellings is refused (400) either way.
-    pub underscores_in_headers: bool,
-    /// Names of tern's own environment variables passed on to scripts, on
-    /// top of PATH (always passed; `/usr/local/bin:/usr/bin:/bin` when tern
-    /// has none). Default: none; everything else is withheld.
-    pub env_allow: Vec<String>,
-    /// Bytes of a request's stderr written to the error log; the rest is
-    /// read and dropped (one line says so). Default: 64 KiB.
-    pub max_stderr_bytes: u64,
+    /// The timeout, the environment policy and the stderr limit. Its
+    /// `timeout` is how long a script may go without writing to its
+    /// stdout (or taking request body from its stdin): before its headers
+    /// the client gets 504; later the response is cut off. The script's
+    /// process group is stopped either way.
+    pub policy: GatewayPolicy,
+    /// How many scripts of this route run at once, and how many requests
+    /// wait.
+    pub admission: Admission,
 }
 
 /// A response-header rule (`[[site.headers]]`).
@@ -347,10 +338,10 @@ pub struct FastCgiConfig {
     /// Timeouts and the environment policy.
     pub policy: GatewayPolicy,
     /// How long connecting to the application may take before the
-    /// address counts as failed. Default: 3 s.
+    /// address counts as failed. Default: [`CONNECT_TIMEOUT`](crate::defaults::CONNECT_TIMEOUT).
     pub connect_timeout: Duration,
     /// For `Connect`: keep connections open between requests (KEEP_CONN),
-    /// or open one per request. Default: true.
+    /// or open one per request. Default: [`KEEP_CONNECTIONS`](crate::defaults::KEEP_CONNECTIONS).
     pub keep_connections: bool,
 }
 
@@ -411,44 +402,118 @@ pub enum Engine {
 /// replaced.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PoolSettings {
-    /// Workers kept running even when idle. Default: 1 for a program tern
-    /// runs, 0 for connections.
+    /// Workers kept running even when idle. Default: [`MIN_PROCESSES`](crate::defaults::MIN_PROCESSES)
+    /// for a program tern runs, [`MIN_CONNECTIONS`](crate::defaults::MIN_CONNECTIONS) for connections.
     pub min: usize,
-    /// Most workers (processes, or connections per address). Default: 4.
+    /// Most workers (processes, or connections per address). Default:
+    /// [`POOL_MAX`](crate::defaults::POOL_MAX).
     /// For a server tern connects to, keep it at most the server's own
     /// worker count (php-fpm's `pm.max_children`): each pooled connection
     /// holds one of them.
     pub max: usize,
     /// Requests that may wait when all `max` are busy; one more is
-    /// answered 503. Default: 100.
+    /// answered 503. Default: [`QUEUE`](crate::defaults::QUEUE).
     pub queue: usize,
-    /// How long a request waits for a worker before 503. Default: 10 s.
+    /// How long a request waits for a worker before 503. Default:
+    /// [`QUEUE_TIMEOUT`](crate::defaults::QUEUE_TIMEOUT).
     pub queue_timeout: Duration,
-    /// Idle workers above `min` are stopped after this long. Default: 60 s.
+    /// Idle workers above `min` are stopped after this long. Default:
+    /// [`IDLE_TIMEOUT`](crate::defaults::IDLE_TIMEOUT).
     pub idle_timeout: Duration,
-    /// A worker is replaced after this many requests; 0 = never. Default: 0.
+    /// A worker is replaced after this many requests; 0 = never. Default:
+    /// [`MAX_REQUESTS`](crate::defaults::MAX_REQUESTS).
     pub max_requests: u64,
     /// A worker is replaced when this old (between requests). Default: none.
     pub max_age: Option<Duration>,
 }
 
-/// Timeouts and the environment policy of a gateway route.
+/// Timeouts, the environment policy and the stderr limit of a gateway
+/// route (CGI, FastCGI, CGIplus).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GatewayPolicy {
     /// How long a worker may stay silent: before its headers the client
-    /// gets 504 and the worker is replaced. Default: 30 s.
+    /// gets 504 and the worker is replaced. Default: [`SCRIPT_TIMEOUT`](crate::defaults::SCRIPT_TIMEOUT).
     pub timeout: Duration,
-    /// As for CGI: `Authorization` passed on. Default: false.
-    pub pass_authorization: bool,
-    /// As for CGI: `() {` header values refused. Default: true.
-    pub refuse_shellshock: bool,
-    /// As for CGI: header names with `_` passed on. Default: false.
-    pub underscores_in_headers: bool,
-    /// tern's environment variables passed on to programs tern runs, on
-    /// top of PATH.
-    pub env_allow: Vec<String>,
-    /// Bytes of a request's stderr written to the error log. Default: 64 KiB.
+    /// What of the request and of tern's environment reaches the program.
+    pub env: EnvPolicy,
+    /// Bytes of a request's stderr written to the error log; the rest is
+    /// read and dropped (one line says so). Default:
+    /// [`MAX_STDERR_BYTES`](crate::defaults::MAX_STDERR_BYTES).
     pub max_stderr_bytes: u64,
+}
+
+impl Default for GatewayPolicy {
+    fn default() -> Self {
+        GatewayPolicy {
+            timeout: defaults::SCRIPT_TIMEOUT,
+            env: EnvPolicy::default(),
+            max_stderr_bytes: defaults::MAX_STDERR_BYTES,
+        }
+    }
+}
+
+/// What a route's programs see of the request's headers and of tern's own
+/// environment: the policy the gateway's environment builder follows,
+/// the same for every kind of route.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EnvPolicy {
+    /// Whether the `Authorization` header reaches programs as
+    /// HTTP_AUTHORIZATION. Default: [`PASS_AUTHORIZATION`](crate::defaults::PASS_AUTHORIZATION).
+    pub pass_authorization: bool,
+    /// Whether requests with a header value starting with `() {` are
+    /// refused (400), a defence in depth against Shellshock
+    /// (CVE-2014-6271) in scripts run by an old bash. Default:
+    /// [`REFUSE_SHELLSHOCK`](crate::defaults::REFUSE_SHELLSHOCK).
+    pub refuse_shellshock: bool,
+    /// Whether request headers whose names hold an underscore
+    /// (`X_Forwarded_For`) reach programs. Default:
+    /// [`UNDERSCORES_IN_HEADERS`](crate::defaults::UNDERSCORES_IN_HEADERS): such a name becomes the same variable
+    /// as its hyphenated twin, which a front proxy sets or strips while leaving
+    /// this spelling alone, so a client could forge it. A request that
+    /// carries both spellings is refused (400) either way.
+    pub underscores_in_headers: bool,
+    /// Names of tern's own environment variables passed on to programs
+    /// tern runs, on top of PATH (always passed;
+    /// `/usr/local/bin:/usr/bin:/bin` when tern has none). Default: none;
+    /// everything else is withheld. Always empty for WebAssembly routes: a
+    /// module sees nothing of tern's environment.
+    pub env_allow: Vec<String>,
+}
+
+impl Default for EnvPolicy {
+    fn default() -> Self {
+        EnvPolicy {
+            pass_authorization: defaults::PASS_AUTHORIZATION,
+            refuse_shellshock: defaults::REFUSE_SHELLSHOCK,
+            underscores_in_headers: defaults::UNDERSCORES_IN_HEADERS,
+            env_allow: Vec::new(),
+        }
+    }
+}
+
+/// How many requests of a route run at once, and how many wait (CGI and
+/// WebAssembly routes; persistent routes are bounded by their pool).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Admission {
+    /// Most requests of the route running at once. Default:
+    /// [`MAX_CONCURRENT`](crate::defaults::MAX_CONCURRENT).
+    pub max_concurrent: usize,
+    /// Requests that may wait for a free slot when `max_concurrent` run;
+    /// one more is answered 503. At least 1. Default: [`QUEUE`](crate::defaults::QUEUE).
+    pub queue: usize,
+    /// How long a request waits in the queue before it is answered 503.
+    /// Default: [`QUEUE_TIMEOUT`](crate::defaults::QUEUE_TIMEOUT).
+    pub queue_timeout: Duration,
+}
+
+impl Default for Admission {
+    fn default() -> Self {
+        Admission {
+            max_concurrent: defaults::MAX_CONCURRENT,
+            queue: defaults::QUEUE,
+            queue_timeout: defaults::QUEUE_TIMEOUT,
+        }
+    }
 }
 
 /// A WebAssembly route (`handler = "wasm"`): a WASI command module run in
@@ -467,29 +532,21 @@ pub struct WasmConfig {
     /// (the module has no file system at all).
     pub dir: Option<PathBuf>,
     /// Most linear memory one instance may have; growing beyond it ends
-    /// the request with 500. Default: 64 MiB.
+    /// the request with 500. Default: [`MEMORY_LIMIT`](crate::defaults::MEMORY_LIMIT).
     pub memory_limit: u64,
     /// How long one run may take; the instance is interrupted and the
-    /// client gets 504. Default: 10 s.
+    /// client gets 504. Default: [`WASM_TIMEOUT`](crate::defaults::WASM_TIMEOUT).
     pub timeout: Duration,
     /// Most bytes the module may write to its stdout; beyond it the run is
-    /// stopped and the client gets 502. Default: 16 MiB.
+    /// stopped and the client gets 502. Default: [`MAX_OUTPUT_BYTES`](crate::defaults::MAX_OUTPUT_BYTES).
     pub max_output_bytes: u64,
-    /// Most instances of this route running at once (each holds a slot of
-    /// the pooling allocator); more requests wait. Default: 32.
-    pub max_concurrent: usize,
-    /// Requests that may wait for a free slot when `max_concurrent`
-    /// instances run; one more is answered 503. Default: 100 (at least 1).
-    pub queue: usize,
-    /// How long a request waits in the queue before it is answered 503.
-    /// Default: 10 s.
-    pub queue_timeout: Duration,
-    /// As for CGI: `Authorization` passed on. Default: false.
-    pub pass_authorization: bool,
-    /// As for CGI: `() {` header values refused. Default: true.
-    pub refuse_shellshock: bool,
-    /// As for CGI: header names with `_` passed on. Default: false.
-    pub underscores_in_headers: bool,
-    /// Bytes of a request's stderr written to the error log. Default: 64 KiB.
+    /// How many instances run at once (each holds a slot of the pooling
+    /// allocator) and how many requests wait.
+    pub admission: Admission,
+    /// What of the request reaches the module (as for CGI; `env_allow`
+    /// is always empty).
+    pub env: EnvPolicy,
+    /// Bytes of a request's stderr written to the error log. Default:
+    /// [`MAX_STDERR_BYTES`](crate::defaults::MAX_STDERR_BYTES).
     pub max_stderr_bytes: u64,
 }

@@ -1,19 +1,19 @@
-//! `[[site]]`: virtual hosts, their static-file settings, routes and
-//! response-header rules.
+//! `[[site]]`: virtual hosts, their static-file settings, and their
+//! routes, each handed to the walker of its handler kind; response-header
+//! rules are `rules.rs`'s.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
-use crate::load::LoadOptions;
-use crate::model::*;
+use crate::cgi::walk_cgi;
+use crate::cgiplus::walk_cgiplus;
+use crate::defaults;
+use crate::fastcgi::walk_fastcgi;
+use crate::model::{HandlerConfig, Route, RouteMatcher, Site, StaticConfig};
+use crate::rules::walk_headers;
 use crate::walk::{Table, Walker};
+use crate::wasm::walk_wasm;
 
-pub(crate) fn walk_sites(
-    w: &mut Walker<'_>,
-    top: &mut Table<'_>,
-    base: &Path,
-    opts: LoadOptions,
-) -> Vec<Site> {
+pub(crate) fn walk_sites(w: &mut Walker<'_>, top: &mut Table<'_>) -> Vec<Site> {
     let mut sites: Vec<Site> = Vec::new();
     let mut default_seen = false;
     for mut t in w.tables(top, "site") {
@@ -36,8 +36,8 @@ pub(crate) fn walk_sites(
             );
         }
         default_seen |= default;
-        let static_files = walk_static(w, &mut t, None, base, opts);
-        let routes = walk_routes(w, &mut t, static_files.as_ref(), base, opts);
+        let static_files = walk_static(w, &mut t, None);
+        let routes = walk_routes(w, &mut t, static_files.as_ref());
         let header_rules = walk_headers(w, &mut t);
         w.finish(t);
         if let Some(static_files) = static_files {
@@ -86,18 +86,16 @@ fn walk_hosts(w: &mut Walker<'_>, t: &mut Table<'_>) -> Vec<String> {
 
 /// The static-file settings of a site (`inherit` is `None`) or of a static
 /// route (keys it does not set come from the site).
-pub(crate) fn walk_static(
+fn walk_static(
     w: &mut Walker<'_>,
     t: &mut Table<'_>,
     inherit: Option<&StaticConfig>,
-    base: &Path,
-    opts: LoadOptions,
 ) -> Option<StaticConfig> {
     let root = match w.string_spanned(t, "root") {
         Some((r, span)) => {
-            let root = base.join(&r);
+            let root = w.relative(&r);
             let root = std::path::absolute(&root).unwrap_or(root);
-            if opts.check_paths {
+            if w.check_paths() {
                 match std::fs::metadata(&root) {
                     Ok(m) if m.is_dir() => {}
                     Ok(_) => w.error(
@@ -146,33 +144,33 @@ pub(crate) fn walk_static(
         index: w
             .strings(t, "index")
             .or_else(|| d.as_ref().map(|d| d.index.clone()))
-            .unwrap_or_else(|| vec!["index.html".to_owned()]),
+            .unwrap_or_else(|| defaults::INDEX.iter().map(|&i| i.to_owned()).collect()),
         directory_listing: w
             .bool(t, "directory_listing")
             .or(d.as_ref().map(|d| d.directory_listing))
-            .unwrap_or(false),
+            .unwrap_or(defaults::DIRECTORY_LISTING),
         follow_symlinks: w
             .bool(t, "follow_symlinks")
             .or(d.as_ref().map(|d| d.follow_symlinks))
-            .unwrap_or(false),
+            .unwrap_or(defaults::FOLLOW_SYMLINKS),
         dotfiles: w
             .bool(t, "dotfiles")
             .or(d.as_ref().map(|d| d.dotfiles))
-            .unwrap_or(false),
+            .unwrap_or(defaults::DOTFILES),
         precompressed: w
             .bool(t, "precompressed")
             .or(d.as_ref().map(|d| d.precompressed))
-            .unwrap_or(true),
+            .unwrap_or(defaults::PRECOMPRESSED),
         mime,
         max_ranges: w
             .count(t, "max_ranges", 10_000)
             .map(|n| n as usize)
             .or(d.as_ref().map(|d| d.max_ranges))
-            .unwrap_or(100),
+            .unwrap_or(defaults::MAX_RANGES),
         cache: w
             .bool(t, "cache")
             .or(d.as_ref().map(|d| d.cache))
-            .unwrap_or(true),
+            .unwrap_or(defaults::SITE_CACHE),
     };
     for name in &cfg.index {
         if name.is_empty() || name.contains('/') {
@@ -190,8 +188,6 @@ fn walk_routes(
     w: &mut Walker<'_>,
     site: &mut Table<'_>,
     site_static: Option<&StaticConfig>,
-    base: &Path,
-    opts: LoadOptions,
 ) -> Vec<Route> {
     let mut routes: Vec<Route> = Vec::new();
     for mut t in w.tables(site, "route") {
@@ -204,6 +200,16 @@ fn walk_routes(
                         span,
                         t.key_path("prefix"),
                         format!("`{p}` must start with '/'"),
+                    );
+                    None
+                } else if p.contains(char::is_control) {
+                    // A decoded request path never holds one, so such a
+                    // route could never match; and a persistent route's
+                    // pool, named after it, would refuse a NUL at start.
+                    w.error(
+                        span,
+                        t.key_path("prefix"),
+                        "a control character, which no request path holds",
                     );
                     None
                 } else {
@@ -221,7 +227,7 @@ fn walk_routes(
                     .trim_start_matches("*.")
                     .trim_start_matches('.')
                     .to_ascii_lowercase();
-                if e.is_empty() || e.contains('/') {
+                if e.is_empty() || e.contains('/') || e.contains(char::is_control) {
                     w.error(
                         span,
                         t.key_path("extension"),
@@ -258,48 +264,18 @@ fn walk_routes(
                 );
             }
         }
+        let root = site_static.map(|s| s.root.as_path());
         let handler = match w.string_spanned(&mut t, "handler") {
             Some((h, span)) => match h.as_str() {
-                "static" => match site_static {
-                    Some(s) => {
-                        walk_static(w, &mut t, Some(s), base, opts).map(HandlerConfig::Static)
-                    }
-                    None => None,
-                },
-                "cgi" => crate::gateway::walk_cgi(
-                    w,
-                    &mut t,
-                    site_static.map(|s| s.root.as_path()),
-                    matcher.as_ref(),
-                    base,
-                    opts,
-                )
-                .map(HandlerConfig::Cgi),
-                "fastcgi" => crate::persistent::walk_fastcgi(
-                    w,
-                    &mut t,
-                    site_static.map(|s| s.root.as_path()),
-                    base,
-                    opts,
-                )
-                .map(HandlerConfig::FastCgi),
-                "cgiplus" => crate::persistent::walk_cgiplus(
-                    w,
-                    &mut t,
-                    site_static.map(|s| s.root.as_path()),
-                    matcher.as_ref(),
-                    base,
-                    opts,
-                )
-                .map(HandlerConfig::CgiPlus),
-                "wasm" => crate::wasm::walk_wasm(
-                    w,
-                    &mut t,
-                    site_static.map(|s| s.root.as_path()),
-                    base,
-                    opts,
-                )
-                .map(HandlerConfig::Wasm),
+                "static" => site_static
+                    .and_then(|s| walk_static(w, &mut t, Some(s)))
+                    .map(HandlerConfig::Static),
+                "cgi" => walk_cgi(w, &mut t, root, matcher.as_ref()).map(HandlerConfig::Cgi),
+                "fastcgi" => walk_fastcgi(w, &mut t, root).map(HandlerConfig::FastCgi),
+                "cgiplus" => {
+                    walk_cgiplus(w, &mut t, root, matcher.as_ref()).map(HandlerConfig::CgiPlus)
+                }
+                "wasm" => walk_wasm(w, &mut t, root).map(HandlerConfig::Wasm),
                 other => {
                     w.error(
                         span,
@@ -324,81 +300,6 @@ fn walk_routes(
         }
     }
     routes
-}
-
-fn walk_headers(w: &mut Walker<'_>, site: &mut Table<'_>) -> Vec<HeaderRule> {
-    let mut rules = Vec::new();
-    for mut t in w.tables(site, "headers") {
-        let pattern = match w.string_spanned(&mut t, "path") {
-            Some((p, span)) => match globset::GlobBuilder::new(&p)
-                .literal_separator(true)
-                .build()
-            {
-                Ok(_) => Some(p),
-                Err(e) => {
-                    w.error(span, t.key_path("path"), format!("bad glob: {}", e.kind()));
-                    None
-                }
-            },
-            None if t.contains("path") => None,
-            None => {
-                w.error(
-                    t.span(),
-                    t.key_path("path"),
-                    "missing (a glob such as \"*.css\")",
-                );
-                None
-            }
-        };
-        let mut set = Vec::new();
-        match w.string_map(&mut t, "set") {
-            Some(entries) => {
-                for (name, value, span) in entries {
-                    let key = format!("{}.{name}", t.key_path("set"));
-                    let name_ok = !name.is_empty()
-                        && name
-                            .bytes()
-                            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
-                    let value_ok = value
-                        .bytes()
-                        .all(|b| b == b'\t' || (b >= 0x20 && b != 0x7f));
-                    if !name_ok {
-                        w.error(span.clone(), key.clone(), "not a valid header name");
-                    }
-                    if !value_ok {
-                        w.error(
-                            span.clone(),
-                            key.clone(),
-                            "control characters are not allowed in a header value",
-                        );
-                    }
-                    let lower = name.to_ascii_lowercase();
-                    if matches!(
-                        lower.as_str(),
-                        "content-length" | "transfer-encoding" | "connection" | "content-range"
-                    ) {
-                        w.error(
-                            span,
-                            key,
-                            "this header is set by the server and cannot be overridden",
-                        );
-                    }
-                    set.push((lower, value));
-                }
-            }
-            None if t.contains("set") => {}
-            None => w.error(
-                t.span(),
-                t.key_path("set"),
-                "missing (a table of header names to values)",
-            ),
-        }
-        w.finish(t);
-        if let Some(pattern) = pattern {
-            rules.push(HeaderRule { pattern, set });
-        }
-    }
-    rules
 }
 
 /// `type/subtype` with token characters, optionally followed by `;` and

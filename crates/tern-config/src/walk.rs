@@ -18,10 +18,29 @@ use crate::units;
 /// Where a value sits in the source, when known.
 pub(crate) type Span = Option<Range<usize>>;
 
-/// Collects errors against one source text.
+/// How a configuration is loaded.
+#[derive(Clone, Copy, Debug)]
+pub struct LoadOptions {
+    /// Whether paths (document roots, ...) are checked against the file
+    /// system. Default: true.
+    pub check_paths: bool,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions { check_paths: true }
+    }
+}
+
+/// Collects errors against one source text, and knows what every field
+/// reader needs besides its table: where relative paths start, and
+/// whether paths are checked.
 pub(crate) struct Walker<'s> {
     src: &'s str,
     file: PathBuf,
+    /// The directory relative paths are relative to: the file's own.
+    base: PathBuf,
+    opts: LoadOptions,
     pub(crate) errors: Vec<ConfigError>,
 }
 
@@ -74,16 +93,34 @@ impl<'a> Table<'a> {
 }
 
 impl<'s> Walker<'s> {
-    pub(crate) fn new(src: &'s str, file: &Path) -> Self {
+    pub(crate) fn new(src: &'s str, file: &Path, opts: LoadOptions) -> Self {
+        let base = file
+            .parent()
+            .map(Path::to_path_buf)
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or_else(|| PathBuf::from("."));
         Walker {
             src,
             file: file.to_owned(),
+            base,
+            opts,
             errors: Vec::new(),
         }
     }
 
     pub(crate) fn file(&self) -> &Path {
         &self.file
+    }
+
+    /// `path` from the configuration, relative to the file's directory
+    /// unless absolute.
+    pub(crate) fn relative(&self, path: impl AsRef<Path>) -> PathBuf {
+        self.base.join(path)
+    }
+
+    /// Whether paths are checked against the file system.
+    pub(crate) fn check_paths(&self) -> bool {
+        self.opts.check_paths
     }
 
     pub(crate) fn line_of(&self, span: Option<Range<usize>>) -> usize {

@@ -6,10 +6,9 @@
 //! `tern check` stays fast and the config crate free of wasmtime.
 
 use std::path::Path;
-use std::time::Duration;
 
-use crate::gateway::directory;
-use crate::load::LoadOptions;
+use crate::defaults;
+use crate::fields::{admission, directory, env_policy};
 use crate::model::WasmConfig;
 use crate::walk::{Table, Walker};
 
@@ -27,14 +26,12 @@ pub(crate) fn walk_wasm(
     w: &mut Walker<'_>,
     t: &mut Table<'_>,
     site_root: Option<&Path>,
-    base: &Path,
-    opts: LoadOptions,
 ) -> Option<WasmConfig> {
     let module = match w.string_spanned(t, "module") {
         Some((m, span)) => {
-            let path = base.join(m);
+            let path = w.relative(m);
             let path = std::path::absolute(&path).unwrap_or(path);
-            if opts.check_paths {
+            if w.check_paths() {
                 match std::fs::metadata(&path) {
                     Ok(md) if md.is_file() => Some(path),
                     Ok(_) => {
@@ -68,9 +65,7 @@ pub(crate) fn walk_wasm(
             None
         }
     };
-    let dir = w
-        .string_spanned(t, "dir")
-        .map(|(d, span)| directory(w, t, base.join(d), span, opts));
+    let dir = w.string_spanned(t, "dir").map(|d| directory(w, t, d));
     let memory_limit = match w.size(t, "memory_limit", PAGE) {
         Some(n) if n > MAX_MEMORY => {
             w.error(
@@ -82,21 +77,19 @@ pub(crate) fn walk_wasm(
         }
         Some(n) => Some(n),
         None if t.contains("memory_limit") => None,
-        None => Some(64 << 20),
+        None => Some(defaults::MEMORY_LIMIT),
     };
     let timeout = w
         .duration(t, "timeout", true)
-        .unwrap_or(Duration::from_secs(10));
-    let max_output_bytes = w.size(t, "max_output_bytes", 1).unwrap_or(16 << 20);
-    let max_concurrent = w.count(t, "max_concurrent", MAX_CONCURRENT).unwrap_or(32) as usize;
-    let queue = w.count(t, "queue", 1_000_000).unwrap_or(100) as usize;
-    let queue_timeout = w
-        .duration(t, "queue_timeout", true)
-        .unwrap_or(Duration::from_secs(10));
-    let pass_authorization = w.bool(t, "pass_authorization").unwrap_or(false);
-    let refuse_shellshock = w.bool(t, "refuse_shellshock").unwrap_or(true);
-    let underscores_in_headers = w.bool(t, "underscores_in_headers").unwrap_or(false);
-    let max_stderr_bytes = w.size(t, "max_stderr_bytes", 0).unwrap_or(64 * 1024);
+        .unwrap_or(defaults::WASM_TIMEOUT);
+    let max_output_bytes = w
+        .size(t, "max_output_bytes", 1)
+        .unwrap_or(defaults::MAX_OUTPUT_BYTES);
+    let admission = admission(w, t, MAX_CONCURRENT);
+    let env = env_policy(w, t, false);
+    let max_stderr_bytes = w
+        .size(t, "max_stderr_bytes", 0)
+        .unwrap_or(defaults::MAX_STDERR_BYTES);
     Some(WasmConfig {
         module: module?,
         document_root: site_root?.to_path_buf(),
@@ -104,12 +97,8 @@ pub(crate) fn walk_wasm(
         memory_limit: memory_limit?,
         timeout,
         max_output_bytes,
-        max_concurrent,
-        queue,
-        queue_timeout,
-        pass_authorization,
-        refuse_shellshock,
-        underscores_in_headers,
+        admission,
+        env,
         max_stderr_bytes,
     })
 }
@@ -141,12 +130,12 @@ mod tests {
         assert_eq!(c.memory_limit, 64 << 20);
         assert_eq!(c.timeout, Duration::from_secs(10));
         assert_eq!(c.max_output_bytes, 16 << 20);
-        assert_eq!(c.max_concurrent, 32);
-        assert_eq!(c.queue, 100);
-        assert_eq!(c.queue_timeout, Duration::from_secs(10));
+        assert_eq!(c.admission.max_concurrent, 32);
+        assert_eq!(c.admission.queue, 100);
+        assert_eq!(c.admission.queue_timeout, Duration::from_secs(10));
         assert_eq!(c.dir, None);
-        assert!(c.refuse_shellshock);
-        assert!(!c.pass_authorization);
+        assert!(c.env.refuse_shellshock);
+        assert!(!c.env.pass_authorization);
     }
 
     #[test]
@@ -160,9 +149,9 @@ mod tests {
         assert_eq!(c.memory_limit, 1 << 20);
         assert_eq!(c.timeout, Duration::from_millis(250));
         assert_eq!(c.max_output_bytes, 100);
-        assert_eq!(c.max_concurrent, 4);
-        assert_eq!(c.queue, 3);
-        assert_eq!(c.queue_timeout, Duration::from_secs(2));
+        assert_eq!(c.admission.max_concurrent, 4);
+        assert_eq!(c.admission.queue, 3);
+        assert_eq!(c.admission.queue_timeout, Duration::from_secs(2));
         assert_eq!(c.dir.as_deref(), Some(Path::new("/etc/tern/data")));
     }
 

@@ -28,7 +28,7 @@ use crate::fastcgi::conn::{self, Address};
 use crate::persist::{Downstream, StartBody, Upstream};
 
 use crate::dispatch::{self, render, Answer, Run};
-use crate::env::{self, CgiEnv, EnvInput, EnvPolicy, ScriptVars};
+use crate::env::{self, CgiEnv, EnvInput, ScriptVars};
 use crate::input::{Input, Source};
 use crate::relay::{self, Dirty, Finish, Rest, Settings};
 use crate::resolve::{Scope, ScriptDir};
@@ -134,12 +134,10 @@ impl Common {
                 document_root: &self.document_root,
             },
             content_length: input.length,
-            policy: EnvPolicy {
-                pass_authorization: self.policy.pass_authorization,
-                refuse_shellshock: self.policy.refuse_shellshock,
-                underscores_in_headers: self.policy.underscores_in_headers,
-                inherited: &[],
-            },
+            policy: &self.policy.env,
+            // A worker's own environment holds the allow-list; a request's
+            // carries only what the request says.
+            inherited: &[],
         })?;
         Ok((env, Body::of(input.source)))
     }
@@ -459,13 +457,7 @@ impl FastCgi {
     /// spawned application's first processes start in the background.
     pub fn new(cfg: &FastCgiConfig, name: &str) -> Result<FastCgi, Error> {
         spawn::seal_inherited_descriptors();
-        let common = Common::new(
-            "fastcgi",
-            cfg.dir.as_deref(),
-            false,
-            &cfg.document_root,
-            &cfg.policy,
-        )?;
+        let common = FastCgi::common(cfg)?;
         let backend = match &cfg.app {
             FastCgiApp::Connect(addrs) if !cfg.keep_connections => Backend::Once {
                 addrs: addrs.clone(),
@@ -487,7 +479,8 @@ impl FastCgi {
                 }
             }
             FastCgiApp::Spawn(cmd) => {
-                let inherited = spawn::inherited(&cfg.policy.env_allow, |n| std::env::var_os(n));
+                let inherited =
+                    spawn::inherited(&cfg.policy.env.env_allow, |n| std::env::var_os(n));
                 let cwd = cfg.dir.clone().unwrap_or_else(|| cfg.document_root.clone());
                 let factory = FcgiProcesses::new(name, cmd, inherited, cwd, cfg.connect_timeout)?;
                 Backend::Spawn(start_pool(
@@ -503,6 +496,18 @@ impl FastCgi {
 }
 
 impl FastCgi {
+    /// What [`FastCgi::new`] builds before it starts anything, for
+    /// `tern check`: it must refuse what serving would, yet start no
+    /// process and open no connection.
+    pub fn check(cfg: &FastCgiConfig) -> Result<(), Error> {
+        FastCgi::common(cfg).map(drop)
+    }
+
+    fn common(cfg: &FastCgiConfig) -> Result<Common, Error> {
+        let dir = cfg.dir.as_deref();
+        Common::new("fastcgi", dir, false, &cfg.document_root, &cfg.policy)
+    }
+
     /// Each pool's name and counters (busy, idle, queued, created,
     /// crashed, ...), for a status page.
     pub fn pools(&self) -> Vec<(String, Stats)> {
@@ -626,15 +631,8 @@ impl CgiPlus {
     /// Builds the handler for `cfg`; `name` names its pools in logs.
     pub fn new(cfg: &CgiPlusConfig, name: &str) -> Result<CgiPlus, Error> {
         spawn::seal_inherited_descriptors();
-        let scripts = matches!(cfg.engine, Engine::Scripts);
-        let common = Common::new(
-            "cgiplus",
-            Some(&cfg.dir),
-            scripts,
-            &cfg.document_root,
-            &cfg.policy,
-        )?;
-        let inherited = spawn::inherited(&cfg.policy.env_allow, |n| std::env::var_os(n));
+        let common = CgiPlus::common(cfg)?;
+        let inherited = spawn::inherited(&cfg.policy.env.env_allow, |n| std::env::var_os(n));
         let engine = |program: PathBuf, args: Vec<OsString>, env: Vec<(String, String)>| {
             CgiplusWorkers::new(
                 program,
@@ -687,6 +685,24 @@ impl CgiPlus {
 }
 
 impl CgiPlus {
+    /// What [`CgiPlus::new`] builds before it starts anything, for
+    /// `tern check` (as [`FastCgi::check`]).
+    pub fn check(cfg: &CgiPlusConfig) -> Result<(), Error> {
+        CgiPlus::common(cfg).map(drop)
+    }
+
+    fn common(cfg: &CgiPlusConfig) -> Result<Common, Error> {
+        // Only a script that runs itself must be executable.
+        let scripts = matches!(cfg.engine, Engine::Scripts);
+        Common::new(
+            "cgiplus",
+            Some(&cfg.dir),
+            scripts,
+            &cfg.document_root,
+            &cfg.policy,
+        )
+    }
+
     /// Each pool's name and counters, for a status page.
     pub fn pools(&self) -> Vec<(String, Stats)> {
         match &self.route.workers {

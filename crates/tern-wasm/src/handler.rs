@@ -20,8 +20,8 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use http::{header, HeaderValue, Method, Response, StatusCode};
 use http_body_util::BodyExt as _;
-use tern_config::WasmConfig;
-use tern_gateway::env::{self, EnvInput, EnvPolicy, ScriptVars};
+use tern_config::{EnvPolicy, WasmConfig};
+use tern_gateway::env::{self, EnvInput, ScriptVars};
 use tern_gateway::response::{self, HeadReader, Mode, Reply, MAX_HEAD_BYTES};
 use tern_gateway::Limiter;
 use tern_handler::path::DecodedPath;
@@ -52,9 +52,7 @@ struct Route {
     document_root: PathBuf,
     dir: Option<PathBuf>,
     limits: Limits,
-    pass_authorization: bool,
-    refuse_shellshock: bool,
-    underscores_in_headers: bool,
+    env: EnvPolicy,
     admission: Limiter,
 }
 
@@ -73,10 +71,8 @@ impl Wasm {
                 document_root: cfg.document_root.clone(),
                 dir: cfg.dir.clone(),
                 limits: Limits::of(cfg),
-                pass_authorization: cfg.pass_authorization,
-                refuse_shellshock: cfg.refuse_shellshock,
-                underscores_in_headers: cfg.underscores_in_headers,
-                admission: Limiter::new(cfg.max_concurrent, cfg.queue, cfg.queue_timeout),
+                env: cfg.env.clone(),
+                admission: Limiter::new(&cfg.admission),
             }),
         })
     }
@@ -135,12 +131,8 @@ impl Route {
                 document_root: &this.document_root,
             },
             content_length,
-            policy: EnvPolicy {
-                pass_authorization: this.pass_authorization,
-                refuse_shellshock: this.refuse_shellshock,
-                underscores_in_headers: this.underscores_in_headers,
-                inherited: &[],
-            },
+            policy: &this.env,
+            inherited: &[],
         })?;
         let (stdout, mut rx) = output::pipe(this.limits.output);
         let input = RunInput {

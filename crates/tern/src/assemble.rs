@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use tern_accesslog::AccessLog;
-use tern_config::{Config, HandlerConfig, RouteMatcher};
+use tern_config::{Config, HandlerConfig, Route, RouteMatcher};
 use tern_handler::Handler;
 use tern_server::{HeaderRules, Match, Router, Sinks, Site, SiteRoutes};
 use tern_static::{FileCache, StaticFiles};
@@ -33,48 +33,7 @@ pub(crate) fn build(
         Some((g, _)) if g.cfg.cache == cfg.cache => g.cache.clone(),
         _ => cfg.cache.enabled.then(|| FileCache::new(&cfg.cache)),
     };
-    let mut router = Router::new();
-    for site in &cfg.sites {
-        let files: Arc<dyn Handler> = Arc::new(
-            StaticFiles::new(&site.static_files, cache.clone())
-                .with_context(|| format!("site {}", site.name))?,
-        );
-        let mut routes = SiteRoutes::new(&site.name, files);
-        for r in &site.routes {
-            let handler: Arc<dyn Handler> = match &r.handler {
-                HandlerConfig::Static(s) => Arc::new(
-                    StaticFiles::new(s, cache.clone())
-                        .with_context(|| format!("site {}: route {:?}", site.name, r.matcher))?,
-                ),
-                HandlerConfig::Cgi(c) => Arc::new(
-                    tern_gateway::Cgi::new(c)
-                        .with_context(|| format!("site {}: route {:?}", site.name, r.matcher))?,
-                ),
-                HandlerConfig::FastCgi(c) => Arc::new(
-                    tern_gateway::FastCgi::new(c, &route_name(&site.name, &r.matcher))
-                        .with_context(|| format!("site {}: route {:?}", site.name, r.matcher))?,
-                ),
-                HandlerConfig::CgiPlus(c) => Arc::new(
-                    tern_gateway::CgiPlus::new(c, &route_name(&site.name, &r.matcher))
-                        .with_context(|| format!("site {}: route {:?}", site.name, r.matcher))?,
-                ),
-                HandlerConfig::Wasm(c) => Arc::new(
-                    tern_wasm::Wasm::new(c)
-                        .with_context(|| format!("site {}: route {:?}", site.name, r.matcher))?,
-                ),
-                other => anyhow::bail!("site {}: handler {other:?} is not available", site.name),
-            };
-            let m = match &r.matcher {
-                RouteMatcher::Prefix(p) => Match::Prefix(p.clone()),
-                RouteMatcher::Extension(e) => Match::Extension(e.clone()),
-            };
-            routes.add(m, handler);
-        }
-        routes.set_headers(
-            HeaderRules::new(&site.header_rules).with_context(|| format!("site {}", site.name))?,
-        );
-        router.add_site(&site.hosts, site.default, routes);
-    }
+    let router = routes(&cfg, &cache, Start::Yes)?;
     let access_log = match &cfg.access_log {
         None => None,
         Some(al) => {
@@ -107,18 +66,79 @@ fn route_name(site: &str, m: &RouteMatcher) -> String {
     }
 }
 
-/// Compiles every WebAssembly module the configuration names, as serving
-/// would, so that `tern check` finds a file that is not valid WebAssembly
-/// or lacks the expected exports (file, route and reason). Nothing else is
-/// started: no pool spawns a process.
-pub(crate) fn check_modules(cfg: &Config) -> anyhow::Result<()> {
+/// Builds every site and route as serving would, so that `tern check`
+/// finds what serving would refuse (a module that is not valid
+/// WebAssembly, a directory that does not open), naming site, route and
+/// reason. Persistent routes stop short of their pools: nothing is
+/// spawned or connected to, no file written.
+pub(crate) fn check(cfg: &Config) -> anyhow::Result<()> {
+    routes(cfg, &None, Start::No).map(drop)
+}
+
+/// Whether persistent routes start their pools (processes, connections).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Start {
+    Yes,
+    /// Check them up to where they would start, and leave them out.
+    No,
+}
+
+/// Every site's static files, routes and header rules.
+fn routes(cfg: &Config, cache: &Option<Arc<FileCache>>, start: Start) -> anyhow::Result<Router> {
+    let mut router = Router::new();
     for site in &cfg.sites {
+        let files: Arc<dyn Handler> = Arc::new(
+            StaticFiles::new(&site.static_files, cache.clone())
+                .with_context(|| format!("site {}", site.name))?,
+        );
+        let mut routes = SiteRoutes::new(&site.name, files);
         for r in &site.routes {
-            if let HandlerConfig::Wasm(c) = &r.handler {
-                tern_wasm::Wasm::new(c)
-                    .with_context(|| format!("site {}: route {:?}", site.name, r.matcher))?;
+            let handler = handler(&site.name, r, cache, start)
+                .with_context(|| format!("site {}: route {:?}", site.name, r.matcher))?;
+            let m = match &r.matcher {
+                RouteMatcher::Prefix(p) => Match::Prefix(p.clone()),
+                RouteMatcher::Extension(e) => Match::Extension(e.clone()),
+            };
+            if let Some(handler) = handler {
+                routes.add(m, handler);
             }
         }
+        routes.set_headers(
+            HeaderRules::new(&site.header_rules).with_context(|| format!("site {}", site.name))?,
+        );
+        router.add_site(&site.hosts, site.default, routes);
     }
-    Ok(())
+    Ok(router)
+}
+
+/// The handler of route `r` of site `site`; `None` for a persistent route
+/// only checked (`Start::No`).
+fn handler(
+    site: &str,
+    r: &Route,
+    cache: &Option<Arc<FileCache>>,
+    start: Start,
+) -> anyhow::Result<Option<Arc<dyn Handler>>> {
+    let handler: Arc<dyn Handler> = match &r.handler {
+        HandlerConfig::Static(s) => Arc::new(StaticFiles::new(s, cache.clone())?),
+        HandlerConfig::Cgi(c) => Arc::new(tern_gateway::Cgi::new(c)?),
+        HandlerConfig::FastCgi(c) if start == Start::No => {
+            tern_gateway::FastCgi::check(c)?;
+            return Ok(None);
+        }
+        HandlerConfig::FastCgi(c) => Arc::new(tern_gateway::FastCgi::new(
+            c,
+            &route_name(site, &r.matcher),
+        )?),
+        HandlerConfig::CgiPlus(c) if start == Start::No => {
+            tern_gateway::CgiPlus::check(c)?;
+            return Ok(None);
+        }
+        HandlerConfig::CgiPlus(c) => Arc::new(tern_gateway::CgiPlus::new(
+            c,
+            &route_name(site, &r.matcher),
+        )?),
+        HandlerConfig::Wasm(c) => Arc::new(tern_wasm::Wasm::new(c)?),
+    };
+    Ok(Some(handler))
 }

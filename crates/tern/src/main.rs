@@ -1,6 +1,9 @@
 //! The `tern` binary: the command line, and the one place that knows every
 //! crate. `serve` assembles a site from the configuration and runs the
-//! server; `check` validates a configuration.
+//! server; `check` validates a configuration and builds it as `serve`
+//! would, starting nothing. Started under the demo's program names
+//! (argv[0]), the binary is instead the demo's FastCGI application or
+//! compiled CGI program.
 
 mod assemble;
 mod demo;
@@ -58,7 +61,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => tern_bench::cli::run_bench(*args),
         Command::Suite(args) => tern_suite::cli::run_suite(*args),
         Command::Check { config } => match tern_config::load(&config) {
-            Ok(cfg) => match assemble::check_modules(&cfg) {
+            Ok(cfg) => match assemble::check(&cfg) {
                 Ok(()) => {
                     println!("{}: ok", config.display());
                     ExitCode::SUCCESS

@@ -129,7 +129,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     tern_wasm::prepare_process();
     let mut listen = Vec::new();
     for l in &args.listen {
-        listen.push(parse_listen(l)?);
+        listen.push(
+            l.parse::<ListenAddr>()
+                .with_context(|| format!("--listen {l}"))?,
+        );
     }
     let ov = Overrides {
         listen,
@@ -161,15 +164,6 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     drop(runtime);
     drop(demo_dir);
     result
-}
-
-fn parse_listen(s: &str) -> anyhow::Result<ListenAddr> {
-    if let Some(p) = s.strip_prefix("unix:") {
-        return Ok(ListenAddr::Unix(PathBuf::from(p)));
-    }
-    s.parse()
-        .map(ListenAddr::Tcp)
-        .map_err(|_| anyhow::anyhow!("--listen {s}: expected IP:PORT or unix:PATH"))
 }
 
 async fn run_server(cfg: Config, source: Source, ov: Overrides, demo: bool) -> anyhow::Result<()> {

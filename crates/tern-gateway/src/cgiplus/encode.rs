@@ -135,8 +135,9 @@ fn block(out: &mut BytesMut, env: &CgiEnv) -> Result<(), Refusal> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::env::{build, EnvInput, EnvPolicy, ScriptVars};
+    use crate::env::{build, EnvInput, ScriptVars};
     use std::path::Path;
+    use tern_config::EnvPolicy;
     use tern_handler::{ConnInfo, PeerAddr};
 
     fn env(uri: &str, path_info: &str, body: Option<u64>) -> CgiEnv {
@@ -161,12 +162,8 @@ mod tests {
                 document_root: Path::new("/srv"),
             },
             content_length: body,
-            policy: EnvPolicy {
-                pass_authorization: false,
-                refuse_shellshock: true,
-                underscores_in_headers: false,
-                inherited: &[],
-            },
+            policy: &EnvPolicy::default(),
+            inherited: &[],
         })
         .unwrap()
     }

@@ -3,6 +3,7 @@
 
 mod bad_input;
 mod cgi;
+mod check;
 mod hardening;
 mod lifecycle;
 mod listeners;
