@@ -16,14 +16,16 @@ use http::request::Parts;
 use http::Method;
 use tern_config::CgiConfig;
 use tern_handler::path::DecodedPath;
-use tern_handler::{ConnInfo, Exchange, Handler, HandlerFuture, RequestBody, RequestId};
+use tern_handler::{
+    ConnInfo, Exchange, Handler, HandlerFuture, RequestBody, RequestId, RoutePattern,
+};
 use tokio::sync::oneshot;
 
 use crate::dispatch::{self, render, Answer, Run};
 use crate::env::{self, EnvInput, EnvPolicy, ScriptVars};
 use crate::input::{Feed, Input, Source};
 use crate::limit::Limiter;
-use crate::resolve::{Scope, ScriptDir};
+use crate::resolve::ScriptDir;
 use crate::response::{Mode, Reply};
 use crate::session::{self, Settings};
 use crate::spawn::{self, Program};
@@ -98,10 +100,10 @@ impl Run for Route {
         path: &DecodedPath,
         body: Option<RequestBody>,
         conn: &ConnInfo,
-        scope: Scope<'_>,
+        pattern: &RoutePattern,
         id: RequestId,
     ) -> Result<Answer, Error> {
-        let script = self.dir.find(path, scope, self.interpreter.is_none())?;
+        let script = self.dir.find(path, pattern, self.interpreter.is_none())?;
         let input = match body {
             Some(b) => Input::prepare(b, &parts.headers).await?,
             None => Input::nothing(),

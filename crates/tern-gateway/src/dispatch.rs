@@ -10,9 +10,10 @@ use std::sync::Arc;
 use http::request::Parts;
 use http::{header, HeaderValue, Method, Response, StatusCode, Uri};
 use tern_handler::path::DecodedPath;
-use tern_handler::{ConnInfo, Exchange, HandlerFuture, RequestBody, RequestId, ResponseBody};
+use tern_handler::{
+    ConnInfo, Exchange, HandlerFuture, RequestBody, RequestId, ResponseBody, RoutePattern,
+};
 
-use crate::resolve::Scope;
 use crate::response::Head;
 use crate::session::Output;
 use crate::{Error, HeadError};
@@ -40,7 +41,7 @@ pub(crate) trait Run: Sync {
         path: &DecodedPath,
         body: Option<RequestBody>,
         conn: &ConnInfo,
-        scope: Scope<'_>,
+        pattern: &RoutePattern,
         id: RequestId,
     ) -> impl Future<Output = Result<Answer, Error>> + Send;
 }
@@ -62,10 +63,12 @@ pub(crate) async fn serve<R: Run>(r: &R, exchange: Exchange) -> Response<Respons
     } = exchange;
     let kind = r.kind();
     let (mut parts, body) = request.into_parts();
-    let scope = Scope::of_pattern(&route.pattern);
     let mut body = Some(body);
     for _ in 0..=MAX_LOCAL_REDIRECTS {
-        let target = match r.run(&parts, &path, body.take(), &conn, scope, id).await {
+        let target = match r
+            .run(&parts, &path, body.take(), &conn, &route.pattern, id)
+            .await
+        {
             Ok(Answer::Response(r)) => return r,
             Ok(Answer::Redirect(target)) => target,
             Err(e) => return fail(kind, e, id, &path),
@@ -74,7 +77,7 @@ pub(crate) async fn serve<R: Run>(r: &R, exchange: Exchange) -> Response<Respons
             let e = Error::Head(HeadError::BadLocation(target));
             return fail(kind, e, id, &path);
         };
-        if !scope.covers(&next) {
+        if !route.pattern.covers(&next) {
             // tern-server owns routing and a handler never calls back
             // into it, so a path another route serves is sent to the
             // client as a redirect: it gets the same resource.

@@ -20,7 +20,9 @@ use http::request::Parts;
 use http::Method;
 use tern_config::{CgiPlusConfig, Engine, FastCgiApp, FastCgiConfig, GatewayPolicy, PoolSettings};
 use tern_handler::path::DecodedPath;
-use tern_handler::{ConnInfo, Exchange, Handler, HandlerFuture, RequestBody, RequestId};
+use tern_handler::{
+    ConnInfo, Exchange, Handler, HandlerFuture, RequestBody, RequestId, RoutePattern,
+};
 use tern_pool::{Factory, Health, Lease, Pool, PoolConfig, PoolError, Retire, Stats};
 use tokio::sync::oneshot;
 
@@ -31,7 +33,7 @@ use crate::dispatch::{self, render, Answer, Run};
 use crate::env::{self, CgiEnv, EnvInput, EnvPolicy, ScriptVars};
 use crate::input::{Input, Source};
 use crate::relay::{self, Dirty, Finish, Rest, Settings};
-use crate::resolve::{Scope, ScriptDir};
+use crate::resolve::ScriptDir;
 use crate::response::Reply;
 use crate::workers::{
     self, CgiplusWorkers, FcgiConnections, FcgiProcesses, StartFailure, Transport, Unanswered,
@@ -88,9 +90,9 @@ impl Common {
 
     /// The script `path` names: a file beneath the directory, or (without
     /// one) the route itself, the rest of the path being PATH_INFO.
-    fn target(&self, path: &DecodedPath, scope: Scope<'_>) -> Result<Target, Error> {
+    fn target(&self, path: &DecodedPath, pattern: &RoutePattern) -> Result<Target, Error> {
         if let Some(dir) = &self.dir {
-            let s = dir.find(path, scope, self.executable)?;
+            let s = dir.find(path, pattern, self.executable)?;
             return Ok(Target {
                 script_name: s.script_name,
                 filename: s.filename,
@@ -98,12 +100,7 @@ impl Common {
                 modified: Some(s.modified),
             });
         }
-        let full = path.as_str();
-        let (script_name, path_info) = match scope {
-            Scope::Prefix("/") => ("", full),
-            Scope::Prefix(p) => (p, full.strip_prefix(p).unwrap_or("")),
-            Scope::Extension(_) => (full, ""),
-        };
+        let (script_name, path_info) = pattern.split(path);
         Ok(Target {
             script_name: script_name.to_owned(),
             filename: self.document_root.join(script_name.trim_start_matches('/')),
@@ -539,10 +536,10 @@ impl Run for FcgiRoute {
         path: &DecodedPath,
         body: Option<RequestBody>,
         conn: &ConnInfo,
-        scope: Scope<'_>,
+        pattern: &RoutePattern,
         id: RequestId,
     ) -> Result<Answer, Error> {
-        let target = self.common.target(path, scope)?;
+        let target = self.common.target(path, pattern)?;
         let (env, body) = self.common.prepare(parts, body, conn, &target).await?;
         let label: Arc<str> = Arc::from(target.filename.to_string_lossy());
         let settings = self.common.settings(parts, id, label);
@@ -747,10 +744,10 @@ impl Run for PlusRoute {
         path: &DecodedPath,
         body: Option<RequestBody>,
         conn: &ConnInfo,
-        scope: Scope<'_>,
+        pattern: &RoutePattern,
         id: RequestId,
     ) -> Result<Answer, Error> {
-        let target = self.common.target(path, scope)?;
+        let target = self.common.target(path, pattern)?;
         let pool = match &self.workers {
             PlusWorkers::Scripts(_) => self.script_pool(&target)?,
             PlusWorkers::Engine { pool, .. } => pool.clone(),

@@ -27,40 +27,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 use tern_handler::path::DecodedPath;
+use tern_handler::RoutePattern;
 
 use crate::Error;
-
-/// How the route maps request paths into the directory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Scope<'a> {
-    /// The path after this prefix (`/cgi-bin`, or `/`) is looked up.
-    Prefix(&'a str),
-    /// The whole path is looked up; the script must carry this extension
-    /// (lower case, no dot).
-    Extension(&'a str),
-}
-
-impl<'a> Scope<'a> {
-    /// The scope of a route from its pattern (`/cgi-bin` or `*.cgi`).
-    pub(crate) fn of_pattern(pattern: &'a str) -> Scope<'a> {
-        match pattern.strip_prefix("*.") {
-            Some(ext) => Scope::Extension(ext),
-            None => Scope::Prefix(pattern),
-        }
-    }
-
-    /// Whether `path` is one this route is asked for.
-    pub(crate) fn covers(&self, path: &DecodedPath) -> bool {
-        match *self {
-            Scope::Prefix("/") => true,
-            Scope::Prefix(p) => path
-                .as_str()
-                .strip_prefix(p)
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/')),
-            Scope::Extension(e) => path.extension().is_some_and(|x| x.eq_ignore_ascii_case(e)),
-        }
-    }
-}
 
 /// A script that was found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -121,31 +90,29 @@ impl ScriptDir {
         })
     }
 
-    /// Finds the script for `path`. `executable` asks for an execute bit
-    /// (no interpreter is configured).
+    /// Finds the script for `path`, on the route of `pattern`: beneath a
+    /// prefix route the path after the prefix is looked up, on an
+    /// extension route the whole path. `executable` asks for an execute
+    /// bit (no interpreter is configured).
     pub(crate) fn find(
         &self,
         path: &DecodedPath,
-        scope: Scope<'_>,
+        pattern: &RoutePattern,
         executable: bool,
     ) -> Result<Script, Error> {
-        self.find_by(path, scope, executable, Lookup::Auto)
+        self.find_by(path, pattern, executable, Lookup::Auto)
     }
 
     fn find_by(
         &self,
         path: &DecodedPath,
-        scope: Scope<'_>,
+        pattern: &RoutePattern,
         executable: bool,
         how: Lookup,
     ) -> Result<Script, Error> {
         let full = path.as_str();
-        let (url_prefix, rest) = match scope {
-            Scope::Prefix("/") | Scope::Extension(_) => ("", full),
-            Scope::Prefix(p) => match full.strip_prefix(p) {
-                Some(rest) if rest.is_empty() || rest.starts_with('/') => (p, rest),
-                _ => return Err(Error::NoScript(format!("{full} is not under {p}"))),
-            },
+        let Some((url_prefix, rest)) = pattern.beneath(path) else {
+            return Err(Error::NoScript(format!("{full} is not under {pattern}")));
         };
         // `rest` is "" or "/seg/seg...": walk it one segment at a time.
         let mut end = 0;
@@ -174,7 +141,7 @@ impl ScriptDir {
             match kind {
                 (FileType::Directory, ..) => continue,
                 (FileType::RegularFile, mode, modified) => {
-                    if let Scope::Extension(ext) = scope {
+                    if let RoutePattern::Extension(ext) = pattern {
                         let has = segment
                             .rsplit_once('.')
                             .is_some_and(|(_, x)| x.eq_ignore_ascii_case(ext));
@@ -241,8 +208,8 @@ impl ScriptDir {
     }
 
     #[cfg(test)]
-    fn find_by_walk(&self, path: &DecodedPath, scope: Scope<'_>) -> Result<Script, Error> {
-        self.find_by(path, scope, true, Lookup::Walk)
+    fn find_by_walk(&self, path: &DecodedPath, pattern: &RoutePattern) -> Result<Script, Error> {
+        self.find_by(path, pattern, true, Lookup::Walk)
     }
 }
 
@@ -276,30 +243,30 @@ mod tests {
         DecodedPath::parse(s).unwrap()
     }
 
+    fn prefix(s: &str) -> RoutePattern {
+        RoutePattern::Prefix(s.into())
+    }
+
     #[test]
     fn the_first_file_is_the_script_and_the_rest_is_path_info() {
         let t = tree();
         let dir = ScriptDir::open(&t.path().join("cgi")).unwrap();
         let s = dir
-            .find(
-                &p("/cgi-bin/sub/deep.cgi/a/b/"),
-                Scope::Prefix("/cgi-bin"),
-                true,
-            )
+            .find(&p("/cgi-bin/sub/deep.cgi/a/b/"), &prefix("/cgi-bin"), true)
             .unwrap();
         assert_eq!(s.filename, t.path().join("cgi/sub/deep.cgi"));
         assert_eq!(s.script_name, "/cgi-bin/sub/deep.cgi");
         assert_eq!(s.path_info, "/a/b/");
         assert_eq!(s.dir(), t.path().join("cgi/sub"));
         assert!(!s.nph);
-        let s = dir.find(&p("/run.cgi"), Scope::Prefix("/"), true).unwrap();
+        let s = dir
+            .find(&p("/run.cgi"), &RoutePattern::root(), true)
+            .unwrap();
         assert_eq!(
             (s.script_name.as_str(), s.path_info.as_str()),
             ("/run.cgi", "")
         );
-        let s = dir
-            .find(&p("/c/nph-raw"), Scope::Prefix("/c"), true)
-            .unwrap();
+        let s = dir.find(&p("/c/nph-raw"), &prefix("/c"), true).unwrap();
         assert!(s.nph);
     }
 
@@ -307,8 +274,8 @@ mod tests {
     fn refusals() {
         let t = tree();
         let dir = ScriptDir::open(&t.path().join("cgi")).unwrap();
-        let find = |path: &str, scope| dir.find(&p(path), scope, true);
-        let pre = Scope::Prefix("/cgi-bin");
+        let find = |path: &str, pattern: &RoutePattern| dir.find(&p(path), pattern, true);
+        let pre = &prefix("/cgi-bin");
         let not_found = |r: Result<Script, Error>| matches!(r, Err(Error::NoScript(_)));
         let forbidden = |r: Result<Script, Error>| matches!(r, Err(Error::NotRunnable(_)));
         assert!(not_found(find("/cgi-bin/missing", pre)));
@@ -322,7 +289,7 @@ mod tests {
         assert!(not_found(find("/cgi-bin/link-abs.cgi", pre)));
         assert!(find("/cgi-bin/link-in.cgi", pre).is_ok());
         // The x.jpg/a.cgi class: the first file found is not a script.
-        let ext = Scope::Extension("cgi");
+        let ext = &RoutePattern::Extension("cgi".into());
         assert!(not_found(find("/x.jpg/a.cgi", ext)));
         assert!(
             find("/RUN.CGI", ext).is_err(),
@@ -337,18 +304,9 @@ mod tests {
     fn the_fallback_walk_refuses_every_symlink() {
         let t = tree();
         let dir = ScriptDir::open(&t.path().join("cgi")).unwrap();
-        let pre = Scope::Prefix("/c");
+        let pre = &prefix("/c");
         assert!(dir.find_by_walk(&p("/c/sub/deep.cgi/x"), pre).is_ok());
         assert!(dir.find_by_walk(&p("/c/link-in.cgi"), pre).is_err());
         assert!(dir.find_by_walk(&p("/c/link-out.cgi"), pre).is_err());
-    }
-
-    #[test]
-    fn scope_covers() {
-        assert!(Scope::of_pattern("/cgi-bin").covers(&p("/cgi-bin/x")));
-        assert!(!Scope::of_pattern("/cgi-bin").covers(&p("/cgi-binx")));
-        assert!(Scope::of_pattern("*.cgi").covers(&p("/a/b.CGI")));
-        assert!(!Scope::of_pattern("*.cgi").covers(&p("/a/b.html")));
-        assert!(Scope::of_pattern("/").covers(&p("/anything")));
     }
 }

@@ -124,7 +124,7 @@ impl Route {
             .to_bytes();
         let content_length = (declared || !body.is_empty()).then_some(body.len() as u64);
         let stdin = Stdin::Memory(body);
-        let (script_name, path_info) = split(&route.pattern, &path);
+        let (script_name, path_info) = route.pattern.split(&path);
         let env = env::build(&EnvInput {
             request: &parts,
             conn: &conn,
@@ -252,20 +252,6 @@ async fn settle(
     Ok(Settled::Running(buf.freeze(), run))
 }
 
-/// SCRIPT_NAME and PATH_INFO for the route's pattern, as for a FastCGI
-/// route without a directory: a prefix route is the script, the rest of
-/// the path its PATH_INFO; an extension route's script is the whole path.
-fn split<'a>(pattern: &'a str, path: &'a DecodedPath) -> (&'a str, &'a str) {
-    let full = path.as_str();
-    if pattern.starts_with("*.") {
-        (full, "")
-    } else if pattern == "/" {
-        ("", full)
-    } else {
-        (pattern, full.strip_prefix(pattern).unwrap_or(""))
-    }
-}
-
 /// A run of the module, with its slot and its log line.
 type RunFuture = Pin<Box<dyn Future<Output = Ending> + Send>>;
 
@@ -351,17 +337,4 @@ pub(crate) fn fail(
             .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
     }
     resp
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn script_name_and_path_info_follow_the_pattern() {
-        let p = DecodedPath::parse("/app/a/b").unwrap();
-        assert_eq!(split("/app", &p), ("/app", "/a/b"));
-        assert_eq!(split("/", &p), ("", "/app/a/b"));
-        assert_eq!(split("*.wasm", &p), ("/app/a/b", ""));
-    }
 }
