@@ -14,6 +14,9 @@ use std::time::Duration;
 
 use http::request::Parts;
 use http::Method;
+use tern_cgi::env::{self, EnvInput, EnvPolicy, ScriptVars};
+use tern_cgi::response::{Mode, Reply};
+use tern_cgi::Limiter;
 use tern_config::CgiConfig;
 use tern_handler::path::DecodedPath;
 use tern_handler::{
@@ -22,11 +25,8 @@ use tern_handler::{
 use tokio::sync::oneshot;
 
 use crate::dispatch::{self, render, Answer, Run};
-use crate::env::{self, EnvInput, EnvPolicy, ScriptVars};
 use crate::input::{Feed, Input, Source};
-use crate::limit::Limiter;
 use crate::resolve::ScriptDir;
-use crate::response::{Mode, Reply};
 use crate::session::{self, Settings};
 use crate::spawn::{self, Program};
 use crate::Error;

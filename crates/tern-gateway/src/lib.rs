@@ -1,15 +1,12 @@
 //! tern's gateways: how a request reaches a program and how the program's
 //! answer comes back.
 //!
-//! One core, several transports. The core is pure and shared (tern-wasm
-//! uses it too): [`env`](mod@env) builds the CGI/1.1 meta-variables
-//! (RFC 3875 §4) with the security defaults (httpoxy, Authorization,
-//! header-name collisions and underscores, Shellshock), and [`response`]
-//! parses a program's response head strictly and decides between a
-//! document, a client redirect and a local redirect; `dispatch` follows
-//! local redirects and turns every failure into one status and one log
-//! line; `input` reads the request body whole before a request takes a
-//! slot or a worker; `limit` admits requests.
+//! The CGI core (the environment builder, the response head, the
+//! settle-then-answer assembler, admission) is `tern-cgi`, shared with
+//! `tern-wasm`; this crate holds the transports around it. `dispatch`
+//! follows local redirects and turns every failure into one status and
+//! one log line; `input` reads the request body whole before a request
+//! takes a slot or a worker.
 //!
 //! The transports:
 //! - [`Cgi`], a process per request: `resolve` finds the script beneath
@@ -30,17 +27,14 @@
 mod cgi;
 pub mod cgiplus;
 mod dispatch;
-pub mod env;
 mod error;
 pub mod fastcgi;
 mod input;
-mod limit;
 mod output;
 pub mod persist;
 mod pooled;
 mod relay;
 mod resolve;
-pub mod response;
 pub mod rte;
 mod session;
 mod spawn;
@@ -48,8 +42,7 @@ mod workers;
 
 pub use cgi::Cgi;
 pub use dispatch::MAX_LOCAL_REDIRECTS;
-pub use error::{Error, HeadError};
-pub use limit::Limiter;
+pub use error::Error;
 pub use pooled::{CgiPlus, FastCgi};
 
 /// Removes the directory that holds the listening sockets of every

@@ -18,6 +18,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::request::Parts;
 use http::Method;
+use tern_cgi::env::{self, CgiEnv, EnvInput, EnvPolicy, ScriptVars};
+use tern_cgi::response::Reply;
 use tern_config::{CgiPlusConfig, Engine, FastCgiApp, FastCgiConfig, GatewayPolicy, PoolSettings};
 use tern_handler::path::DecodedPath;
 use tern_handler::{
@@ -30,11 +32,9 @@ use crate::fastcgi::conn::{self, Address};
 use crate::persist::{Downstream, StartBody, Upstream};
 
 use crate::dispatch::{self, render, Answer, Run};
-use crate::env::{self, CgiEnv, EnvInput, EnvPolicy, ScriptVars};
 use crate::input::{Input, Source};
 use crate::relay::{self, Dirty, Finish, Rest, Settings};
 use crate::resolve::ScriptDir;
-use crate::response::Reply;
 use crate::workers::{
     self, CgiplusWorkers, FcgiConnections, FcgiProcesses, StartFailure, Transport, Unanswered,
 };

@@ -17,12 +17,12 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use tern_cgi::env::CgiEnv;
 use tern_config::CommandConfig;
 use tern_pool::process::{self, Command, Output, SocketDir, Stdio3, Worker};
 use tern_pool::{Check, Factory, Lease, Retire};
 
 use crate::cgiplus::{self, CgiplusDownstream, CgiplusUpstream, Pipes, Sentinels};
-use crate::env::CgiEnv;
 use crate::fastcgi::conn::{self, Address, FcgiDownstream, FcgiUpstream, Socket};
 use crate::persist::{peer_gone, Downstream, StartBody, Upstream};
 use crate::Error;

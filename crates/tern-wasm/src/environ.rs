@@ -19,7 +19,7 @@
 //! A pointer outside the module's memory answers `EFAULT` (21), as
 //! wasmtime-wasi's own functions do; nothing is written then.
 
-use tern_gateway::env::CgiEnv;
+use tern_cgi::env::CgiEnv;
 use wasmtime::{Caller, Extern, Linker};
 
 use crate::run::State;

@@ -2,9 +2,9 @@
 //! that ends one request instead of the server.
 //!
 //! A route's module is a WASI preview 1 *command* run with CGI semantics
-//! (WAGI): the CGI variables (built by `tern-gateway`'s environment
-//! builder) are its whole environment, the request body its stdin, and its
-//! stdout a CGI response (parsed by `tern-gateway`'s head reader); stderr
+//! (WAGI): the CGI variables (built by `tern-cgi`'s environment builder)
+//! are its whole environment, the request body its stdin, and its stdout a
+//! CGI response (put together by `tern-cgi`'s assembler); stderr
 //! goes to the log, tagged with the request id. It sees no file system
 //! unless the route grants one read-only directory, and no network.
 //!
@@ -12,12 +12,12 @@
 //! with epoch interruption and a pooling allocator sized from the route's
 //! limits) into an `InstancePre`; `run` makes a fresh instance per request
 //! with its limits (memory, time, output) and says how it ended;
-//! `tern_gateway::Limiter` (shared with CGI) bounds the runs at once and
+//! `tern_cgi::Limiter` (shared with CGI) bounds the runs at once and
 //! the requests waiting for one;
 //! `output` carries stdout to the handler through a bounded channel (and
 //! bounds stderr); the request body is read whole before a run takes an
 //! instance, and is the run's stdin;
-//! `environ` gives the module the gateway's environment block as it is;
+//! `environ` gives the module the core's environment block as it is;
 //! [`Wasm`] (`handler`) ties them to a request, answering a short run
 //! whole and a long one as a stream (`stream`).
 //!

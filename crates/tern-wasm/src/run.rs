@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use tern_cgi::env::CgiEnv;
 use tern_config::WasmConfig;
-use tern_gateway::env::CgiEnv;
 use wasmtime::{ResourceLimiter, Store, Trap, UpdateDeadline};
 use wasmtime_wasi::p1::WasiP1Ctx;
 use wasmtime_wasi::p2::pipe::MemoryInputPipe;

@@ -9,8 +9,7 @@
 use std::os::unix::ffi::OsStrExt as _;
 
 use bytes::{BufMut as _, BytesMut};
-
-use crate::env::CgiEnv;
+use tern_cgi::env::CgiEnv;
 
 /// How a worker reads each request's variables. Every worker starts in
 /// [`Mode::Record`]; a `!CGIPLUS: struct` callout switches it from the
@@ -135,8 +134,8 @@ fn block(out: &mut BytesMut, env: &CgiEnv) -> Result<(), Refusal> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::env::{build, EnvInput, EnvPolicy, ScriptVars};
     use std::path::Path;
+    use tern_cgi::env::{build, EnvInput, EnvPolicy, ScriptVars};
     use tern_handler::{ConnInfo, PeerAddr};
 
     fn env(uri: &str, path_info: &str, body: Option<u64>) -> CgiEnv {

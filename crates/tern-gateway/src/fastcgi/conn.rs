@@ -23,12 +23,12 @@ use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
+use tern_cgi::env::CgiEnv;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{tcp, unix};
 
 use super::{encode, Connection, Decoder, DecoderConfig, ProtocolStatus, Record, RequestId};
 use super::{Role, Stream};
-use crate::env::CgiEnv;
 use crate::persist::{Broken, Downstream, Event, Upstream};
 pub use tern_config::FcgiAddress as Address;
 

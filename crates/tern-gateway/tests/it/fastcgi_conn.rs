@@ -10,7 +10,7 @@ use std::os::unix::net::UnixListener;
 use std::os::unix::process::CommandExt as _;
 use std::process::{Child, Stdio};
 
-use tern_gateway::env::{self, CgiEnv, EnvInput, EnvPolicy, ScriptVars};
+use tern_cgi::env::{self, CgiEnv, EnvInput, EnvPolicy, ScriptVars};
 use tern_gateway::fastcgi::conn::{self, Address, Socket, StartBody};
 use tern_gateway::fastcgi::{Decoder, DecoderConfig, Record, Side, Stream};
 use tern_gateway::persist::{Broken, Downstream as _, Event, Upstream as _};
