@@ -22,7 +22,7 @@
 use tern_cgi::env::CgiEnv;
 use wasmtime::{Caller, Extern, Linker};
 
-use crate::run::State;
+use crate::store::State;
 
 /// The WASI module both functions belong to.
 const MODULE: &str = "wasi_snapshot_preview1";

@@ -30,8 +30,9 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::engine::Compiled;
+use crate::limits::Limits;
 use crate::output;
-use crate::run::{self, Ending, Finished, Limits, RunInput, Stdin};
+use crate::run::{self, Ending, Finished, RunInput, Stdin};
 use crate::stream::{Streamed, Tail};
 use crate::Error;
 

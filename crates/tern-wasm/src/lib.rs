@@ -34,9 +34,11 @@ mod engine;
 mod environ;
 mod error;
 mod handler;
+mod limits;
 mod output;
 mod proxy;
 mod run;
+mod store;
 mod stream;
 
 pub use dispatch::Wasm;

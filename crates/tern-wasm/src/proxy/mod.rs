@@ -11,6 +11,7 @@
 mod body;
 mod compile;
 mod run;
+mod store;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -27,13 +28,14 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 use wasmtime_wasi_http::p2::bindings::http::types::{ErrorCode, Scheme};
 
+use crate::limits::Limits;
 use crate::output::Capture;
-use crate::run::Limits;
 use crate::Error;
 
 use body::ProxyBody;
 use compile::CompiledProxy;
-use run::{OutputLog, ProxyStore, RunSetup};
+use run::{OutputLog, RunSetup};
+use store::ProxyStore;
 
 /// Serves a route's proxy component.
 #[derive(Debug, Clone)]
