@@ -8,24 +8,24 @@
 //! `cgi.fix_pathinfo` class of bugs). Dot-files never run, and a
 //! directory never does (403).
 //!
-//! Containment is the static crate's idea: each lookup is an
-//! `openat2(RESOLVE_BENEATH)` from the directory's descriptor, so neither
-//! the request nor a symlink on disk leads outside the directory (symlinks
-//! that stay inside are followed; absolute ones never are). Without
-//! openat2 (ENOSYS) the walk goes one component at a time with O_NOFOLLOW
-//! and refuses every symlink. The lookups are a few metadata syscalls,
-//! done on the runtime thread like the spawn that follows them. The script
-//! is then executed by its path: a local writer of the script directory
-//! could swap a file between the check and the exec, but such a writer can
-//! install any script anyway; the check guards against requests.
+//! Each lookup is contained by `tern-fs` (the static files' containment):
+//! an `openat2(RESOLVE_BENEATH)` from the directory's descriptor, so
+//! neither the request nor a symlink on disk leads outside the directory
+//! (symlinks that stay inside are followed; absolute ones never are).
+//! Without openat2 (ENOSYS) the walk goes one component at a time with
+//! O_NOFOLLOW and refuses every symlink ([`Symlinks::FollowWithOpenat2`]).
+//! The lookups are a few metadata syscalls, done on the runtime thread like
+//! the spawn that follows them. The script is then executed by its path: a
+//! local writer of the script directory could swap a file between the
+//! check and the exec, but such a writer can install any script anyway;
+//! the check guards against requests.
 
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 
-use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
+use rustix::fs::{FileType, OFlags};
 use rustix::io::Errno;
+use tern_fs::{Beneath, Lookup, Symlinks};
 use tern_handler::path::DecodedPath;
 use tern_handler::RoutePattern;
 
@@ -58,23 +58,9 @@ impl Script {
 /// The script directory, held open.
 #[derive(Debug)]
 pub(crate) struct ScriptDir {
-    fd: OwnedFd,
+    dir: Beneath,
     path: PathBuf,
 }
-
-/// How a path is looked up: `Walk` forces the fallback (tests compare).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Lookup {
-    Auto,
-    #[cfg_attr(
-        not(test),
-        allow(dead_code, reason = "the walk runs by itself on ENOSYS")
-    )]
-    Walk,
-}
-
-/// Set once openat2 answers ENOSYS.
-static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
 
 /// Deepest walk: paths are bounded by the URI limit anyway.
 const MAX_SEGMENTS: usize = 64;
@@ -82,10 +68,8 @@ const MAX_SEGMENTS: usize = 64;
 impl ScriptDir {
     /// Opens the directory.
     pub(crate) fn open(path: &Path) -> io::Result<ScriptDir> {
-        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        let fd = rustix::fs::open(path, flags, Mode::empty())?;
         Ok(ScriptDir {
-            fd,
+            dir: Beneath::open(path)?,
             path: path.to_owned(),
         })
     }
@@ -170,41 +154,10 @@ impl ScriptDir {
 
     fn stat(&self, rel: &str, how: Lookup) -> Result<rustix::fs::Stat, Errno> {
         let flags = OFlags::PATH | OFlags::CLOEXEC;
-        if how == Lookup::Auto && !NO_OPENAT2.load(Ordering::Relaxed) {
-            let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
-            // EAGAIN: a rename raced the lookup; the kernel asks for a retry.
-            for _ in 0..8 {
-                match rustix::fs::openat2(&self.fd, rel, flags, Mode::empty(), resolve) {
-                    Ok(fd) => return rustix::fs::fstat(&fd),
-                    Err(Errno::AGAIN) => continue,
-                    Err(Errno::NOSYS) => {
-                        NO_OPENAT2.store(true, Ordering::Relaxed);
-                        break;
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-            if !NO_OPENAT2.load(Ordering::Relaxed) {
-                return Err(Errno::AGAIN);
-            }
-        }
-        self.walk(rel, flags)
-    }
-
-    /// The fallback: one component at a time, refusing every symlink.
-    fn walk(&self, rel: &str, flags: OFlags) -> Result<rustix::fs::Stat, Errno> {
-        let mut dir: Option<OwnedFd> = None;
-        for name in rel.split('/') {
-            let parent = dir.as_ref().map_or(self.fd.as_fd(), |d| d.as_fd());
-            let fd = rustix::fs::openat(parent, name, flags | OFlags::NOFOLLOW, Mode::empty())?;
-            dir = Some(fd);
-        }
-        let fd = dir.ok_or(Errno::NOENT)?;
-        let st = rustix::fs::fstat(&fd)?;
-        if FileType::from_raw_mode(st.st_mode) == FileType::Symlink {
-            return Err(Errno::LOOP);
-        }
-        Ok(st)
+        let fd = self
+            .dir
+            .open_by(rel, flags, Symlinks::FollowWithOpenat2, how)?;
+        rustix::fs::fstat(&fd)
     }
 
     #[cfg(test)]
