@@ -27,7 +27,7 @@ use tokio::sync::oneshot;
 use crate::dispatch::{self, render, Answer, Run};
 use crate::input::{Feed, Input, Source};
 use crate::resolve::ScriptDir;
-use crate::session::{self, Settings};
+use crate::session::{self, ScriptSettings};
 use crate::spawn::{self, Program};
 use crate::Error;
 
@@ -152,7 +152,7 @@ impl Run for Route {
         let running = tokio::task::spawn_blocking(move || spawn::start(program, stdin))
             .await
             .map_err(io::Error::other)??;
-        let settings = Settings {
+        let settings = ScriptSettings {
             id,
             script: Arc::from(script.filename.to_string_lossy()),
             mode: if script.nph { Mode::Nph } else { Mode::Cgi },

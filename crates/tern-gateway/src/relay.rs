@@ -31,7 +31,7 @@ use crate::Error;
 
 /// What the driver needs to know about the request.
 #[derive(Debug, Clone)]
-pub(crate) struct Settings {
+pub(crate) struct RelaySettings {
     pub(crate) id: RequestId,
     /// The script or application, for log lines.
     pub(crate) target: Arc<str>,
@@ -68,7 +68,7 @@ pub(crate) enum Finish {
     /// It cannot be trusted with another request (why, for the log).
     Dirty(Dirty),
     /// Its channel closed before it answered anything, and the request
-    /// can be sent again ([`Settings::replayable`]): nothing was told to
+    /// can be sent again ([`RelaySettings::replayable`]): nothing was told to
     /// the client; the caller decides where the request goes next.
     Unanswered(Broken),
 }
@@ -102,7 +102,7 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
     up: &mut U,
     down: &mut D,
     rest: Rest,
-    s: &Settings,
+    s: &RelaySettings,
     started: oneshot::Sender<Started>,
 ) -> Finish {
     let mut stderr = StderrLog::new(s.id, s.target.clone(), s.kind, s.max_stderr);

@@ -51,7 +51,7 @@ const MAX_LINE: usize = 4096;
 
 /// What the task needs to know about the request.
 #[derive(Debug)]
-pub(crate) struct Settings {
+pub(crate) struct ScriptSettings {
     pub(crate) id: RequestId,
     /// The script's file, for log lines.
     pub(crate) script: Arc<str>,
@@ -97,7 +97,7 @@ enum End {
 pub(crate) async fn drive(
     running: Running,
     feed: Feed,
-    s: Settings,
+    s: ScriptSettings,
     started: oneshot::Sender<Started>,
     slot: OwnedSemaphorePermit,
 ) {
@@ -264,7 +264,7 @@ pub(crate) fn send(to: Option<oneshot::Sender<Started>>, what: Started) {
 /// Ends a stream that had started with an error, so that the client sees
 /// a broken response (no final chunk, or a reset stream) rather than a
 /// short one that looks complete.
-pub(crate) async fn cut_off(tx: Option<mpsc::Sender<Chunk>>, s: &Settings, why: &str) {
+pub(crate) async fn cut_off(tx: Option<mpsc::Sender<Chunk>>, s: &ScriptSettings, why: &str) {
     cut_off_stream(tx, s.id, &s.script, "cgi", why).await;
 }
 
@@ -356,7 +356,7 @@ pub(crate) fn respond(
 ///
 /// # Cancel safety
 /// Not cancel safe (a partial line is lost); polled to completion.
-async fn log_stderr(mut stderr: ChildStderr, s: &Settings) {
+async fn log_stderr(mut stderr: ChildStderr, s: &ScriptSettings) {
     let mut log = StderrLog::new(s.id, s.script.clone(), "cgi", s.max_stderr);
     let mut chunk = vec![0u8; 16 * 1024];
     loop {

@@ -18,7 +18,7 @@
 //! bounds stderr); the request body is read whole before a run takes an
 //! instance, and is the run's stdin;
 //! `environ` gives the module the core's environment block as it is;
-//! [`Wasm`] (`handler`) ties them to a request, answering a short run
+//! `Wagi` (`wagi`) ties them to a request, answering a short run
 //! whole and a long one as a stream (`stream`).
 //!
 //! A route's file may instead be a component of the WASI HTTP proxy
@@ -33,13 +33,13 @@ mod dispatch;
 mod engine;
 mod environ;
 mod error;
-mod handler;
 mod limits;
 mod output;
 mod proxy;
 mod run;
 mod store;
 mod stream;
+mod wagi;
 
 pub use dispatch::Wasm;
 pub use engine::prepare_process;

@@ -1,4 +1,5 @@
-//! [`Wasm`], the handler: a request's way through it. The body is read
+//! [`Wagi`], the WAGI runner: a request's way through a WASI command
+//! module run with CGI semantics. The body is read
 //! whole first, in memory (the server's body limit bounds it, and its
 //! pace is enforced as it is read), so that a slow client holds no
 //! instance and CONTENT_LENGTH is exact. The CGI environment is built
@@ -37,10 +38,10 @@ use crate::stream::{Streamed, Tail};
 use crate::Error;
 
 /// Runs a WebAssembly module per request with CGI semantics (WAGI).
-/// Immutable once built: the module is compiled in [`Wasm::new`], and a
+/// Immutable once built: the module is compiled in [`Wagi::new`], and a
 /// configuration reload builds a new handler from the file as it is then.
 #[derive(Debug, Clone)]
-pub(crate) struct Wasm {
+pub(crate) struct Wagi {
     route: Arc<Route>,
 }
 
@@ -59,14 +60,14 @@ struct Route {
     admission: Limiter,
 }
 
-impl Wasm {
+impl Wagi {
     /// Compiles the module of `cfg` and readies it to run. Fails when the
     /// file is not valid WebAssembly (or WebAssembly text, for `.wat`), or
     /// is not a WASI command (no `_start` or no `memory` export).
-    pub(crate) fn new(cfg: &WasmConfig, binary: &[u8]) -> Result<Wasm, Error> {
+    pub(crate) fn new(cfg: &WasmConfig, binary: &[u8]) -> Result<Wagi, Error> {
         let compiled = Compiled::load(cfg, binary)?;
         let name = run::module_name(&cfg.module);
-        Ok(Wasm {
+        Ok(Wagi {
             route: Arc::new(Route {
                 compiled,
                 module: cfg.module.clone(),
@@ -83,7 +84,7 @@ impl Wasm {
     }
 }
 
-impl Handler for Wasm {
+impl Handler for Wagi {
     fn call(&self, exchange: Exchange) -> HandlerFuture {
         let route = self.route.clone();
         Box::pin(async move {
