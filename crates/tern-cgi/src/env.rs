@@ -43,6 +43,7 @@ use std::path::Path;
 
 use http::request::Parts;
 use http::{header, HeaderName, Version};
+use tern_config::EnvPolicy;
 use tern_handler::{ConnInfo, PeerAddr};
 
 use crate::Error;
@@ -121,21 +122,6 @@ pub struct ScriptVars<'a> {
     pub document_root: &'a Path,
 }
 
-/// The route's environment policy.
-#[derive(Clone, Copy, Debug)]
-pub struct EnvPolicy<'a> {
-    /// Pass `Authorization` as HTTP_AUTHORIZATION.
-    pub pass_authorization: bool,
-    /// Refuse values starting with `() {`.
-    pub refuse_shellshock: bool,
-    /// Pass headers whose names hold `_` (dropped by default).
-    pub underscores_in_headers: bool,
-    /// Variables taken from tern's own environment (PATH and the
-    /// allow-list), set first; a name the CGI environment sets itself is
-    /// skipped.
-    pub inherited: &'a [(OsString, OsString)],
-}
-
 /// Everything the environment is built from.
 #[derive(Clone, Copy, Debug)]
 pub struct EnvInput<'a> {
@@ -148,8 +134,13 @@ pub struct EnvInput<'a> {
     /// The body's exact length, when there is a body (a spooled body has
     /// one by now).
     pub content_length: Option<u64>,
-    /// The route's policy.
-    pub policy: EnvPolicy<'a>,
+    /// The route's policy: which headers pass, which values refuse the
+    /// request.
+    pub policy: &'a EnvPolicy,
+    /// Variables taken from tern's own environment (PATH and the
+    /// route's `env_allow`), set first; a name the CGI environment sets
+    /// itself is skipped.
+    pub inherited: &'a [(OsString, OsString)],
 }
 
 /// What `SERVER_SOFTWARE` says.
@@ -162,12 +153,12 @@ const OWN: &[&str] = tern_config::CGI_RESERVED_NAMES;
 /// Shellshock-looking value, a NUL).
 pub fn build(input: &EnvInput<'_>) -> Result<CgiEnv, Error> {
     let req = input.request;
-    let vars = input.policy.inherited.len() + 24 + req.headers.len();
+    let vars = input.inherited.len() + 24 + req.headers.len();
     let mut env = Builder(CgiEnv {
         block: Vec::with_capacity(vars * 32),
         vars: Vec::with_capacity(vars),
     });
-    for (name, value) in input.policy.inherited {
+    for (name, value) in input.inherited {
         let own = OWN.iter().any(|o| o.as_bytes() == name.as_bytes());
         if !own && !name.as_bytes().starts_with(b"HTTP_") {
             env.push(name.as_bytes(), value.as_bytes())?;
@@ -222,7 +213,7 @@ pub fn build(input: &EnvInput<'_>) -> Result<CgiEnv, Error> {
     }
     env.push(b"REDIRECT_STATUS", b"200")?;
 
-    headers(&mut env, req, &input.policy)?;
+    headers(&mut env, req, input.policy)?;
 
     let env = env.0;
     if input.policy.refuse_shellshock {
@@ -282,7 +273,7 @@ impl Builder {
 }
 
 /// The request headers as HTTP_* variables.
-fn headers(env: &mut Builder, req: &Parts, policy: &EnvPolicy<'_>) -> Result<(), Error> {
+fn headers(env: &mut Builder, req: &Parts, policy: &EnvPolicy) -> Result<(), Error> {
     // Every header seen, kept or not, so that a look-alike of a withheld
     // header is caught too. Few headers: a Vec, compared pairwise.
     let mut seen: Vec<&HeaderName> = Vec::with_capacity(req.headers.keys_len());
@@ -492,12 +483,13 @@ mod tests {
                     document_root: &root,
                 },
                 content_length: Some(5),
-                policy: EnvPolicy {
+                policy: &EnvPolicy {
                     pass_authorization: self.pass_authorization,
                     refuse_shellshock: self.refuse_shellshock,
                     underscores_in_headers: self.underscores_in_headers,
-                    inherited: &self.inherited,
+                    env_allow: Vec::new(),
                 },
+                inherited: &self.inherited,
             })
         }
     }

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use tern_config::Admission;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::Error;
@@ -34,12 +35,12 @@ impl Drop for Waiting<'_> {
 impl Limiter {
     /// `max_concurrent` slots, `queue` waiting places, `queue_timeout`
     /// the longest wait.
-    pub fn new(max_concurrent: usize, queue: usize, queue_timeout: Duration) -> Self {
+    pub fn new(admission: &Admission) -> Self {
         Limiter {
-            slots: Arc::new(Semaphore::new(max_concurrent)),
+            slots: Arc::new(Semaphore::new(admission.max_concurrent)),
             waiting: AtomicUsize::new(0),
-            queue,
-            queue_timeout,
+            queue: admission.queue,
+            queue_timeout: admission.queue_timeout,
         }
     }
 
@@ -74,7 +75,11 @@ mod tests {
 
     #[tokio::test]
     async fn slots_then_queue_then_refusal() {
-        let l = Arc::new(Limiter::new(1, 1, Duration::from_secs(5)));
+        let l = Arc::new(Limiter::new(&Admission {
+            max_concurrent: 1,
+            queue: 1,
+            queue_timeout: Duration::from_secs(5),
+        }));
         let first = l.admit().await.unwrap();
         let queued = {
             let l = l.clone();
@@ -96,7 +101,11 @@ mod tests {
 
     #[tokio::test]
     async fn a_queued_request_gives_up_after_the_queue_timeout() {
-        let l = Limiter::new(1, 5, Duration::from_millis(50));
+        let l = Limiter::new(&Admission {
+            max_concurrent: 1,
+            queue: 5,
+            queue_timeout: Duration::from_millis(50),
+        });
         let _first = l.admit().await.unwrap();
         assert!(matches!(l.admit().await, Err(Error::Busy(m)) if m.contains("too long")));
         assert_eq!(l.waiting.load(Ordering::Relaxed), 0);

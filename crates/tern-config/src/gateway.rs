@@ -2,10 +2,9 @@
 //! limits and the environment policy of a CGI route.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use crate::load::LoadOptions;
-use crate::model::{CgiConfig, GatewayPolicy, RouteMatcher, CGI_RESERVED_NAMES};
+use crate::model::{CgiConfig, RouteMatcher, CGI_RESERVED_NAMES};
 use crate::walk::{Span, Table, Walker};
 
 /// The settings of a CGI route. `site_root` is the site's document root
@@ -25,32 +24,14 @@ pub(crate) fn walk_cgi(
         Some((i, span)) => program(w, t, "interpreter", PathBuf::from(i), span, opts),
         None => None,
     };
-    let GatewayPolicy {
-        timeout,
-        pass_authorization,
-        refuse_shellshock,
-        underscores_in_headers,
-        env_allow,
-        max_stderr_bytes,
-    } = crate::persistent::policy(w, t);
-    let max_concurrent = w.count(t, "max_concurrent", 100_000).unwrap_or(32) as usize;
-    let queue = w.count(t, "queue", 1_000_000).unwrap_or(100) as usize;
-    let queue_timeout = w
-        .duration(t, "queue_timeout", true)
-        .unwrap_or(Duration::from_secs(10));
+    let policy = crate::persistent::policy(w, t);
+    let admission = crate::persistent::admission(w, t, 100_000);
     Some(CgiConfig {
         dir: dir?,
         document_root: site_root?.to_path_buf(),
         interpreter,
-        timeout,
-        max_concurrent,
-        queue,
-        queue_timeout,
-        pass_authorization,
-        refuse_shellshock,
-        underscores_in_headers,
-        env_allow,
-        max_stderr_bytes,
+        policy,
+        admission,
     })
 }
 

@@ -245,43 +245,17 @@ pub struct CgiConfig {
     /// executable. Default: none (each script is executed itself and must
     /// have an execute bit).
     pub interpreter: Option<PathBuf>,
-    /// How long a script may go without writing to its stdout (or taking
-    /// request body from its stdin): before its headers the client gets
-    /// 504; later the response is cut off. The script's process group is
-    /// stopped either way. Default: 30 s.
-    pub timeout: Duration,
-    /// Most scripts of this route running at once. Default: 32 (a CGI
-    /// request is mostly fork and exec, CPU-bound: more processes than a
-    /// few per core add memory and context switches, not throughput).
-    pub max_concurrent: usize,
-    /// Requests that may wait for a free slot when `max_concurrent`
-    /// scripts run; one more is answered 503. Default: 100 (at least 1).
-    pub queue: usize,
-    /// How long a request waits in the queue before it is answered 503.
-    /// Default: 10 s.
-    pub queue_timeout: Duration,
-    /// Whether the `Authorization` header reaches scripts as
-    /// HTTP_AUTHORIZATION. Default: false (Apache's `CGIPassAuth Off`: any
-    /// local user can read a process's environment).
-    pub pass_authorization: bool,
-    /// Whether requests with a header value starting with `() {` are
-    /// refused (400), a defence in depth against Shellshock
-    /// (CVE-2014-6271) in scripts run by an old bash. Default: true.
-    pub refuse_shellshock: bool,
-    /// Whether request headers whose names hold an underscore
-    /// (`X_Forwarded_For`) reach scripts. Default: false, as Apache 2.4 and
-    /// nginx do: such a name becomes the same variable as its hyphenated
-    /// twin, which a front proxy sets or strips while leaving this
-    /// spelling alone, so a client could forge it. A request that carries
-    /// both spellings is refused (400) either way.
-    pub underscores_in_headers: bool,
-    /// Names of tern's own environment variables passed on to scripts, on
-    /// top of PATH (always passed; `/usr/local/bin:/usr/bin:/bin` when tern
-    /// has none). Default: none; everything else is withheld.
-    pub env_allow: Vec<String>,
-    /// Bytes of a request's stderr written to the error log; the rest is
-    /// read and dropped (one line says so). Default: 64 KiB.
-    pub max_stderr_bytes: u64,
+    /// The timeout, the environment policy and the stderr limit. Its
+    /// `timeout` is how long a script may go without writing to its
+    /// stdout (or taking request body from its stdin): before its headers
+    /// the client gets 504; later the response is cut off. The script's
+    /// process group is stopped either way.
+    pub policy: GatewayPolicy,
+    /// How many scripts of this route run at once, and how many requests
+    /// wait. Default: 32 at once (a CGI request is mostly fork and exec,
+    /// CPU-bound: more processes than a few per core add memory and
+    /// context switches, not throughput), 100 waiting, for up to 10 s.
+    pub admission: Admission,
 }
 
 /// A response-header rule (`[[site.headers]]`).
@@ -432,23 +406,81 @@ pub struct PoolSettings {
     pub max_age: Option<Duration>,
 }
 
-/// Timeouts and the environment policy of a gateway route.
+/// Timeouts, the environment policy and the stderr limit of a gateway
+/// route (CGI, FastCGI, CGIplus).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GatewayPolicy {
     /// How long a worker may stay silent: before its headers the client
     /// gets 504 and the worker is replaced. Default: 30 s.
     pub timeout: Duration,
-    /// As for CGI: `Authorization` passed on. Default: false.
-    pub pass_authorization: bool,
-    /// As for CGI: `() {` header values refused. Default: true.
-    pub refuse_shellshock: bool,
-    /// As for CGI: header names with `_` passed on. Default: false.
-    pub underscores_in_headers: bool,
-    /// tern's environment variables passed on to programs tern runs, on
-    /// top of PATH.
-    pub env_allow: Vec<String>,
-    /// Bytes of a request's stderr written to the error log. Default: 64 KiB.
+    /// What of the request and of tern's environment reaches the program.
+    pub env: EnvPolicy,
+    /// Bytes of a request's stderr written to the error log; the rest is
+    /// read and dropped (one line says so). Default: 64 KiB.
     pub max_stderr_bytes: u64,
+}
+
+/// What a route's programs see of the request's headers and of tern's own
+/// environment: the policy the gateway's environment builder follows,
+/// the same for every kind of route.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EnvPolicy {
+    /// Whether the `Authorization` header reaches programs as
+    /// HTTP_AUTHORIZATION. Default: false (Apache's `CGIPassAuth Off`: any
+    /// local user can read a process's environment).
+    pub pass_authorization: bool,
+    /// Whether requests with a header value starting with `() {` are
+    /// refused (400), a defence in depth against Shellshock
+    /// (CVE-2014-6271) in scripts run by an old bash. Default: true.
+    pub refuse_shellshock: bool,
+    /// Whether request headers whose names hold an underscore
+    /// (`X_Forwarded_For`) reach programs. Default: false, as Apache 2.4
+    /// and nginx do: such a name becomes the same variable as its
+    /// hyphenated twin, which a front proxy sets or strips while leaving
+    /// this spelling alone, so a client could forge it. A request that
+    /// carries both spellings is refused (400) either way.
+    pub underscores_in_headers: bool,
+    /// Names of tern's own environment variables passed on to programs
+    /// tern runs, on top of PATH (always passed;
+    /// `/usr/local/bin:/usr/bin:/bin` when tern has none). Default: none;
+    /// everything else is withheld. Always empty for WebAssembly routes: a
+    /// module sees nothing of tern's environment.
+    pub env_allow: Vec<String>,
+}
+
+impl Default for EnvPolicy {
+    fn default() -> Self {
+        EnvPolicy {
+            pass_authorization: false,
+            refuse_shellshock: true,
+            underscores_in_headers: false,
+            env_allow: Vec::new(),
+        }
+    }
+}
+
+/// How many requests of a route run at once, and how many wait (CGI and
+/// WebAssembly routes; persistent routes are bounded by their pool).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Admission {
+    /// Most requests of the route running at once. Default: 32.
+    pub max_concurrent: usize,
+    /// Requests that may wait for a free slot when `max_concurrent` run;
+    /// one more is answered 503. Default: 100 (at least 1).
+    pub queue: usize,
+    /// How long a request waits in the queue before it is answered 503.
+    /// Default: 10 s.
+    pub queue_timeout: Duration,
+}
+
+impl Default for Admission {
+    fn default() -> Self {
+        Admission {
+            max_concurrent: 32,
+            queue: 100,
+            queue_timeout: Duration::from_secs(10),
+        }
+    }
 }
 
 /// A WebAssembly route (`handler = "wasm"`): a WASI command module run in
@@ -475,21 +507,13 @@ pub struct WasmConfig {
     /// Most bytes the module may write to its stdout; beyond it the run is
     /// stopped and the client gets 502. Default: 16 MiB.
     pub max_output_bytes: u64,
-    /// Most instances of this route running at once (each holds a slot of
-    /// the pooling allocator); more requests wait. Default: 32.
-    pub max_concurrent: usize,
-    /// Requests that may wait for a free slot when `max_concurrent`
-    /// instances run; one more is answered 503. Default: 100 (at least 1).
-    pub queue: usize,
-    /// How long a request waits in the queue before it is answered 503.
-    /// Default: 10 s.
-    pub queue_timeout: Duration,
-    /// As for CGI: `Authorization` passed on. Default: false.
-    pub pass_authorization: bool,
-    /// As for CGI: `() {` header values refused. Default: true.
-    pub refuse_shellshock: bool,
-    /// As for CGI: header names with `_` passed on. Default: false.
-    pub underscores_in_headers: bool,
+    /// How many instances run at once (each holds a slot of the pooling
+    /// allocator) and how many requests wait. Default: 32 at once, 100
+    /// waiting, for up to 10 s.
+    pub admission: Admission,
+    /// What of the request reaches the module (as for CGI; `env_allow`
+    /// is always empty).
+    pub env: EnvPolicy,
     /// Bytes of a request's stderr written to the error log. Default: 64 KiB.
     pub max_stderr_bytes: u64,
 }

@@ -8,8 +8,8 @@ use std::time::Duration;
 use crate::gateway::{directory, env_names, program, script_dir};
 use crate::load::LoadOptions;
 use crate::model::{
-    CgiPlusConfig, CommandConfig, Engine, FastCgiApp, FastCgiConfig, GatewayPolicy, PoolSettings,
-    RouteMatcher,
+    Admission, CgiPlusConfig, CommandConfig, Engine, EnvPolicy, FastCgiApp, FastCgiConfig,
+    GatewayPolicy, PoolSettings, RouteMatcher,
 };
 use crate::walk::{Table, Walker};
 use crate::FcgiAddress;
@@ -245,16 +245,52 @@ fn pool(w: &mut Walker<'_>, t: &mut Table<'_>, spawned: bool) -> Option<PoolSett
     })
 }
 
-/// The timeouts and environment policy every gateway route has (CGI too).
+/// The timeout, environment policy and stderr limit every gateway route
+/// has (CGI too).
 pub(crate) fn policy(w: &mut Walker<'_>, t: &mut Table<'_>) -> GatewayPolicy {
     GatewayPolicy {
         timeout: w
             .duration(t, "timeout", true)
             .unwrap_or(Duration::from_secs(30)),
-        pass_authorization: w.bool(t, "pass_authorization").unwrap_or(false),
-        refuse_shellshock: w.bool(t, "refuse_shellshock").unwrap_or(true),
-        underscores_in_headers: w.bool(t, "underscores_in_headers").unwrap_or(false),
-        env_allow: env_names(w, t),
+        env: env_policy(w, t, true),
         max_stderr_bytes: w.size(t, "max_stderr_bytes", 0).unwrap_or(64 * 1024),
+    }
+}
+
+/// What a route's programs see: the header policy, and (`inherits`: for
+/// programs tern runs) `env_allow`.
+pub(crate) fn env_policy(w: &mut Walker<'_>, t: &mut Table<'_>, inherits: bool) -> EnvPolicy {
+    let d = EnvPolicy::default();
+    EnvPolicy {
+        pass_authorization: w
+            .bool(t, "pass_authorization")
+            .unwrap_or(d.pass_authorization),
+        refuse_shellshock: w
+            .bool(t, "refuse_shellshock")
+            .unwrap_or(d.refuse_shellshock),
+        underscores_in_headers: w
+            .bool(t, "underscores_in_headers")
+            .unwrap_or(d.underscores_in_headers),
+        env_allow: if inherits {
+            env_names(w, t)
+        } else {
+            d.env_allow
+        },
+    }
+}
+
+/// `max_concurrent` (at most `max`), `queue` and `queue_timeout`.
+pub(crate) fn admission(w: &mut Walker<'_>, t: &mut Table<'_>, max: u64) -> Admission {
+    let d = Admission::default();
+    Admission {
+        max_concurrent: w
+            .count(t, "max_concurrent", max)
+            .map_or(d.max_concurrent, |n| n as usize),
+        queue: w
+            .count(t, "queue", 1_000_000)
+            .map_or(d.queue, |n| n as usize),
+        queue_timeout: w
+            .duration(t, "queue_timeout", true)
+            .unwrap_or(d.queue_timeout),
     }
 }

@@ -88,14 +88,8 @@ pub(crate) fn walk_wasm(
         .duration(t, "timeout", true)
         .unwrap_or(Duration::from_secs(10));
     let max_output_bytes = w.size(t, "max_output_bytes", 1).unwrap_or(16 << 20);
-    let max_concurrent = w.count(t, "max_concurrent", MAX_CONCURRENT).unwrap_or(32) as usize;
-    let queue = w.count(t, "queue", 1_000_000).unwrap_or(100) as usize;
-    let queue_timeout = w
-        .duration(t, "queue_timeout", true)
-        .unwrap_or(Duration::from_secs(10));
-    let pass_authorization = w.bool(t, "pass_authorization").unwrap_or(false);
-    let refuse_shellshock = w.bool(t, "refuse_shellshock").unwrap_or(true);
-    let underscores_in_headers = w.bool(t, "underscores_in_headers").unwrap_or(false);
+    let admission = crate::persistent::admission(w, t, MAX_CONCURRENT);
+    let env = crate::persistent::env_policy(w, t, false);
     let max_stderr_bytes = w.size(t, "max_stderr_bytes", 0).unwrap_or(64 * 1024);
     Some(WasmConfig {
         module: module?,
@@ -104,12 +98,8 @@ pub(crate) fn walk_wasm(
         memory_limit: memory_limit?,
         timeout,
         max_output_bytes,
-        max_concurrent,
-        queue,
-        queue_timeout,
-        pass_authorization,
-        refuse_shellshock,
-        underscores_in_headers,
+        admission,
+        env,
         max_stderr_bytes,
     })
 }
@@ -141,12 +131,12 @@ mod tests {
         assert_eq!(c.memory_limit, 64 << 20);
         assert_eq!(c.timeout, Duration::from_secs(10));
         assert_eq!(c.max_output_bytes, 16 << 20);
-        assert_eq!(c.max_concurrent, 32);
-        assert_eq!(c.queue, 100);
-        assert_eq!(c.queue_timeout, Duration::from_secs(10));
+        assert_eq!(c.admission.max_concurrent, 32);
+        assert_eq!(c.admission.queue, 100);
+        assert_eq!(c.admission.queue_timeout, Duration::from_secs(10));
         assert_eq!(c.dir, None);
-        assert!(c.refuse_shellshock);
-        assert!(!c.pass_authorization);
+        assert!(c.env.refuse_shellshock);
+        assert!(!c.env.pass_authorization);
     }
 
     #[test]
@@ -160,9 +150,9 @@ mod tests {
         assert_eq!(c.memory_limit, 1 << 20);
         assert_eq!(c.timeout, Duration::from_millis(250));
         assert_eq!(c.max_output_bytes, 100);
-        assert_eq!(c.max_concurrent, 4);
-        assert_eq!(c.queue, 3);
-        assert_eq!(c.queue_timeout, Duration::from_secs(2));
+        assert_eq!(c.admission.max_concurrent, 4);
+        assert_eq!(c.admission.queue, 3);
+        assert_eq!(c.admission.queue_timeout, Duration::from_secs(2));
         assert_eq!(c.dir.as_deref(), Some(Path::new("/etc/tern/data")));
     }
 

@@ -10,14 +10,13 @@ use std::io;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
-use std::time::Duration;
 
 use http::request::Parts;
 use http::Method;
-use tern_cgi::env::{self, EnvInput, EnvPolicy, ScriptVars};
+use tern_cgi::env::{self, EnvInput, ScriptVars};
 use tern_cgi::response::{Mode, Reply};
 use tern_cgi::Limiter;
-use tern_config::CgiConfig;
+use tern_config::{CgiConfig, GatewayPolicy};
 use tern_handler::path::DecodedPath;
 use tern_handler::{
     ConnInfo, Exchange, Handler, HandlerFuture, RequestBody, RequestId, RoutePattern,
@@ -44,11 +43,7 @@ struct Route {
     dir: ScriptDir,
     document_root: PathBuf,
     interpreter: Option<PathBuf>,
-    timeout: Duration,
-    max_stderr: u64,
-    pass_authorization: bool,
-    refuse_shellshock: bool,
-    underscores_in_headers: bool,
+    policy: GatewayPolicy,
     inherited: Vec<(OsString, OsString)>,
     limiter: Limiter,
 }
@@ -67,13 +62,9 @@ impl Cgi {
                 dir,
                 document_root: cfg.document_root.clone(),
                 interpreter: cfg.interpreter.clone(),
-                timeout: cfg.timeout,
-                max_stderr: cfg.max_stderr_bytes,
-                pass_authorization: cfg.pass_authorization,
-                refuse_shellshock: cfg.refuse_shellshock,
-                underscores_in_headers: cfg.underscores_in_headers,
-                inherited: spawn::inherited(&cfg.env_allow, |n| std::env::var_os(n)),
-                limiter: Limiter::new(cfg.max_concurrent, cfg.queue, cfg.queue_timeout),
+                policy: cfg.policy.clone(),
+                inherited: spawn::inherited(&cfg.policy.env.env_allow, |n| std::env::var_os(n)),
+                limiter: Limiter::new(&cfg.admission),
             }),
         })
     }
@@ -118,12 +109,8 @@ impl Run for Route {
                 document_root: &self.document_root,
             },
             content_length: input.length,
-            policy: EnvPolicy {
-                pass_authorization: self.pass_authorization,
-                refuse_shellshock: self.refuse_shellshock,
-                underscores_in_headers: self.underscores_in_headers,
-                inherited: &self.inherited,
-            },
+            policy: &self.policy.env,
+            inherited: &self.inherited,
         })?;
         let slot = self.limiter.admit().await?;
         let (stdin, feed) = match input.source {
@@ -157,8 +144,8 @@ impl Run for Route {
             script: Arc::from(script.filename.to_string_lossy()),
             mode: if script.nph { Mode::Nph } else { Mode::Cgi },
             discard_body: parts.method == Method::HEAD,
-            timeout: self.timeout,
-            max_stderr: self.max_stderr,
+            timeout: self.policy.timeout,
+            max_stderr: self.policy.max_stderr_bytes,
         };
         let (tx, rx) = oneshot::channel();
         tokio::spawn(session::drive(running, feed, settings, tx, slot));

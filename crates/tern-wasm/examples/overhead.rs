@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::BodyExt as _;
-use tern_config::WasmConfig;
+use tern_config::{Admission, EnvPolicy, WasmConfig};
 use tern_handler::path::DecodedPath;
 use tern_handler::{
     ConnInfo, Exchange, Handler, PeerAddr, RequestBody, RequestId, RouteMatch, RoutePattern,
@@ -275,12 +275,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         memory_limit: 64 << 20,
         timeout: Duration::from_secs(10),
         max_output_bytes: 16 << 20,
-        max_concurrent: 32,
-        queue: 100,
-        queue_timeout: Duration::from_secs(10),
-        pass_authorization: false,
-        refuse_shellshock: true,
-        underscores_in_headers: false,
+        admission: Admission::default(),
+        env: EnvPolicy::default(),
         max_stderr_bytes: 64 * 1024,
     };
     let handler = tern_wasm::Wasm::new(&cfg)?;

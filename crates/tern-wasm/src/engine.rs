@@ -118,7 +118,7 @@ fn engine(cfg: &WasmConfig) -> Result<Engine, Error> {
 /// run the route may have at once, and the reset tuned for short runs.
 /// A component route widens the counts (`proxy::compile`).
 pub(crate) fn pool(cfg: &WasmConfig) -> PoolingAllocationConfig {
-    let slots = u32::try_from(cfg.max_concurrent).unwrap_or(u32::MAX);
+    let slots = u32::try_from(cfg.admission.max_concurrent).unwrap_or(u32::MAX);
     let mut pool = PoolingAllocationConfig::default();
     pool.total_core_instances(slots)
         .total_memories(slots)

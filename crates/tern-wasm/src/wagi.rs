@@ -22,10 +22,10 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{header, Method, Response};
 use http_body_util::BodyExt as _;
-use tern_cgi::env::{self, EnvInput, EnvPolicy, ScriptVars};
+use tern_cgi::env::{self, EnvInput, ScriptVars};
 use tern_cgi::response::{client_redirect, Mode, Reply};
 use tern_cgi::{Assembler, Delivery, Limiter, Step};
-use tern_config::WasmConfig;
+use tern_config::{EnvPolicy, WasmConfig};
 use tern_handler::{Exchange, Handler, HandlerFuture, RequestId, ResponseBody};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -54,9 +54,7 @@ struct Route {
     document_root: PathBuf,
     dir: Option<PathBuf>,
     limits: Limits,
-    pass_authorization: bool,
-    refuse_shellshock: bool,
-    underscores_in_headers: bool,
+    env: EnvPolicy,
     admission: Limiter,
 }
 
@@ -75,10 +73,8 @@ impl Wagi {
                 document_root: cfg.document_root.clone(),
                 dir: cfg.dir.clone(),
                 limits: Limits::of(cfg),
-                pass_authorization: cfg.pass_authorization,
-                refuse_shellshock: cfg.refuse_shellshock,
-                underscores_in_headers: cfg.underscores_in_headers,
-                admission: Limiter::new(cfg.max_concurrent, cfg.queue, cfg.queue_timeout),
+                env: cfg.env.clone(),
+                admission: Limiter::new(&cfg.admission),
             }),
         })
     }
@@ -133,12 +129,8 @@ impl Route {
                 document_root: &this.document_root,
             },
             content_length,
-            policy: EnvPolicy {
-                pass_authorization: this.pass_authorization,
-                refuse_shellshock: this.refuse_shellshock,
-                underscores_in_headers: this.underscores_in_headers,
-                inherited: &[],
-            },
+            policy: &this.env,
+            inherited: &[],
         })?;
         let (stdout, mut rx) = output::pipe(this.limits.output);
         let input = RunInput {

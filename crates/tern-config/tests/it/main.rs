@@ -273,15 +273,21 @@ interpreter = "/usr/bin/perl"
                 dir: dir.path().join("cgi-bin"),
                 document_root: www.clone(),
                 interpreter: None,
-                timeout: Duration::from_secs(5),
-                max_concurrent: 4,
-                queue: 8,
-                queue_timeout: Duration::from_millis(250),
-                pass_authorization: true,
-                refuse_shellshock: false,
-                underscores_in_headers: false,
-                env_allow: vec!["LANG".into()],
-                max_stderr_bytes: 1024,
+                policy: GatewayPolicy {
+                    timeout: Duration::from_secs(5),
+                    env: EnvPolicy {
+                        pass_authorization: true,
+                        refuse_shellshock: false,
+                        underscores_in_headers: false,
+                        env_allow: vec!["LANG".into()],
+                    },
+                    max_stderr_bytes: 1024,
+                },
+                admission: Admission {
+                    max_concurrent: 4,
+                    queue: 8,
+                    queue_timeout: Duration::from_millis(250),
+                },
             }),
         }
     );
@@ -293,15 +299,21 @@ interpreter = "/usr/bin/perl"
             dir: www.clone(),
             document_root: www,
             interpreter: Some("/usr/bin/perl".into()),
-            timeout: Duration::from_secs(30),
-            max_concurrent: 32,
-            queue: 100,
-            queue_timeout: Duration::from_secs(10),
-            pass_authorization: false,
-            refuse_shellshock: true,
-            underscores_in_headers: false,
-            env_allow: Vec::new(),
-            max_stderr_bytes: 64 * 1024,
+            policy: GatewayPolicy {
+                timeout: Duration::from_secs(30),
+                env: EnvPolicy {
+                    pass_authorization: false,
+                    refuse_shellshock: true,
+                    underscores_in_headers: false,
+                    env_allow: Vec::new(),
+                },
+                max_stderr_bytes: 64 * 1024,
+            },
+            admission: Admission {
+                max_concurrent: 32,
+                queue: 100,
+                queue_timeout: Duration::from_secs(10),
+            },
         })
     );
 

@@ -135,7 +135,8 @@ fn block(out: &mut BytesMut, env: &CgiEnv) -> Result<(), Refusal> {
 mod tests {
     use super::*;
     use std::path::Path;
-    use tern_cgi::env::{build, EnvInput, EnvPolicy, ScriptVars};
+    use tern_cgi::env::{build, EnvInput, ScriptVars};
+    use tern_config::EnvPolicy;
     use tern_handler::{ConnInfo, PeerAddr};
 
     fn env(uri: &str, path_info: &str, body: Option<u64>) -> CgiEnv {
@@ -160,12 +161,8 @@ mod tests {
                 document_root: Path::new("/srv"),
             },
             content_length: body,
-            policy: EnvPolicy {
-                pass_authorization: false,
-                refuse_shellshock: true,
-                underscores_in_headers: false,
-                inherited: &[],
-            },
+            policy: &EnvPolicy::default(),
+            inherited: &[],
         })
         .unwrap()
     }

@@ -66,7 +66,7 @@ impl CgiPlus {
             &cfg.document_root,
             &cfg.policy,
         )?;
-        let inherited = spawn::inherited(&cfg.policy.env_allow, |n| std::env::var_os(n));
+        let inherited = spawn::inherited(&cfg.policy.env.env_allow, |n| std::env::var_os(n));
         let engine = |program: PathBuf, args: Vec<OsString>, env: Vec<(String, String)>| {
             CgiplusWorkers::new(
                 program,

@@ -87,7 +87,8 @@ impl FastCgi {
                 }
             }
             FastCgiApp::Spawn(cmd) => {
-                let inherited = spawn::inherited(&cfg.policy.env_allow, |n| std::env::var_os(n));
+                let inherited =
+                    spawn::inherited(&cfg.policy.env.env_allow, |n| std::env::var_os(n));
                 let cwd = cfg.dir.clone().unwrap_or_else(|| cfg.document_root.clone());
                 let factory = FcgiProcesses::new(name, cmd, inherited, cwd, cfg.connect_timeout)?;
                 Backend::Spawn(start_pool(

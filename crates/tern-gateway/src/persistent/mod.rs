@@ -18,7 +18,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http::request::Parts;
 use http::Method;
-use tern_cgi::env::{self, CgiEnv, EnvInput, EnvPolicy, ScriptVars};
+use tern_cgi::env::{self, CgiEnv, EnvInput, ScriptVars};
 use tern_cgi::response::Reply;
 use tern_config::{GatewayPolicy, PoolSettings};
 use tern_handler::path::DecodedPath;
@@ -128,12 +128,10 @@ impl Common {
                 document_root: &self.document_root,
             },
             content_length: input.length,
-            policy: EnvPolicy {
-                pass_authorization: self.policy.pass_authorization,
-                refuse_shellshock: self.policy.refuse_shellshock,
-                underscores_in_headers: self.policy.underscores_in_headers,
-                inherited: &[],
-            },
+            policy: &self.policy.env,
+            // A worker's own environment holds the allow-list; a request's
+            // carries only what the request says.
+            inherited: &[],
         })?;
         Ok((env, Body::of(input.source)))
     }

@@ -7,7 +7,8 @@ use std::ffi::OsString;
 use std::os::fd::OwnedFd;
 use std::process::{Child, Command, Stdio};
 
-use tern_cgi::env::{self, CgiEnv, EnvInput, EnvPolicy, ScriptVars};
+use tern_cgi::env::{self, CgiEnv, EnvInput, ScriptVars};
+use tern_config::EnvPolicy;
 use tern_gateway::cgiplus::{
     self, Mode, NotReusable, Pipes, Refusal, Sentinels, StartBody, StartError,
 };
@@ -176,12 +177,8 @@ impl Call {
                 document_root: Path::new("/srv/www"),
             },
             content_length: self.body_len(),
-            policy: EnvPolicy {
-                pass_authorization: false,
-                refuse_shellshock: true,
-                underscores_in_headers: false,
-                inherited: &inherited,
-            },
+            policy: &EnvPolicy::default(),
+            inherited: &inherited,
         })
         .unwrap()
     }

@@ -10,7 +10,8 @@ use std::os::unix::net::UnixListener;
 use std::os::unix::process::CommandExt as _;
 use std::process::{Child, Stdio};
 
-use tern_cgi::env::{self, CgiEnv, EnvInput, EnvPolicy, ScriptVars};
+use tern_cgi::env::{self, CgiEnv, EnvInput, ScriptVars};
+use tern_config::EnvPolicy;
 use tern_gateway::fastcgi::conn::{self, StartBody};
 use tern_gateway::fastcgi::socket::{self, Address, Socket};
 use tern_gateway::fastcgi::{Decoder, DecoderConfig, Record, Side, Stream};
@@ -126,12 +127,8 @@ pub(crate) fn cgi_env(method: &str, target: &str, body_len: Option<u64>, script:
             document_root: script.parent().unwrap(),
         },
         content_length: body_len,
-        policy: EnvPolicy {
-            pass_authorization: false,
-            refuse_shellshock: true,
-            underscores_in_headers: false,
-            inherited: &[],
-        },
+        policy: &EnvPolicy::default(),
+        inherited: &[],
     })
     .unwrap()
 }

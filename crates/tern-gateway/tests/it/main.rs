@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::BodyExt as _;
-use tern_config::CgiConfig;
+use tern_config::{Admission, CgiConfig, EnvPolicy, GatewayPolicy};
 use tern_gateway::Cgi;
 use tern_handler::Handler;
 
@@ -36,15 +36,12 @@ impl Site {
             dir: dir.path().join("cgi-bin"),
             document_root: dir.path().join("www"),
             interpreter: None,
-            timeout: Duration::from_secs(10),
-            max_concurrent: 32,
-            queue: 100,
-            queue_timeout: Duration::from_secs(10),
-            pass_authorization: false,
-            refuse_shellshock: true,
-            underscores_in_headers: false,
-            env_allow: Vec::new(),
-            max_stderr_bytes: 64 * 1024,
+            policy: GatewayPolicy {
+                timeout: Duration::from_secs(10),
+                env: EnvPolicy::default(),
+                max_stderr_bytes: 64 * 1024,
+            },
+            admission: Admission::default(),
         };
         Site { dir, cfg }
     }

@@ -7,8 +7,8 @@
 use std::path::Path;
 
 use tern_config::{
-    CgiPlusConfig, CommandConfig, Engine, FastCgiApp, FastCgiConfig, FcgiAddress, GatewayPolicy,
-    PoolSettings,
+    CgiPlusConfig, CommandConfig, Engine, EnvPolicy, FastCgiApp, FastCgiConfig, FcgiAddress,
+    GatewayPolicy, PoolSettings,
 };
 use tern_gateway::{CgiPlus, FastCgi};
 
@@ -19,10 +19,7 @@ use super::*;
 pub(crate) fn policy(timeout: Duration) -> GatewayPolicy {
     GatewayPolicy {
         timeout,
-        pass_authorization: false,
-        refuse_shellshock: true,
-        underscores_in_headers: false,
-        env_allow: Vec::new(),
+        env: EnvPolicy::default(),
         max_stderr_bytes: 4096,
     }
 }

@@ -23,7 +23,7 @@ fn hang(site: &Site, name: &str) -> (PathBuf, PathBuf) {
 #[tokio::test]
 async fn a_silent_script_times_out_with_504_and_its_group_is_stopped() {
     let mut site = Site::new();
-    site.cfg.timeout = Duration::from_millis(500);
+    site.cfg.policy.timeout = Duration::from_millis(500);
     let (pid_file, kid_file) = hang(&site, "hang.cgi");
     let h = site.handler();
     let started = Instant::now();
@@ -40,7 +40,7 @@ async fn a_silent_script_times_out_with_504_and_its_group_is_stopped() {
 #[tokio::test]
 async fn a_script_that_ignores_sigterm_gets_sigkill() {
     let mut site = Site::new();
-    site.cfg.timeout = Duration::from_millis(300);
+    site.cfg.policy.timeout = Duration::from_millis(300);
     let pid_file = site.path("stubborn.pid");
     site.script(
         "stubborn.cgi",
@@ -100,8 +100,8 @@ async fn a_client_that_leaves_mid_stream_stops_the_script() {
 #[tokio::test]
 async fn slots_queue_and_503() {
     let mut site = Site::new();
-    site.cfg.max_concurrent = 1;
-    site.cfg.queue = 1;
+    site.cfg.admission.max_concurrent = 1;
+    site.cfg.admission.queue = 1;
     let gate = site.path("gate");
     site.script(
         "gated.cgi",
@@ -155,9 +155,9 @@ fn futures_now<F: std::future::Future>(f: F) -> Option<F::Output> {
 #[tokio::test]
 async fn a_queued_request_times_out_with_503() {
     let mut site = Site::new();
-    site.cfg.max_concurrent = 1;
-    site.cfg.queue_timeout = Duration::from_millis(200);
-    site.cfg.timeout = Duration::from_millis(1500);
+    site.cfg.admission.max_concurrent = 1;
+    site.cfg.admission.queue_timeout = Duration::from_millis(200);
+    site.cfg.policy.timeout = Duration::from_millis(1500);
     let (pid_file, _) = hang(&site, "slow.cgi");
     let h = site.handler();
     let first = tokio::spawn({
@@ -196,7 +196,7 @@ async fn the_script_inherits_only_stdio_and_runs_in_its_directory() {
 #[tokio::test]
 async fn a_stderr_flood_is_bounded_and_the_reply_still_served() {
     let mut site = Site::new();
-    site.cfg.max_stderr_bytes = 1000;
+    site.cfg.policy.max_stderr_bytes = 1000;
     site.script(
         "noisy.cgi",
         "#!/bin/sh\nhead -c 5000000 /dev/zero | tr '\\0' 'e' >&2\nprintf 'Content-Type: text/plain\\n\\nstill here'\n",
@@ -208,7 +208,7 @@ async fn a_stderr_flood_is_bounded_and_the_reply_still_served() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_burst_leaves_no_zombie_and_no_descriptor_behind() {
     let mut site = Site::new();
-    site.cfg.queue = 1000;
+    site.cfg.admission.queue = 1000;
     site.script(
         "ok.cgi",
         "#!/bin/sh\nprintf 'Content-Type: text/plain\\n\\nok'\n",
@@ -269,7 +269,7 @@ async fn a_slow_client_does_not_make_a_busy_script_look_silent() {
     let mut site = Site::new();
     // Long enough that a loaded machine does not starve the script that
     // long; the client then stays away for three times as long.
-    site.cfg.timeout = Duration::from_millis(2000);
+    site.cfg.policy.timeout = Duration::from_millis(2000);
     site.script(
         "big.cgi",
         "#!/bin/sh\nprintf 'Content-Type: application/octet-stream\\n\\n'\nhead -c 4000000 /dev/zero\n",

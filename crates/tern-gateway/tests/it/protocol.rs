@@ -24,7 +24,7 @@ async fn the_environment_is_the_cgi_set_and_nothing_of_terns() {
     site.script("env.cgi", ENV_SCRIPT);
     // Cargo sets CARGO_PKG_NAME (and CARGO_MANIFEST_DIR) for test runs:
     // one is allowed through, the other is not.
-    site.cfg.env_allow = vec!["CARGO_PKG_NAME".into()];
+    site.cfg.policy.env.env_allow = vec!["CARGO_PKG_NAME".into()];
     let h = site.handler();
     let r = call(
         &h,
@@ -78,7 +78,7 @@ async fn the_environment_is_the_cgi_set_and_nothing_of_terns() {
 async fn authorization_reaches_the_script_only_when_the_route_opts_in() {
     let mut site = Site::new();
     site.script("env.cgi", ENV_SCRIPT);
-    site.cfg.pass_authorization = true;
+    site.cfg.policy.env.pass_authorization = true;
     let r = call(
         &site.handler(),
         Req::get("/cgi-bin/env.cgi").header("authorization", "Basic dTpw"),

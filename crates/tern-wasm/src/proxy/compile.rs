@@ -76,7 +76,7 @@ const TABLES_PER_COMPONENT: u32 = 4;
 /// widened to an instance of the component, with its core instances,
 /// memories and tables, for every run the route may have at once.
 fn engine(cfg: &WasmConfig) -> Result<Engine, Error> {
-    let slots = u32::try_from(cfg.max_concurrent).unwrap_or(u32::MAX);
+    let slots = u32::try_from(cfg.admission.max_concurrent).unwrap_or(u32::MAX);
     let mut pool = crate::engine::pool(cfg);
     pool.total_component_instances(slots)
         .total_core_instances(slots.saturating_mul(CORE_INSTANCES_PER_COMPONENT))

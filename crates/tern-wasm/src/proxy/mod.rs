@@ -62,7 +62,7 @@ impl Proxy {
                 name: crate::run::module_name(&cfg.module),
                 dir: cfg.dir.clone(),
                 limits: Limits::of(cfg),
-                admission: Limiter::new(cfg.max_concurrent, cfg.queue, cfg.queue_timeout),
+                admission: Limiter::new(&cfg.admission),
             }),
         })
     }

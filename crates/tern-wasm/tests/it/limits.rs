@@ -44,7 +44,7 @@ async fn endless_output_is_stopped_with_502() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_trap_is_500_while_concurrent_requests_succeed() {
     let mut r = Route::new(&wat::misbehave());
-    r.cfg.max_concurrent = 8;
+    r.cfg.admission.max_concurrent = 8;
     let h = r.handler();
     let mut tasks = Vec::new();
     for i in 0..50 {
@@ -77,8 +77,8 @@ async fn a_trap_is_500_while_concurrent_requests_succeed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_queued_too_long_is_503_with_retry_after() {
     let mut r = Route::new(&wat::misbehave());
-    r.cfg.max_concurrent = 1;
-    r.cfg.queue_timeout = Duration::from_millis(100);
+    r.cfg.admission.max_concurrent = 1;
+    r.cfg.admission.queue_timeout = Duration::from_millis(100);
     r.cfg.timeout = Duration::from_secs(1);
     let h = r.handler();
     // Holds the only instance: its head is out, and it loops until its
@@ -104,8 +104,8 @@ async fn a_request_queued_too_long_is_503_with_retry_after() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_past_a_full_queue_is_503_at_once() {
     let mut r = Route::new(&wat::misbehave());
-    r.cfg.max_concurrent = 1;
-    r.cfg.queue = 1;
+    r.cfg.admission.max_concurrent = 1;
+    r.cfg.admission.queue = 1;
     r.cfg.timeout = Duration::from_secs(1);
     let h = r.handler();
     let held = crate::start(&h, Req::post("/app", "s")).await;

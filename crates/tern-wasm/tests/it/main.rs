@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use http_body_util::BodyExt as _;
-use tern_config::WasmConfig;
+use tern_config::{Admission, EnvPolicy, WasmConfig};
 use tern_handler::Handler;
 use tern_wasm::Wasm;
 
@@ -43,12 +43,8 @@ impl Route {
             memory_limit: 64 << 20,
             timeout: Duration::from_secs(10),
             max_output_bytes: 16 << 20,
-            max_concurrent: 32,
-            queue: 100,
-            queue_timeout: Duration::from_secs(10),
-            pass_authorization: false,
-            refuse_shellshock: true,
-            underscores_in_headers: false,
+            admission: Admission::default(),
+            env: EnvPolicy::default(),
             max_stderr_bytes: 64 * 1024,
         };
         Route { dir, cfg }

@@ -46,7 +46,7 @@ async fn a_client_that_leaves_stops_the_module() {
     // One slot, and a deadline longer than `call` waits: the next request
     // gets the slot only if the flooding module was stopped by the
     // client's leaving.
-    r.cfg.max_concurrent = 1;
+    r.cfg.admission.max_concurrent = 1;
     r.cfg.timeout = Duration::from_secs(120);
     r.cfg.max_output_bytes = u64::MAX;
     let h = r.handler();
