@@ -141,15 +141,13 @@ impl Assembler {
             self.phase = Phase::Answered;
             return Step::Respond(reply, Delivery::Discarded);
         }
-        self.phase = Phase::Settling(reply, BytesMut::from(body));
-        if self.settling_is_over() {
-            return self.stream();
+        if body.len() >= WHOLE_MAX {
+            // More came with the head than settling would gather.
+            self.phase = Phase::Streaming;
+            return Step::Respond(reply, Delivery::Stream(body));
         }
+        self.phase = Phase::Settling(reply, BytesMut::from(body));
         Step::Settle(self.settle)
-    }
-
-    fn settling_is_over(&self) -> bool {
-        matches!(&self.phase, Phase::Settling(_, body) if body.len() >= WHOLE_MAX)
     }
 
     fn stream(&mut self) -> Step {
