@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tern_gateway::response::{parse, Head, Mode, Reply};
+use tern_cgi::response::{parse, Head, Mode, Reply};
 
 /// Bytes that would end or cut a line of the HTTP/1 head tern sends.
 fn unsafe_byte(b: &u8) -> bool {

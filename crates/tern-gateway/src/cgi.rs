@@ -13,18 +13,20 @@ use std::sync::Arc;
 
 use http::request::Parts;
 use http::Method;
+use tern_cgi::env::{self, EnvInput, ScriptVars};
+use tern_cgi::response::{Mode, Reply};
+use tern_cgi::Limiter;
 use tern_config::{CgiConfig, GatewayPolicy};
 use tern_handler::path::DecodedPath;
-use tern_handler::{ConnInfo, Exchange, Handler, HandlerFuture, RequestBody, RequestId};
+use tern_handler::{
+    ConnInfo, Exchange, Handler, HandlerFuture, RequestBody, RequestId, RoutePattern,
+};
 use tokio::sync::oneshot;
 
 use crate::dispatch::{self, render, Answer, Run};
-use crate::env::{self, EnvInput, ScriptVars};
 use crate::input::{Feed, Input, Source};
-use crate::limit::Limiter;
-use crate::resolve::{Scope, ScriptDir};
-use crate::response::{Mode, Reply};
-use crate::session::{self, Settings};
+use crate::resolve::ScriptDir;
+use crate::session::{self, ScriptSettings};
 use crate::spawn::{self, Program};
 use crate::Error;
 
@@ -89,10 +91,10 @@ impl Run for Route {
         path: &DecodedPath,
         body: Option<RequestBody>,
         conn: &ConnInfo,
-        scope: Scope<'_>,
+        pattern: &RoutePattern,
         id: RequestId,
     ) -> Result<Answer, Error> {
-        let script = self.dir.find(path, scope, self.interpreter.is_none())?;
+        let script = self.dir.find(path, pattern, self.interpreter.is_none())?;
         let input = match body {
             Some(b) => Input::prepare(b, &parts.headers).await?,
             None => Input::nothing(),
@@ -137,7 +139,7 @@ impl Run for Route {
         let running = tokio::task::spawn_blocking(move || spawn::start(program, stdin))
             .await
             .map_err(io::Error::other)??;
-        let settings = Settings {
+        let settings = ScriptSettings {
             id,
             script: Arc::from(script.filename.to_string_lossy()),
             mode: if script.nph { Mode::Nph } else { Mode::Cgi },

@@ -8,14 +8,16 @@ use std::future::Future;
 use std::sync::Arc;
 
 use http::request::Parts;
-use http::{header, HeaderValue, Method, Response, StatusCode, Uri};
+use http::{header, Method, Response, Uri};
+use tern_cgi::response::{client_redirect, Head};
+use tern_cgi::HeadError;
 use tern_handler::path::DecodedPath;
-use tern_handler::{ConnInfo, Exchange, HandlerFuture, RequestBody, RequestId, ResponseBody};
+use tern_handler::{
+    ConnInfo, Exchange, HandlerFuture, RequestBody, RequestId, ResponseBody, RoutePattern,
+};
 
-use crate::resolve::Scope;
-use crate::response::Head;
 use crate::session::Output;
-use crate::{Error, HeadError};
+use crate::Error;
 
 /// Local redirects followed for one request before it is answered 500
 /// (a script redirecting to itself, or two to each other).
@@ -40,7 +42,7 @@ pub(crate) trait Run: Sync {
         path: &DecodedPath,
         body: Option<RequestBody>,
         conn: &ConnInfo,
-        scope: Scope<'_>,
+        pattern: &RoutePattern,
         id: RequestId,
     ) -> impl Future<Output = Result<Answer, Error>> + Send;
 }
@@ -62,24 +64,26 @@ pub(crate) async fn serve<R: Run>(r: &R, exchange: Exchange) -> Response<Respons
     } = exchange;
     let kind = r.kind();
     let (mut parts, body) = request.into_parts();
-    let scope = Scope::of_pattern(&route.pattern);
     let mut body = Some(body);
     for _ in 0..=MAX_LOCAL_REDIRECTS {
-        let target = match r.run(&parts, &path, body.take(), &conn, scope, id).await {
+        let target = match r
+            .run(&parts, &path, body.take(), &conn, &route.pattern, id)
+            .await
+        {
             Ok(Answer::Response(r)) => return r,
             Ok(Answer::Redirect(target)) => target,
             Err(e) => return fail(kind, e, id, &path),
         };
         let Some((uri, next)) = local_target(&target) else {
-            let e = Error::Head(HeadError::BadLocation(target));
+            let e = Error::from(HeadError::BadLocation(target));
             return fail(kind, e, id, &path);
         };
-        if !scope.covers(&next) {
+        if !route.pattern.covers(&next) {
             // tern-server owns routing and a handler never calls back
             // into it, so a path another route serves is sent to the
             // client as a redirect: it gets the same resource.
             tracing::debug!(%id, from = %path, to = %target, "{kind}: local redirect outside the route, sent as 302");
-            return crate::response::client_redirect(&target);
+            return client_redirect(&target);
         }
         // RFC 3875 §6.2.2: the new request is a GET without a body.
         parts.method = Method::GET;
@@ -112,19 +116,7 @@ pub(crate) fn render(head: Head, output: Output) -> Response<ResponseBody> {
     head.into_response(body)
 }
 
-/// The one place a failure becomes a response and a log line.
+/// A failure's response and log line.
 fn fail(kind: &str, e: Error, id: RequestId, path: &DecodedPath) -> Response<ResponseBody> {
-    let err = e.status_error();
-    let status = err.status();
-    match status {
-        StatusCode::NOT_FOUND => tracing::debug!(%id, %path, "{kind}: {err}"),
-        s if s.is_client_error() => tracing::info!(%id, %path, "{kind}: {}: {err}", s.as_u16()),
-        s => tracing::warn!(%id, %path, "{kind}: {}: {err}", s.as_u16()),
-    }
-    let mut resp = err.into_response();
-    if status == StatusCode::SERVICE_UNAVAILABLE {
-        resp.headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-    }
-    resp
+    tern_cgi::fail(kind, None, e.status_error(), id, path)
 }

@@ -1,46 +1,42 @@
-//! tern's gateways: how a request reaches a program and how the program's
-//! answer comes back.
+//! tern's gateways: the transports that carry a request to a program
+//! outside tern and its answer back, around the CGI core of `tern-cgi`
+//! (the environment, the response head, the settle-then-answer
+//! assembler, admission), which `tern-wasm` shares.
 //!
-//! One core, several transports. The core is pure and shared (tern-wasm
-//! uses it too): [`env`](mod@env) builds the CGI/1.1 meta-variables
-//! (RFC 3875 §4) with the security defaults (httpoxy, Authorization,
-//! header-name collisions and underscores, Shellshock), and [`response`]
-//! parses a program's response head strictly and decides between a
-//! document, a client redirect and a local redirect; `dispatch` follows
-//! local redirects and turns every failure into one status and one log
+//! Three handlers, one way through (`dispatch` follows local
+//! redirects as GET and turns every failure into one status and one log
 //! line; `input` reads the request body whole before a request takes a
-//! slot or a worker; `limit` admits requests.
-//!
-//! The transports:
+//! slot or a worker):
 //! - [`Cgi`], a process per request: `resolve` finds the script beneath
-//!   its directory, `spawn` starts it in a process group of its own, and
-//!   `session` drives it (stdin and stdout pumped together, stderr logged,
-//!   silence timed) until it is reaped;
-//! - [`FastCgi`]: the record layer and client in [`fastcgi`], to running
-//!   servers or to processes tern runs, over pooled connections;
+//!   its directory (contained by `tern-fs`), `spawn` starts it in a
+//!   process group of its own, and `session` drives it (stdin and stdout
+//!   pumped together, stderr logged, silence timed) until it is reaped;
+//! - [`FastCgi`], applications over FastCGI: the record layer, the client
+//!   connection and a small responder in [`fastcgi`], to running servers
+//!   or to processes tern runs;
 //! - [`CgiPlus`]: persistent scripts over pipes ([`cgiplus`]) and the Perl
 //!   and Python run-time engines ([`rte`]).
 //!
-//! Persistent workers live in `tern-pool` pools (`workers` says how each
-//! kind carries a request; `relay` pumps one request's body and events).
+//! The persistent handlers (`persistent`) keep their workers in
+//! `tern-pool` pools: `workers` says how each kind carries a request over
+//! the channel contract of [`persist`], and `relay` pumps one request's
+//! body and events.
 //!
-//! The only `unsafe` is in `spawn`: two calls that set close-on-exec on
-//! descriptors tern inherited, for which no safe API exists.
+//! `unsafe` appears twice: in `spawn`, two calls that set close-on-exec on
+//! descriptors tern inherited, and in [`fastcgi::socket`], registering a
+//! socket with the runtime for reading only; neither has a safe API.
 
 mod cgi;
 pub mod cgiplus;
 mod dispatch;
-pub mod env;
 mod error;
 pub mod fastcgi;
 mod input;
-mod limit;
 mod output;
 pub mod persist;
-mod pooled;
+mod persistent;
 mod relay;
 mod resolve;
-pub mod response;
 pub mod rte;
 mod session;
 mod spawn;
@@ -48,9 +44,8 @@ mod workers;
 
 pub use cgi::Cgi;
 pub use dispatch::MAX_LOCAL_REDIRECTS;
-pub use error::{Error, HeadError};
-pub use limit::Limiter;
-pub use pooled::{CgiPlus, FastCgi};
+pub use error::Error;
+pub use persistent::{CgiPlus, FastCgi};
 
 /// Removes the directory that holds the listening sockets of every
 /// FastCGI process tern runs (`<tmp>/tern-<pid>-<random>`), with what is

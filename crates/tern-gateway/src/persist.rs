@@ -2,8 +2,8 @@
 //! over a socket, CGIplus over pipes) and the driver that serves one
 //! request through it. A transport turns one request into an [`Upstream`]
 //! (the body going to the worker) and a [`Downstream`] (what the worker
-//! sends back, as [`Event`]s); the driver pumps both at once, parses the
-//! response head with [`crate::response::HeadReader`], streams the body
+//! sends back, as [`Event`]s); the driver pumps both at once, turns the
+//! output into a response with [`tern_cgi::Assembler`], streams the body
 //! to the client, and hands the worker back to its pool only after
 //! [`Event::End`] arrived cleanly.
 //!

@@ -6,10 +6,10 @@
 //! its pool, anything else discards it (its pool replaces it).
 //!
 //! It is the persistent twin of `session` (which drives a process per
-//! request), sharing its phases: head, settling (so a small response
-//! leaves with a Content-Length in one write), stream. A worker that ends
-//! the response while the head is complete never waits for the settling
-//! timer: the end is the end.
+//! request): both drive the CGI core's `Assembler` through its phases,
+//! head, settling (so a small response leaves with a Content-Length in
+//! one write), stream. A worker that ends the response while the head is
+//! complete never waits for the settling timer: the end is the end.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +17,8 @@ use std::time::Duration;
 use std::pin::Pin;
 
 use bytes::{Bytes, BytesMut};
+use tern_cgi::response::Mode;
+use tern_cgi::{Assembler, HeadError, Step};
 use tern_handler::RequestId;
 use tokio::io::AsyncReadExt as _;
 use tokio::sync::{mpsc, oneshot};
@@ -24,15 +26,12 @@ use tokio::time::Sleep;
 
 use crate::output::{held_back, room, Chunk};
 use crate::persist::{Broken, Downstream, Event, Upstream};
-use crate::response::{HeadReader, Mode, Reply, MAX_HEAD_BYTES};
-use crate::session::{
-    client_gone, cut_off_stream, send, stream, Output, Started, StderrLog, SETTLE, WHOLE_MAX,
-};
+use crate::session::{client_gone, cut_off_stream, respond, send, Started, StderrLog, SETTLE};
 use crate::Error;
 
 /// What the driver needs to know about the request.
 #[derive(Debug, Clone)]
-pub(crate) struct Settings {
+pub(crate) struct RelaySettings {
     pub(crate) id: RequestId,
     /// The script or application, for log lines.
     pub(crate) target: Arc<str>,
@@ -69,7 +68,7 @@ pub(crate) enum Finish {
     /// It cannot be trusted with another request (why, for the log).
     Dirty(Dirty),
     /// Its channel closed before it answered anything, and the request
-    /// can be sent again ([`Settings::replayable`]): nothing was told to
+    /// can be sent again ([`RelaySettings::replayable`]): nothing was told to
     /// the client; the caller decides where the request goes next.
     Unanswered(Broken),
 }
@@ -91,7 +90,7 @@ pub(crate) enum Dirty {
 enum End {
     Done,
     Broken(Broken),
-    BadHead(crate::HeadError),
+    BadHead(HeadError),
     Timeout,
     ClientGone,
     Input(Error),
@@ -103,7 +102,7 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
     up: &mut U,
     down: &mut D,
     rest: Rest,
-    s: &Settings,
+    s: &RelaySettings,
     started: oneshot::Sender<Started>,
 ) -> Finish {
     let mut stderr = StderrLog::new(s.id, s.target.clone(), s.kind, s.max_stderr);
@@ -112,8 +111,7 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
     tokio::pin!(feeding);
     let mut fed = false;
     let mut start = Some(started);
-    let mut head = Some(HeadReader::new(Mode::Cgi, MAX_HEAD_BYTES));
-    let mut settling: Option<(Reply, BytesMut)> = None;
+    let mut assembler = Assembler::new(Mode::Cgi, SETTLE, s.discard_body);
     let mut tx: Option<mpsc::Sender<Chunk>> = None;
     // Timers are made when needed and registered only when first polled:
     // the select below is biased, so neither is polled while the worker's
@@ -157,11 +155,12 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
                         if app_status != 0 {
                             tracing::debug!(id = %s.id, target = %s.target, "{}: application status {app_status}", s.kind);
                         }
-                        if let Some(reader) = head.as_ref() {
-                            break End::BadHead(reader.truncated());
-                        }
-                        if let Some((reply, body)) = settling.take() {
-                            send(start.take(), Ok((reply, Output::Whole(body.freeze()))));
+                        match assembler.end() {
+                            Step::Fail(e) => break End::BadHead(e),
+                            Step::Respond(reply, whole) => {
+                                respond(reply, whole, &mut start);
+                            }
+                            _ => {}
                         }
                         break End::Done;
                     }
@@ -169,30 +168,22 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
                     Next::Gone => break End::ClientGone,
                 };
                 progress += data.len() as u64;
-                if let Some((_, body)) = settling.as_mut() {
-                    body.extend_from_slice(&data);
-                    if body.len() >= WHOLE_MAX {
-                        opened = Some(stream(&mut settling, &mut start));
+                match assembler.push(data) {
+                    Step::Read => {}
+                    Step::Settle(d) => settle = Some(Box::pin(tokio::time::sleep(d))),
+                    Step::Respond(reply, delivery) => opened = respond(reply, delivery, &mut start),
+                    Step::Forward(data) => {
+                        if let Some(p) = permit {
+                            p.send(Ok(data));
+                        }
                     }
-                } else if let Some(reader) = head.as_mut() {
-                    let (reply, body) = match reader.push(&data) {
-                        Ok(None) => continue,
-                        Ok(Some(done)) => done,
-                        Err(e) => break End::BadHead(e),
-                    };
-                    head = None;
-                    if s.discard_body || matches!(reply, Reply::LocalRedirect(_)) {
-                        send(start.take(), Ok((reply, Output::Discarded)));
-                        continue;
-                    }
-                    settling = Some((reply, BytesMut::from(body)));
-                    settle = Some(Box::pin(tokio::time::sleep(SETTLE)));
-                } else if let Some(p) = permit {
-                    p.send(Ok(data));
+                    Step::Fail(e) => break End::BadHead(e),
                 }
             }
-            () = until(&mut settle), if settling.is_some() => {
-                opened = Some(stream(&mut settling, &mut start));
+            () = until(&mut settle), if assembler.settling() => {
+                if let Step::Respond(reply, delivery) = assembler.settled() {
+                    opened = respond(reply, delivery, &mut start);
+                }
             }
             () = &mut silence => {
                 // Held back now, or at the last check (see session.rs).
@@ -227,7 +218,7 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
             Finish::Dirty(Dirty::Broken)
         }
         End::BadHead(e) => {
-            send(start, Err(Error::Head(e)));
+            send(start, Err(Error::from(e)));
             Finish::Dirty(Dirty::Abandoned)
         }
         End::Timeout => {

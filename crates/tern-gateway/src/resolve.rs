@@ -8,59 +8,28 @@
 //! `cgi.fix_pathinfo` class of bugs). Dot-files never run, and a
 //! directory never does (403).
 //!
-//! Containment is the static crate's idea: each lookup is an
-//! `openat2(RESOLVE_BENEATH)` from the directory's descriptor, so neither
-//! the request nor a symlink on disk leads outside the directory (symlinks
-//! that stay inside are followed; absolute ones never are). Without
-//! openat2 (ENOSYS) the walk goes one component at a time with O_NOFOLLOW
-//! and refuses every symlink. The lookups are a few metadata syscalls,
-//! done on the runtime thread like the spawn that follows them. The script
-//! is then executed by its path: a local writer of the script directory
-//! could swap a file between the check and the exec, but such a writer can
-//! install any script anyway; the check guards against requests.
+//! Each lookup is contained by `tern-fs` (the static files' containment):
+//! an `openat2(RESOLVE_BENEATH)` from the directory's descriptor, so
+//! neither the request nor a symlink on disk leads outside the directory
+//! (symlinks that stay inside are followed; absolute ones never are).
+//! Without openat2 (ENOSYS) the walk goes one component at a time with
+//! O_NOFOLLOW and refuses every symlink ([`Symlinks::FollowWithOpenat2`]).
+//! The lookups are a few metadata syscalls, done on the runtime thread like
+//! the spawn that follows them. The script is then executed by its path: a
+//! local writer of the script directory could swap a file between the
+//! check and the exec, but such a writer can install any script anyway;
+//! the check guards against requests.
 
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 
-use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
+use rustix::fs::{FileType, OFlags};
 use rustix::io::Errno;
+use tern_fs::{Beneath, Lookup, Symlinks};
 use tern_handler::path::DecodedPath;
+use tern_handler::RoutePattern;
 
 use crate::Error;
-
-/// How the route maps request paths into the directory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Scope<'a> {
-    /// The path after this prefix (`/cgi-bin`, or `/`) is looked up.
-    Prefix(&'a str),
-    /// The whole path is looked up; the script must carry this extension
-    /// (lower case, no dot).
-    Extension(&'a str),
-}
-
-impl<'a> Scope<'a> {
-    /// The scope of a route from its pattern (`/cgi-bin` or `*.cgi`).
-    pub(crate) fn of_pattern(pattern: &'a str) -> Scope<'a> {
-        match pattern.strip_prefix("*.") {
-            Some(ext) => Scope::Extension(ext),
-            None => Scope::Prefix(pattern),
-        }
-    }
-
-    /// Whether `path` is one this route is asked for.
-    pub(crate) fn covers(&self, path: &DecodedPath) -> bool {
-        match *self {
-            Scope::Prefix("/") => true,
-            Scope::Prefix(p) => path
-                .as_str()
-                .strip_prefix(p)
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/')),
-            Scope::Extension(e) => path.extension().is_some_and(|x| x.eq_ignore_ascii_case(e)),
-        }
-    }
-}
 
 /// A script that was found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -89,23 +58,9 @@ impl Script {
 /// The script directory, held open.
 #[derive(Debug)]
 pub(crate) struct ScriptDir {
-    fd: OwnedFd,
+    dir: Beneath,
     path: PathBuf,
 }
-
-/// How a path is looked up: `Walk` forces the fallback (tests compare).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Lookup {
-    Auto,
-    #[cfg_attr(
-        not(test),
-        allow(dead_code, reason = "the walk runs by itself on ENOSYS")
-    )]
-    Walk,
-}
-
-/// Set once openat2 answers ENOSYS.
-static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
 
 /// Deepest walk: paths are bounded by the URI limit anyway.
 const MAX_SEGMENTS: usize = 64;
@@ -113,39 +68,35 @@ const MAX_SEGMENTS: usize = 64;
 impl ScriptDir {
     /// Opens the directory.
     pub(crate) fn open(path: &Path) -> io::Result<ScriptDir> {
-        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        let fd = rustix::fs::open(path, flags, Mode::empty())?;
         Ok(ScriptDir {
-            fd,
+            dir: Beneath::open(path)?,
             path: path.to_owned(),
         })
     }
 
-    /// Finds the script for `path`. `executable` asks for an execute bit
-    /// (no interpreter is configured).
+    /// Finds the script for `path`, on the route of `pattern`: beneath a
+    /// prefix route the path after the prefix is looked up, on an
+    /// extension route the whole path. `executable` asks for an execute
+    /// bit (no interpreter is configured).
     pub(crate) fn find(
         &self,
         path: &DecodedPath,
-        scope: Scope<'_>,
+        pattern: &RoutePattern,
         executable: bool,
     ) -> Result<Script, Error> {
-        self.find_by(path, scope, executable, Lookup::Auto)
+        self.find_by(path, pattern, executable, Lookup::Auto)
     }
 
     fn find_by(
         &self,
         path: &DecodedPath,
-        scope: Scope<'_>,
+        pattern: &RoutePattern,
         executable: bool,
         how: Lookup,
     ) -> Result<Script, Error> {
         let full = path.as_str();
-        let (url_prefix, rest) = match scope {
-            Scope::Prefix("/") | Scope::Extension(_) => ("", full),
-            Scope::Prefix(p) => match full.strip_prefix(p) {
-                Some(rest) if rest.is_empty() || rest.starts_with('/') => (p, rest),
-                _ => return Err(Error::NoScript(format!("{full} is not under {p}"))),
-            },
+        let Some((url_prefix, rest)) = pattern.beneath(path) else {
+            return Err(Error::NoScript(format!("{full} is not under {pattern}")));
         };
         // `rest` is "" or "/seg/seg...": walk it one segment at a time.
         let mut end = 0;
@@ -174,7 +125,7 @@ impl ScriptDir {
             match kind {
                 (FileType::Directory, ..) => continue,
                 (FileType::RegularFile, mode, modified) => {
-                    if let Scope::Extension(ext) = scope {
+                    if let RoutePattern::Extension(ext) = pattern {
                         let has = segment
                             .rsplit_once('.')
                             .is_some_and(|(_, x)| x.eq_ignore_ascii_case(ext));
@@ -203,46 +154,15 @@ impl ScriptDir {
 
     fn stat(&self, rel: &str, how: Lookup) -> Result<rustix::fs::Stat, Errno> {
         let flags = OFlags::PATH | OFlags::CLOEXEC;
-        if how == Lookup::Auto && !NO_OPENAT2.load(Ordering::Relaxed) {
-            let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
-            // EAGAIN: a rename raced the lookup; the kernel asks for a retry.
-            for _ in 0..8 {
-                match rustix::fs::openat2(&self.fd, rel, flags, Mode::empty(), resolve) {
-                    Ok(fd) => return rustix::fs::fstat(&fd),
-                    Err(Errno::AGAIN) => continue,
-                    Err(Errno::NOSYS) => {
-                        NO_OPENAT2.store(true, Ordering::Relaxed);
-                        break;
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-            if !NO_OPENAT2.load(Ordering::Relaxed) {
-                return Err(Errno::AGAIN);
-            }
-        }
-        self.walk(rel, flags)
-    }
-
-    /// The fallback: one component at a time, refusing every symlink.
-    fn walk(&self, rel: &str, flags: OFlags) -> Result<rustix::fs::Stat, Errno> {
-        let mut dir: Option<OwnedFd> = None;
-        for name in rel.split('/') {
-            let parent = dir.as_ref().map_or(self.fd.as_fd(), |d| d.as_fd());
-            let fd = rustix::fs::openat(parent, name, flags | OFlags::NOFOLLOW, Mode::empty())?;
-            dir = Some(fd);
-        }
-        let fd = dir.ok_or(Errno::NOENT)?;
-        let st = rustix::fs::fstat(&fd)?;
-        if FileType::from_raw_mode(st.st_mode) == FileType::Symlink {
-            return Err(Errno::LOOP);
-        }
-        Ok(st)
+        let fd = self
+            .dir
+            .open_by(rel, flags, Symlinks::FollowWithOpenat2, how)?;
+        rustix::fs::fstat(&fd)
     }
 
     #[cfg(test)]
-    fn find_by_walk(&self, path: &DecodedPath, scope: Scope<'_>) -> Result<Script, Error> {
-        self.find_by(path, scope, true, Lookup::Walk)
+    fn find_by_walk(&self, path: &DecodedPath, pattern: &RoutePattern) -> Result<Script, Error> {
+        self.find_by(path, pattern, true, Lookup::Walk)
     }
 }
 
@@ -276,30 +196,30 @@ mod tests {
         DecodedPath::parse(s).unwrap()
     }
 
+    fn prefix(s: &str) -> RoutePattern {
+        RoutePattern::Prefix(s.into())
+    }
+
     #[test]
     fn the_first_file_is_the_script_and_the_rest_is_path_info() {
         let t = tree();
         let dir = ScriptDir::open(&t.path().join("cgi")).unwrap();
         let s = dir
-            .find(
-                &p("/cgi-bin/sub/deep.cgi/a/b/"),
-                Scope::Prefix("/cgi-bin"),
-                true,
-            )
+            .find(&p("/cgi-bin/sub/deep.cgi/a/b/"), &prefix("/cgi-bin"), true)
             .unwrap();
         assert_eq!(s.filename, t.path().join("cgi/sub/deep.cgi"));
         assert_eq!(s.script_name, "/cgi-bin/sub/deep.cgi");
         assert_eq!(s.path_info, "/a/b/");
         assert_eq!(s.dir(), t.path().join("cgi/sub"));
         assert!(!s.nph);
-        let s = dir.find(&p("/run.cgi"), Scope::Prefix("/"), true).unwrap();
+        let s = dir
+            .find(&p("/run.cgi"), &RoutePattern::root(), true)
+            .unwrap();
         assert_eq!(
             (s.script_name.as_str(), s.path_info.as_str()),
             ("/run.cgi", "")
         );
-        let s = dir
-            .find(&p("/c/nph-raw"), Scope::Prefix("/c"), true)
-            .unwrap();
+        let s = dir.find(&p("/c/nph-raw"), &prefix("/c"), true).unwrap();
         assert!(s.nph);
     }
 
@@ -307,8 +227,8 @@ mod tests {
     fn refusals() {
         let t = tree();
         let dir = ScriptDir::open(&t.path().join("cgi")).unwrap();
-        let find = |path: &str, scope| dir.find(&p(path), scope, true);
-        let pre = Scope::Prefix("/cgi-bin");
+        let find = |path: &str, pattern: &RoutePattern| dir.find(&p(path), pattern, true);
+        let pre = &prefix("/cgi-bin");
         let not_found = |r: Result<Script, Error>| matches!(r, Err(Error::NoScript(_)));
         let forbidden = |r: Result<Script, Error>| matches!(r, Err(Error::NotRunnable(_)));
         assert!(not_found(find("/cgi-bin/missing", pre)));
@@ -322,7 +242,7 @@ mod tests {
         assert!(not_found(find("/cgi-bin/link-abs.cgi", pre)));
         assert!(find("/cgi-bin/link-in.cgi", pre).is_ok());
         // The x.jpg/a.cgi class: the first file found is not a script.
-        let ext = Scope::Extension("cgi");
+        let ext = &RoutePattern::Extension("cgi".into());
         assert!(not_found(find("/x.jpg/a.cgi", ext)));
         assert!(
             find("/RUN.CGI", ext).is_err(),
@@ -337,18 +257,9 @@ mod tests {
     fn the_fallback_walk_refuses_every_symlink() {
         let t = tree();
         let dir = ScriptDir::open(&t.path().join("cgi")).unwrap();
-        let pre = Scope::Prefix("/c");
+        let pre = &prefix("/c");
         assert!(dir.find_by_walk(&p("/c/sub/deep.cgi/x"), pre).is_ok());
         assert!(dir.find_by_walk(&p("/c/link-in.cgi"), pre).is_err());
         assert!(dir.find_by_walk(&p("/c/link-out.cgi"), pre).is_err());
-    }
-
-    #[test]
-    fn scope_covers() {
-        assert!(Scope::of_pattern("/cgi-bin").covers(&p("/cgi-bin/x")));
-        assert!(!Scope::of_pattern("/cgi-bin").covers(&p("/cgi-binx")));
-        assert!(Scope::of_pattern("*.cgi").covers(&p("/a/b.CGI")));
-        assert!(!Scope::of_pattern("*.cgi").covers(&p("/a/b.html")));
-        assert!(Scope::of_pattern("/").covers(&p("/anything")));
     }
 }

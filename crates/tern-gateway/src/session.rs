@@ -1,6 +1,7 @@
 //! One running script, driven by a task of its own: the request body fed
-//! to its stdin, its stdout read (the head, then the body, handed to the
-//! client as it comes), its stderr logged, its silence timed, and its end
+//! to its stdin, its stdout read into the CGI core's `Assembler` (which
+//! parses the head and says when the body is answered whole or streamed
+//! as it comes), its stderr logged, its silence timed, and its end
 //! awaited: it exits by itself, or its process group is stopped (timeout,
 //! client gone, bad output, failed upload).
 //!
@@ -18,6 +19,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
+use tern_cgi::response::{Mode, Reply};
+use tern_cgi::{Assembler, Delivery, HeadError, Step};
 use tern_handler::RequestId;
 use tokio::io::AsyncReadExt as _;
 use tokio::process::{ChildStderr, ChildStdout};
@@ -26,24 +29,17 @@ use tokio::time::Instant;
 
 use crate::input::{self, Feed};
 use crate::output::{held_back, room, Chunk, OutputBody, IN_FLIGHT};
-use crate::response::{HeadReader, Mode, Reply, MAX_HEAD_BYTES};
 use crate::spawn::Running;
-use crate::{Error, HeadError};
+use crate::Error;
 
 /// Bytes asked for per read of stdout: a whole pipe buffer.
 pub(crate) const READ_SIZE: usize = 64 * 1024;
 
-/// How long after its head a script's output is collected before the
-/// response starts. Most scripts are done by then (a small one exits
-/// microseconds after its last write): the client then gets a
-/// Content-Length and the whole response in one write, instead of a
-/// chunked stream and a second write for its end. A streaming script's
-/// first bytes wait this long; later ones go out as they come.
+/// How long after its head a script's output is gathered before the
+/// response starts (see [`Assembler`]). Most scripts are done by then: a
+/// small one exits microseconds after its last write. A streaming
+/// script's first bytes wait this long; later ones go out as they come.
 pub(crate) const SETTLE: Duration = Duration::from_millis(2);
-
-/// The most of a script's output collected while settling; more, and it
-/// streams.
-pub(crate) const WHOLE_MAX: usize = 256 * 1024;
 
 /// How long a script whose stdout ended has to exit before it is stopped,
 /// when its head was incomplete (the 502 waits for the exit status, which
@@ -55,7 +51,7 @@ const MAX_LINE: usize = 4096;
 
 /// What the task needs to know about the request.
 #[derive(Debug)]
-pub(crate) struct Settings {
+pub(crate) struct ScriptSettings {
     pub(crate) id: RequestId,
     /// The script's file, for log lines.
     pub(crate) script: Arc<str>,
@@ -86,8 +82,10 @@ pub(crate) type Started = Result<(Reply, Output), Error>;
 /// Why the main loop ended.
 #[derive(Debug)]
 enum End {
-    /// stdout reached EOF.
+    /// stdout reached EOF after a complete head.
     Eof,
+    /// stdout reached EOF before the head was complete.
+    Truncated(HeadError),
     Timeout,
     ClientGone,
     BadHead(HeadError),
@@ -99,7 +97,7 @@ enum End {
 pub(crate) async fn drive(
     running: Running,
     feed: Feed,
-    s: Settings,
+    s: ScriptSettings,
     started: oneshot::Sender<Started>,
     slot: OwnedSemaphorePermit,
 ) {
@@ -116,10 +114,7 @@ pub(crate) async fn drive(
     tokio::pin!(feeding, logging);
     let (mut fed, mut logged) = (false, false);
     let mut start = Some(started);
-    // The phases of stdout: the head, then (briefly) settling, then the
-    // body streamed or discarded.
-    let mut head = Some(HeadReader::new(s.mode, MAX_HEAD_BYTES));
-    let mut settling: Option<(Reply, BytesMut)> = None;
+    let mut assembler = Assembler::new(s.mode, SETTLE, s.discard_body);
     let mut tx: Option<mpsc::Sender<Chunk>> = None;
     let mut buf = BytesMut::new();
     let silence = tokio::time::sleep(s.timeout);
@@ -144,49 +139,34 @@ pub(crate) async fn drive(
             (read, permit) = read_output(&mut stdout, &mut buf, tx.as_ref()) => {
                 let n = match read {
                     Read::Data(n) => n,
-                    Read::Eof => {
-                        if let Some((reply, body)) = settling.take() {
-                            let to = start.take().expect("kept while settling");
-                            let _ = to.send(Ok((reply, Output::Whole(body.freeze()))));
+                    Read::Eof => match assembler.end() {
+                        Step::Fail(e) => break End::Truncated(e),
+                        Step::Respond(reply, whole) => {
+                            respond(reply, whole, &mut start);
+                            break End::Eof;
                         }
-                        break End::Eof;
-                    }
+                        _ => break End::Eof,
+                    },
                     Read::Gone => break End::ClientGone,
                     Read::Failed(e) => break End::Read(e),
                 };
                 progress.fetch_add(n as u64, Ordering::Relaxed);
-                if let Some((_, body)) = settling.as_mut() {
-                    drop(permit);
-                    body.extend_from_slice(&buf);
-                    buf.clear();
-                    if body.len() >= WHOLE_MAX {
-                        opened = Some(stream(&mut settling, &mut start));
+                match assembler.push(buf.split().freeze()) {
+                    Step::Read => {}
+                    Step::Settle(d) => settle.as_mut().reset(Instant::now() + d),
+                    Step::Respond(reply, delivery) => opened = respond(reply, delivery, &mut start),
+                    Step::Forward(data) => {
+                        if let Some(p) = permit {
+                            p.send(Ok(data));
+                        }
                     }
-                } else if let Some(reader) = head.as_mut() {
-                    drop(permit);
-                    let parsed = reader.push(&buf);
-                    buf.clear();
-                    let (reply, body) = match parsed {
-                        Ok(None) => continue,
-                        Ok(Some(done)) => done,
-                        Err(e) => break End::BadHead(e),
-                    };
-                    head = None;
-                    if s.discard_body || matches!(reply, Reply::LocalRedirect(_)) {
-                        let to = start.take().expect("the head is complete only once");
-                        let _ = to.send(Ok((reply, Output::Discarded)));
-                        continue;
-                    }
-                    settling = Some((reply, BytesMut::from(body)));
-                    settle.as_mut().reset(Instant::now() + SETTLE);
-                } else if let Some(p) = permit {
-                    p.send(Ok(buf.split().freeze()));
-                } else {
-                    buf.clear();
+                    Step::Fail(e) => break End::BadHead(e),
                 }
             }
-            () = &mut settle, if settling.is_some() => {
-                opened = Some(stream(&mut settling, &mut start));
+            () = &mut settle, if assembler.settling() => {
+                if let Step::Respond(reply, delivery) = assembler.settled() {
+                    opened = respond(reply, delivery, &mut start);
+                }
             }
             () = &mut silence => {
                 // The timer is not reset on each read (cheaper); when it
@@ -210,7 +190,7 @@ pub(crate) async fn drive(
 
     let fail = |e: Error| Err::<(Reply, Output), Error>(e);
     match end {
-        End::Eof if head.is_none() => {
+        End::Eof => {
             // A complete response: end the stream, then wait for the exit
             // (still feeding stdin and logging stderr meanwhile).
             drop(tx);
@@ -239,8 +219,7 @@ pub(crate) async fn drive(
                 }
             }
         }
-        End::Eof => {
-            let reader = head.take().expect("checked above");
+        End::Truncated(e) => {
             let status = tokio::time::timeout(EXIT_WAIT, child.wait()).await;
             if !logged {
                 finish_stderr(logging.as_mut()).await;
@@ -252,7 +231,7 @@ pub(crate) async fn drive(
                 }
                 _ => group.stop(&mut child).await,
             }
-            send(start, fail(Error::Head(reader.truncated())));
+            send(start, fail(Error::from(e)));
         }
         End::Timeout => {
             send(start, fail(Error::Timeout(s.timeout)));
@@ -264,7 +243,7 @@ pub(crate) async fn drive(
             group.stop(&mut child).await;
         }
         End::BadHead(e) => {
-            send(start, fail(Error::Head(e)));
+            send(start, fail(Error::from(e)));
             group.stop(&mut child).await;
         }
         End::Read(e) => {
@@ -285,7 +264,7 @@ pub(crate) fn send(to: Option<oneshot::Sender<Started>>, what: Started) {
 /// Ends a stream that had started with an error, so that the client sees
 /// a broken response (no final chunk, or a reset stream) rather than a
 /// short one that looks complete.
-pub(crate) async fn cut_off(tx: Option<mpsc::Sender<Chunk>>, s: &Settings, why: &str) {
+pub(crate) async fn cut_off(tx: Option<mpsc::Sender<Chunk>>, s: &ScriptSettings, why: &str) {
     cut_off_stream(tx, s.id, &s.script, "cgi", why).await;
 }
 
@@ -350,20 +329,26 @@ async fn read_output<'a>(
     (read, permit)
 }
 
-/// Ends the settling: the client gets the head now, and the body as a
-/// stream, starting with what was read so far.
-pub(crate) fn stream(
-    settling: &mut Option<(Reply, BytesMut)>,
+/// Gives whoever waits for the head its answer. A streamed body comes
+/// through a channel that starts with the bytes gathered so far; its
+/// sender, for the rest of the output, is returned.
+pub(crate) fn respond(
+    reply: Reply,
+    delivery: Delivery,
     start: &mut Option<oneshot::Sender<Started>>,
-) -> mpsc::Sender<Chunk> {
-    let (reply, body) = settling.take().expect("settling");
-    let (tx, rx) = mpsc::channel(IN_FLIGHT);
-    if !body.is_empty() {
-        let _ = tx.try_send(Ok(body.freeze()));
-    }
-    if let Some(to) = start.take() {
-        let _ = to.send(Ok((reply, Output::Stream(OutputBody::new(rx)))));
-    }
+) -> Option<mpsc::Sender<Chunk>> {
+    let (output, tx) = match delivery {
+        Delivery::Whole(b) => (Output::Whole(b), None),
+        Delivery::Discarded => (Output::Discarded, None),
+        Delivery::Stream(first) => {
+            let (tx, rx) = mpsc::channel(IN_FLIGHT);
+            if !first.is_empty() {
+                let _ = tx.try_send(Ok(first));
+            }
+            (Output::Stream(OutputBody::new(rx)), Some(tx))
+        }
+    };
+    send(start.take(), Ok((reply, output)));
     tx
 }
 
@@ -371,7 +356,7 @@ pub(crate) fn stream(
 ///
 /// # Cancel safety
 /// Not cancel safe (a partial line is lost); polled to completion.
-async fn log_stderr(mut stderr: ChildStderr, s: &Settings) {
+async fn log_stderr(mut stderr: ChildStderr, s: &ScriptSettings) {
     let mut log = StderrLog::new(s.id, s.script.clone(), "cgi", s.max_stderr);
     let mut chunk = vec![0u8; 16 * 1024];
     loop {

@@ -43,9 +43,9 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use rustix::process::{Pid, Signal};
+use tern_cgi::env::CgiEnv;
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 
-use crate::env::CgiEnv;
 use crate::Error;
 
 /// How long a stopped script has between SIGTERM and SIGKILL (h2o's CGI

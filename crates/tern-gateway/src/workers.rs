@@ -17,13 +17,14 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use tern_cgi::env::CgiEnv;
 use tern_config::CommandConfig;
 use tern_pool::process::{self, Command, Output, SocketDir, Stdio3, Worker};
 use tern_pool::{Check, Factory, Lease, Retire};
 
 use crate::cgiplus::{self, CgiplusDownstream, CgiplusUpstream, Pipes, Sentinels};
-use crate::env::CgiEnv;
-use crate::fastcgi::conn::{self, Address, FcgiDownstream, FcgiUpstream, Socket};
+use crate::fastcgi::conn::{self, FcgiDownstream, FcgiUpstream};
+use crate::fastcgi::socket::{self, Address, Socket};
 use crate::persist::{peer_gone, Downstream, StartBody, Upstream};
 use crate::Error;
 
@@ -123,7 +124,7 @@ impl Factory for FcgiConnections {
     type Item = FcgiConn;
 
     async fn create(&self) -> io::Result<FcgiConn> {
-        let sock = conn::connect(&self.addr, self.timeout).await?;
+        let sock = socket::connect(&self.addr, self.timeout).await?;
         Ok(FcgiConn { sock: Some(sock) })
     }
 
@@ -322,7 +323,7 @@ impl Transport for FcgiProcesses {
         }
         item.kept = false;
         let addr = Address::Unix(item.path.clone());
-        let sock = match conn::connect_now(&addr, item.connect_timeout).await {
+        let sock = match socket::connect_now(&addr, item.connect_timeout).await {
             Ok(sock) => sock,
             Err(e) => return Err(StartFailure::Unusable(FcgiProcess::gone(item), e)),
         };

@@ -41,7 +41,8 @@ pub enum HandlerError {
     /// 502: a script or backend answered badly (the reason is logged).
     #[error("bad gateway: {0}")]
     BadGateway(String),
-    /// 503: no capacity right now (queue full, backend ejected).
+    /// 503: no capacity right now (queue full, backend ejected); the
+    /// response asks the client to retry after a second.
     #[error("service unavailable: {0}")]
     Unavailable(String),
     /// 504: a script or backend took too long.
@@ -66,13 +67,22 @@ impl HandlerError {
         }
     }
 
-    /// The response for this error: the status, a short text body, and
-    /// `Allow` for 405.
+    /// The response for this error: the status, a short text body,
+    /// `Allow` for 405, and `Retry-After` for 503 (a full queue drains
+    /// within about a second; clients and proxies that honour it come back
+    /// then instead of at once).
     pub fn into_response(self) -> Response<ResponseBody> {
         let mut resp = error_response(self.status());
-        if let HandlerError::MethodNotAllowed { allow } = self {
-            resp.headers_mut()
-                .insert(header::ALLOW, HeaderValue::from_static(allow));
+        match self {
+            HandlerError::MethodNotAllowed { allow } => {
+                resp.headers_mut()
+                    .insert(header::ALLOW, HeaderValue::from_static(allow));
+            }
+            HandlerError::Unavailable(_) => {
+                resp.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            _ => {}
         }
         resp
     }
@@ -114,6 +124,13 @@ mod tests {
         let r = HandlerError::MethodNotAllowed { allow: "GET, HEAD" }.into_response();
         assert_eq!(r.status(), StatusCode::METHOD_NOT_ALLOWED);
         assert_eq!(r.headers()[header::ALLOW], "GET, HEAD");
+    }
+
+    #[test]
+    fn unavailable_asks_the_client_to_retry_after_a_second() {
+        let r = HandlerError::Unavailable("queue full".into()).into_response();
+        assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(r.headers()[header::RETRY_AFTER], "1");
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::body::RequestBody;
 use crate::path::DecodedPath;
+use crate::pattern::RoutePattern;
 
 /// A request's id, unique within one server process; shown in logs as 16
 /// hex digits, the width the access log's `request_id` has, so that one
@@ -78,9 +79,9 @@ pub struct ConnInfo {
 pub struct RouteMatch {
     /// The site's name (its first host name, or `"default"`).
     pub site: Arc<str>,
-    /// The route's path prefix that matched (`"/"` for the site's default
-    /// route), or the extension pattern (`"*.cgi"`).
-    pub pattern: Arc<str>,
+    /// The route's path prefix that matched (`/` for the site's default
+    /// route), or its extension.
+    pub pattern: RoutePattern,
 }
 
 /// One request, as a handler gets it.

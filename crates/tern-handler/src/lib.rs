@@ -11,6 +11,7 @@ mod body;
 mod error;
 mod exchange;
 pub mod path;
+mod pattern;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -18,6 +19,7 @@ use std::pin::Pin;
 pub use body::{BodyError, BodyPace, Leftover, RequestBody, ResponseBody};
 pub use error::{error_response, HandlerError};
 pub use exchange::{ConnInfo, Exchange, PeerAddr, RequestId, RouteMatch};
+pub use pattern::RoutePattern;
 
 /// The future a handler returns. Boxed: one allocation per request is cheap
 /// next to a syscall, and it keeps `Handler` object-safe.

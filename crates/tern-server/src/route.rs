@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use tern_handler::path::DecodedPath;
-use tern_handler::{Handler, RouteMatch};
+use tern_handler::{Handler, RouteMatch, RoutePattern};
 
 use crate::phase::respond::HeaderRules;
 use crate::phase::SiteRules;
@@ -62,7 +62,7 @@ impl SiteRoutes {
                 handler: fallback,
                 route: RouteMatch {
                     site: name.clone(),
-                    pattern: Arc::from("/"),
+                    pattern: RoutePattern::root(),
                 },
             },
             name,
@@ -84,9 +84,9 @@ impl SiteRoutes {
 
     /// Adds a route.
     pub fn add(&mut self, m: Match, handler: Arc<dyn Handler>) {
-        let pattern: Arc<str> = match &m {
-            Match::Prefix(p) => Arc::from(p.as_str()),
-            Match::Extension(e) => Arc::from(format!("*.{e}")),
+        let pattern = match &m {
+            Match::Prefix(p) => RoutePattern::Prefix(Arc::from(p.as_str())),
+            Match::Extension(e) => RoutePattern::Extension(Arc::from(e.as_str())),
         };
         let target = Target {
             handler,
@@ -281,7 +281,7 @@ mod tests {
         assert_eq!(kind("/a/b.PHP"), "php");
         assert_eq!(kind("/uploads/evil.php"), "uploads");
         assert_eq!(kind("/index.html"), "files");
-        assert_eq!(&*s.route(&path("/a.php")).route.pattern, "*.php");
+        assert_eq!(s.route(&path("/a.php")).route.pattern.to_string(), "*.php");
     }
 
     #[test]

@@ -1,26 +1,17 @@
-//! Containment: every file is opened beneath the document root's directory
-//! descriptor, so no request reads outside the root whatever the path or
-//! the symlinks on disk say.
-//!
-//! On Linux 5.6+ one `openat2(RESOLVE_BENEATH)` does it: the kernel refuses
-//! `..` above the root, absolute symlinks and (with `RESOLVE_NO_SYMLINKS`)
-//! every symlink, at open time, so there is no check-then-open window and no
-//! `canonicalize()` (18% of SWS's CPU on its static path). Where `openat2`
-//! is missing (ENOSYS: old kernels, some seccomp sandboxes) the same rules
-//! are applied one component at a time with `openat(O_NOFOLLOW)`, reading
-//! and expanding each symlink ourselves, as nginx's `disable_symlinks` does;
-//! slower, but still free of races because each step starts from a
-//! descriptor rather than a path.
+//! Containment of the document root: every file is opened beneath the
+//! root's directory descriptor (`tern-fs`: `openat2(RESOLVE_BENEATH)`, or
+//! a walk by hand where the kernel has none), so no request reads outside
+//! the root whatever the path or the symlinks on disk say. The request
+//! path's naming rules (dot-files) are this crate's own.
 
-use std::collections::VecDeque;
 use std::fs::{File, Metadata};
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 
-use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
+use rustix::fs::OFlags;
 use rustix::io::Errno;
+use tern_fs::{Beneath, Lookup, Symlinks};
 
 /// A request path that passed the site's naming rules, relative to the
 /// root: `""` for the root itself, else `a/b/c` (no leading or trailing
@@ -66,14 +57,6 @@ impl RelPath {
     pub(crate) fn as_str(&self) -> &str {
         &self.0
     }
-
-    fn for_open(&self) -> &str {
-        if self.0.is_empty() {
-            "."
-        } else {
-            &self.0
-        }
-    }
 }
 
 /// What a contained path names.
@@ -88,36 +71,20 @@ pub(crate) enum Node {
 /// The document root, held as a directory descriptor.
 #[derive(Debug)]
 pub(crate) struct Root {
-    fd: OwnedFd,
-    follow_symlinks: bool,
+    dir: Beneath,
+    symlinks: Symlinks,
 }
-
-/// How a path is looked up: `Walk` forces the fallback (tests use it to
-/// check that both ways give the same answers).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Lookup {
-    Auto,
-    #[cfg_attr(
-        not(test),
-        allow(dead_code, reason = "the walk runs by itself on ENOSYS")
-    )]
-    Walk,
-}
-
-/// Set once `openat2` answers ENOSYS, so later opens go straight to the walk.
-static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
-
-/// Symlinks expanded in one walk before giving up, as Linux's MAXSYMLINKS.
-const MAX_SYMLINKS: usize = 40;
 
 impl Root {
     /// Opens the root directory; fails if it is missing or not a directory.
     pub(crate) fn open(path: &Path, follow_symlinks: bool) -> io::Result<Root> {
-        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        let fd = rustix::fs::open(path, flags, Mode::empty())?;
         Ok(Root {
-            fd,
-            follow_symlinks,
+            dir: Beneath::open(path)?,
+            symlinks: if follow_symlinks {
+                Symlinks::Follow
+            } else {
+                Symlinks::Refuse
+            },
         })
     }
 
@@ -129,7 +96,7 @@ impl Root {
     }
 
     fn open_node_by(&self, rel: &RelPath, how: Lookup) -> io::Result<Node> {
-        let fd = self.open_fd(rel.for_open(), how)?;
+        let fd = self.open_fd(rel.as_str(), how)?;
         let file = File::from(fd);
         let meta = file.metadata()?;
         if meta.is_file() {
@@ -146,96 +113,10 @@ impl Root {
 
     fn open_fd(&self, rel: &str, how: Lookup) -> io::Result<OwnedFd> {
         let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
-        if how == Lookup::Auto && !NO_OPENAT2.load(Ordering::Relaxed) {
-            let mut resolve = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
-            if !self.follow_symlinks {
-                resolve |= ResolveFlags::NO_SYMLINKS;
-            }
-            // EAGAIN: a rename raced the lookup; the kernel asks for a retry.
-            for _ in 0..8 {
-                match rustix::fs::openat2(&self.fd, rel, flags, Mode::empty(), resolve) {
-                    Err(Errno::AGAIN) => continue,
-                    Err(Errno::NOSYS) => {
-                        NO_OPENAT2.store(true, Ordering::Relaxed);
-                        break;
-                    }
-                    other => return other.map_err(io::Error::from),
-                }
-            }
-            if !NO_OPENAT2.load(Ordering::Relaxed) {
-                return Err(io::Error::from(Errno::AGAIN));
-            }
-        }
-        self.walk(rel, flags).map_err(io::Error::from)
+        self.dir
+            .open_by(rel, flags, self.symlinks, how)
+            .map_err(io::Error::from)
     }
-
-    /// The fallback: resolves `rel` one component at a time from the root
-    /// descriptor with O_NOFOLLOW, expanding relative symlinks by hand when
-    /// they are allowed, and refusing what RESOLVE_BENEATH refuses: an
-    /// absolute symlink, or a `..` that climbs above the root.
-    fn walk(&self, rel: &str, flags: OFlags) -> Result<OwnedFd, Errno> {
-        let mut dirs: Vec<OwnedFd> = Vec::new();
-        let mut pending: VecDeque<Vec<u8>> = components(rel.as_bytes());
-        let mut links = 0;
-        while let Some(name) = pending.pop_front() {
-            if name == b"." {
-                continue;
-            }
-            if name == b".." {
-                // Each descriptor in `dirs` is where the walk really went,
-                // so popping one is the real parent, never a lexical guess.
-                if dirs.pop().is_none() {
-                    return Err(Errno::XDEV);
-                }
-                continue;
-            }
-            let parent = dirs.last().map_or(self.fd.as_fd(), |d| d.as_fd());
-            let path_flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-            let fd = rustix::fs::openat(parent, name.as_slice(), path_flags, Mode::empty())?;
-            let kind = FileType::from_raw_mode(rustix::fs::fstat(&fd)?.st_mode);
-            if kind == FileType::Symlink {
-                if !self.follow_symlinks {
-                    return Err(Errno::LOOP);
-                }
-                links += 1;
-                if links > MAX_SYMLINKS {
-                    return Err(Errno::LOOP);
-                }
-                let target = rustix::fs::readlinkat(&fd, "", Vec::new())?;
-                let target = target.as_bytes();
-                if target.starts_with(b"/") {
-                    return Err(Errno::XDEV);
-                }
-                for c in components(target).into_iter().rev() {
-                    pending.push_front(c);
-                }
-                continue;
-            }
-            if pending.is_empty() {
-                // Reopen for reading; O_NOFOLLOW refuses a symlink swapped in
-                // since the O_PATH open above.
-                return rustix::fs::openat(
-                    parent,
-                    name.as_slice(),
-                    flags | OFlags::NOFOLLOW,
-                    Mode::empty(),
-                );
-            }
-            if kind != FileType::Directory {
-                return Err(Errno::NOTDIR);
-            }
-            dirs.push(fd);
-        }
-        let dir = dirs.last().map_or(self.fd.as_fd(), |d| d.as_fd());
-        rustix::fs::openat(dir, ".", flags, Mode::empty())
-    }
-}
-
-fn components(path: &[u8]) -> VecDeque<Vec<u8>> {
-    path.split(|&b| b == b'/')
-        .filter(|c| !c.is_empty())
-        .map(<[u8]>::to_vec)
-        .collect()
 }
 
 /// How an I/O failure answers: missing things (and things we refuse to
@@ -270,6 +151,8 @@ pub(crate) fn classify(e: &io::Error) -> Failure {
 
 #[cfg(test)]
 mod tests {
+    use rustix::fs::{FileType, Mode};
+
     use super::*;
 
     #[test]

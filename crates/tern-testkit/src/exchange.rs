@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use tern_handler::path::DecodedPath;
-use tern_handler::{ConnInfo, Exchange, PeerAddr, RequestBody, RequestId, RouteMatch};
+use tern_handler::{
+    ConnInfo, Exchange, PeerAddr, RequestBody, RequestId, RouteMatch, RoutePattern,
+};
 
 /// A request for a handler.
 #[derive(Debug, Clone)]
@@ -20,7 +22,8 @@ pub struct Req {
     pub headers: Vec<(String, String)>,
     /// The body, if any.
     pub body: Option<Bytes>,
-    /// The route pattern that matched (`/cgi-bin`, `*.php`).
+    /// The route pattern that matched, as the configuration writes it
+    /// (`/cgi-bin`, `*.php`).
     pub pattern: String,
 }
 
@@ -83,10 +86,19 @@ impl Req {
             }),
             route: RouteMatch {
                 site: Arc::from("test"),
-                pattern: Arc::from(self.pattern.as_str()),
+                pattern: pattern(&self.pattern),
             },
             id: RequestId(7),
         }
+    }
+}
+
+/// The pattern a test wrote as text: `*.ext` is an extension route,
+/// anything else a prefix.
+fn pattern(text: &str) -> RoutePattern {
+    match text.strip_prefix("*.") {
+        Some(ext) => RoutePattern::Extension(Arc::from(ext)),
+        None => RoutePattern::Prefix(Arc::from(text)),
     }
 }
 
@@ -106,6 +118,6 @@ mod tests {
         let e = Req::post("/app/x", "12345").exchange();
         assert_eq!(e.request.method(), "POST");
         assert_eq!(e.request.headers()["content-length"], "5");
-        assert_eq!(e.route.pattern.as_ref(), "/app");
+        assert_eq!(e.route.pattern.to_string(), "/app");
     }
 }

@@ -17,7 +17,9 @@ use bytes::Bytes;
 use http_body_util::BodyExt as _;
 use tern_config::{Admission, EnvPolicy, WasmConfig};
 use tern_handler::path::DecodedPath;
-use tern_handler::{ConnInfo, Exchange, Handler, PeerAddr, RequestBody, RequestId, RouteMatch};
+use tern_handler::{
+    ConnInfo, Exchange, Handler, PeerAddr, RequestBody, RequestId, RouteMatch, RoutePattern,
+};
 use wasmtime::{
     Config, Enabled, Engine, InstanceAllocationStrategy, InstancePre, Linker, Module,
     PoolingAllocationConfig, ResourceLimiter, Store,
@@ -203,7 +205,7 @@ fn exchange() -> Exchange {
         }),
         route: RouteMatch {
             site: Arc::from("bench"),
-            pattern: Arc::from("/app"),
+            pattern: RoutePattern::Prefix(Arc::from("/app")),
         },
         id: RequestId(1),
     }

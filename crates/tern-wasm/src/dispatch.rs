@@ -1,5 +1,5 @@
 //! [`Wasm`], the route's handler: it decides from the file whether the
-//! route runs a WASI command module with CGI semantics (WAGI, `handler`)
+//! route runs a WASI command module with CGI semantics (WAGI, `wagi`)
 //! or a component of the WASI HTTP proxy world (`proxy`), and hands each
 //! request to the one it chose.
 
@@ -9,6 +9,7 @@ use tern_config::WasmConfig;
 use tern_handler::{Exchange, Handler, HandlerFuture};
 
 use crate::proxy::Proxy;
+use crate::wagi::Wagi;
 use crate::Error;
 
 /// Runs a route's WebAssembly per request: a WASI preview 1 command as a
@@ -23,7 +24,7 @@ pub struct Wasm {
 
 #[derive(Debug, Clone)]
 enum Runner {
-    Wagi(crate::handler::Wasm),
+    Wagi(Wagi),
     Proxy(Proxy),
 }
 
@@ -44,7 +45,7 @@ impl Wasm {
     /// `wasi:http/incoming-handler` or imports what tern does not give.
     pub fn new(cfg: &WasmConfig) -> Result<Wasm, Error> {
         let runner = match classify(read(&cfg.module)?) {
-            Kind::Module(binary) => Runner::Wagi(crate::handler::Wasm::new(cfg, &binary)?),
+            Kind::Module(binary) => Runner::Wagi(Wagi::new(cfg, &binary)?),
             Kind::Component(binary) => Runner::Proxy(Proxy::new(cfg, &binary)?),
         };
         Ok(Wasm { runner })

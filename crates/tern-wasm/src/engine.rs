@@ -18,7 +18,7 @@ use wasmtime::{
     PoolingAllocationConfig,
 };
 
-use crate::run::State;
+use crate::store::State;
 use crate::Error;
 
 /// How often the epoch advances: the granularity of the timeout, and
@@ -116,7 +116,7 @@ fn engine(cfg: &WasmConfig) -> Result<Engine, Error> {
 
 /// A route's pooling allocator, for a module's instances: one slot per
 /// run the route may have at once, and the reset tuned for short runs.
-/// A component route widens the counts (`crate::proxy`).
+/// A component route widens the counts (`proxy::compile`).
 pub(crate) fn pool(cfg: &WasmConfig) -> PoolingAllocationConfig {
     let slots = u32::try_from(cfg.admission.max_concurrent).unwrap_or(u32::MAX);
     let mut pool = PoolingAllocationConfig::default();

@@ -19,10 +19,10 @@
 //! A pointer outside the module's memory answers `EFAULT` (21), as
 //! wasmtime-wasi's own functions do; nothing is written then.
 
-use tern_gateway::env::CgiEnv;
+use tern_cgi::env::CgiEnv;
 use wasmtime::{Caller, Extern, Linker};
 
-use crate::run::State;
+use crate::store::State;
 
 /// The WASI module both functions belong to.
 const MODULE: &str = "wasi_snapshot_preview1";

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use tern_handler::HandlerError;
+use tern_handler::{BodyError, HandlerError};
 
 /// Why a module could not be loaded or a request could not be answered.
 /// [`Error::status_error`] maps each to the status the client gets.
@@ -46,10 +46,6 @@ pub enum Error {
     /// client left): no one gets a status.
     #[error("stopped: the response is no longer read")]
     Abandoned,
-    /// Every instance was busy and the queue full, or the request waited
-    /// longer than `queue_timeout` (503, with `Retry-After`).
-    #[error("busy: {0}")]
-    Busy(&'static str),
     /// A proxy component set an error as its response, or none at all
     /// (502, as a script that fails before its head).
     #[error("no response: {0}")]
@@ -57,10 +53,15 @@ pub enum Error {
     /// The module could not be instantiated for this request (500).
     #[error("instantiating: {0}")]
     Instantiate(String),
-    /// The request could not be put to the module, or its response head
-    /// was malformed: the gateway's own error and status.
+    /// Reading the request body failed (its own status: 400, 408, 413).
     #[error(transparent)]
-    Gateway(#[from] tern_gateway::Error),
+    Body(#[from] BodyError),
+    /// The request could not be put to the module (its environment), its
+    /// response head was malformed, or every instance was busy and the
+    /// queue full: the CGI core's own error and status (503 with
+    /// `Retry-After` for the last).
+    #[error(transparent)]
+    Cgi(#[from] tern_cgi::Error),
 }
 
 impl Error {
@@ -69,11 +70,11 @@ impl Error {
         let reason = self.to_string();
         match self {
             Error::Timeout(_) => HandlerError::GatewayTimeout(reason),
-            Error::Busy(_) => HandlerError::Unavailable(reason),
             Error::OutputTooLarge(_) | Error::Exit(_) | Error::NoResponse(_) => {
                 HandlerError::BadGateway(reason)
             }
-            Error::Gateway(e) => e.status_error(),
+            Error::Body(e) => e.into(),
+            Error::Cgi(e) => e.status_error(),
             Error::Load { .. }
             | Error::Engine(_)
             | Error::Trap(_)
@@ -96,12 +97,10 @@ mod tests {
             (Error::Timeout(Duration::from_secs(1)), 504),
             (Error::OutputTooLarge(10), 502),
             (Error::OutOfMemory(10), 500),
-            (Error::Busy("queue full"), 503),
+            (Error::Cgi(tern_cgi::Error::Busy("queue full")), 503),
             (Error::Trap("unreachable".into()), 500),
             (
-                Error::Gateway(tern_gateway::Error::Head(
-                    tern_gateway::HeadError::NoContentType,
-                )),
+                Error::Cgi(tern_cgi::Error::Head(tern_cgi::HeadError::NoContentType)),
                 502,
             ),
         ];

@@ -2,9 +2,9 @@
 //! that ends one request instead of the server.
 //!
 //! A route's module is a WASI preview 1 *command* run with CGI semantics
-//! (WAGI): the CGI variables (built by `tern-gateway`'s environment
-//! builder) are its whole environment, the request body its stdin, and its
-//! stdout a CGI response (parsed by `tern-gateway`'s head reader); stderr
+//! (WAGI): the CGI variables (built by `tern-cgi`'s environment builder)
+//! are its whole environment, the request body its stdin, and its stdout a
+//! CGI response (put together by `tern-cgi`'s assembler); stderr
 //! goes to the log, tagged with the request id. It sees no file system
 //! unless the route grants one read-only directory, and no network.
 //!
@@ -12,13 +12,13 @@
 //! with epoch interruption and a pooling allocator sized from the route's
 //! limits) into an `InstancePre`; `run` makes a fresh instance per request
 //! with its limits (memory, time, output) and says how it ended;
-//! `tern_gateway::Limiter` (shared with CGI) bounds the runs at once and
+//! `tern_cgi::Limiter` (shared with CGI) bounds the runs at once and
 //! the requests waiting for one;
 //! `output` carries stdout to the handler through a bounded channel (and
 //! bounds stderr); the request body is read whole before a run takes an
 //! instance, and is the run's stdin;
-//! `environ` gives the module the gateway's environment block as it is;
-//! [`Wasm`] (`handler`) ties them to a request, answering a short run
+//! `environ` gives the module the core's environment block as it is;
+//! `Wagi` (`wagi`) ties them to a request, answering a short run
 //! whole and a long one as a stream (`stream`).
 //!
 //! A route's file may instead be a component of the WASI HTTP proxy
@@ -33,11 +33,13 @@ mod dispatch;
 mod engine;
 mod environ;
 mod error;
-mod handler;
+mod limits;
 mod output;
 mod proxy;
 mod run;
+mod store;
 mod stream;
+mod wagi;
 
 pub use dispatch::Wasm;
 pub use engine::prepare_process;

@@ -11,35 +11,18 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use bytes::Bytes;
-use tern_config::WasmConfig;
-use tern_gateway::env::CgiEnv;
-use wasmtime::{ResourceLimiter, Store, Trap, UpdateDeadline};
-use wasmtime_wasi::p1::WasiP1Ctx;
+use tern_cgi::env::CgiEnv;
+use wasmtime::{Store, Trap};
 use wasmtime_wasi::p2::pipe::MemoryInputPipe;
 use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder};
 
 use crate::engine::Compiled;
+use crate::limits::{on_tick, Limits, MemoryBudget, MemoryLimit};
 use crate::output::{Capture, ClientGone, OutputLimit, Pipe, Stalled};
+use crate::store::State;
 use crate::Error;
-
-/// A store's data: the WASI context, the request's environment (which
-/// [`crate::environ`] gives the module) and the memory cap.
-pub(crate) struct State {
-    pub(crate) wasi: WasiP1Ctx,
-    pub(crate) env: CgiEnv,
-    cap: MemoryBudget,
-}
-
-impl std::fmt::Debug for State {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("State")
-            .field("cap", &self.cap)
-            .finish_non_exhaustive()
-    }
-}
 
 /// Everything one run needs from the request and the route.
 #[derive(Debug)]
@@ -62,27 +45,6 @@ pub(crate) struct RunInput {
 pub(crate) enum Stdin {
     /// The body, read whole before the run (or none).
     Memory(Bytes),
-}
-
-/// A route's limits on one run.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Limits {
-    pub(crate) memory: u64,
-    pub(crate) timeout: Duration,
-    pub(crate) output: u64,
-    pub(crate) stderr: u64,
-}
-
-impl Limits {
-    /// The limits `cfg` sets.
-    pub(crate) fn of(cfg: &WasmConfig) -> Limits {
-        Limits {
-            memory: cfg.memory_limit,
-            timeout: cfg.timeout,
-            output: cfg.max_output_bytes,
-            stderr: cfg.max_stderr_bytes,
-        }
-    }
 }
 
 /// The route's file name: a run's argv[0], and its name in log lines.
@@ -180,22 +142,6 @@ async fn start(compiled: &Compiled, input: RunInput, stderr: &Capture) -> Result
         .map_err(|e| classify(e, limits))
 }
 
-/// What a running module does at an epoch tick: yield to the runtime and
-/// go on for another tick, or stop with [`Trap::Interrupt`] (a timeout)
-/// once the deadline has passed.
-pub(crate) fn on_tick(deadline: tokio::time::Instant) -> Result<UpdateDeadline, Trap> {
-    if tokio::time::Instant::now() >= deadline {
-        return Err(Trap::Interrupt);
-    }
-    // tokio's own yield: it wakes the task only after the runtime has
-    // polled its sockets and timers, so a looping module cannot keep the
-    // thread's other connections from being noticed.
-    Ok(UpdateDeadline::YieldCustom(
-        1,
-        Box::pin(tokio::task::yield_now()),
-    ))
-}
-
 /// Names the cause of a failed run: the module's own exit, one of the
 /// route's limits, or a trap.
 fn classify(e: wasmtime::Error, limits: Limits) -> Ending {
@@ -222,55 +168,5 @@ fn cause(e: wasmtime::Error, limits: Limits) -> Error {
         Some(Trap::Interrupt) => Error::Timeout(limits.timeout),
         Some(t) => Error::Trap(t.to_string()),
         None => Error::Trap(format!("{e:#}")),
-    }
-}
-
-/// The error a `memory.grow` past the limit raises: a trap, not the
-/// `-1` the module could ignore and retry forever.
-#[derive(Debug, thiserror::Error)]
-#[error("memory beyond the limit of {0} bytes")]
-pub(crate) struct MemoryLimit(usize);
-
-/// The route's memory limit over all of an instance's memories: a module
-/// has one; a component is one program, whatever number of memories its
-/// toolchain gave it.
-#[derive(Debug)]
-pub(crate) struct MemoryBudget {
-    limit: usize,
-    used: usize,
-}
-
-impl MemoryBudget {
-    pub(crate) fn new(limit: u64) -> MemoryBudget {
-        MemoryBudget {
-            limit: usize::try_from(limit).unwrap_or(usize::MAX),
-            used: 0,
-        }
-    }
-}
-
-impl ResourceLimiter for MemoryBudget {
-    fn memory_growing(
-        &mut self,
-        current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        let used = self.used.saturating_add(desired.saturating_sub(current));
-        if used > self.limit {
-            return Err(wasmtime::Error::new(MemoryLimit(self.limit)));
-        }
-        self.used = used;
-        Ok(true)
-    }
-
-    fn table_growing(
-        &mut self,
-        _current: usize,
-        _desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        // The pool's table limit applies.
-        Ok(true)
     }
 }

@@ -142,7 +142,7 @@ pub(crate) fn run_fastcgi() -> bool {
     if !named {
         return false;
     }
-    let served = tern_gateway::fastcgi::app::serve_fd0(HelloFastCgi { served: 0 });
+    let served = tern_gateway::fastcgi::responder::serve_fd0(HelloFastCgi { served: 0 });
     if let Err(e) = served {
         eprintln!("{FASTCGI}: {e}");
     }
@@ -155,11 +155,11 @@ struct HelloFastCgi {
     served: u64,
 }
 
-impl tern_gateway::fastcgi::app::Respond for HelloFastCgi {
+impl tern_gateway::fastcgi::responder::Respond for HelloFastCgi {
     fn respond(
         &mut self,
-        req: &tern_gateway::fastcgi::app::Request,
-        out: &mut tern_gateway::fastcgi::app::Output<'_>,
+        req: &tern_gateway::fastcgi::responder::Request,
+        out: &mut tern_gateway::fastcgi::responder::Output<'_>,
     ) -> io::Result<()> {
         self.served += 1;
         let var = |n: &str| String::from_utf8_lossy(req.param(n).unwrap_or_default()).into_owned();

@@ -29,19 +29,19 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use bytes::BytesMut;
-use tern_gateway::fastcgi::app::{self, Output, Request};
+use tern_gateway::fastcgi::responder::{self, Output, Request};
 use tern_gateway::fastcgi::{encode, ProtocolStatus, Stream};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let served = match args.as_slice() {
-        [] => app::serve_fd0(respond),
+        [] => responder::serve_fd0(respond),
         [flag, path] if flag == "--listen" => {
             // A socket left by an earlier run, and only a socket.
             if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_socket()) {
                 let _ = std::fs::remove_file(path);
             }
-            UnixListener::bind(path).and_then(|l| app::serve(l, respond))
+            UnixListener::bind(path).and_then(|l| responder::serve(l, respond))
         }
         _ => {
             eprintln!(

@@ -9,8 +9,7 @@
 use std::os::unix::ffi::OsStrExt as _;
 
 use bytes::{BufMut as _, BytesMut};
-
-use crate::env::CgiEnv;
+use tern_cgi::env::CgiEnv;
 
 /// How a worker reads each request's variables. Every worker starts in
 /// [`Mode::Record`]; a `!CGIPLUS: struct` callout switches it from the
@@ -135,8 +134,8 @@ fn block(out: &mut BytesMut, env: &CgiEnv) -> Result<(), Refusal> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::env::{build, EnvInput, ScriptVars};
     use std::path::Path;
+    use tern_cgi::env::{build, EnvInput, ScriptVars};
     use tern_config::EnvPolicy;
     use tern_handler::{ConnInfo, PeerAddr};
 

@@ -6,13 +6,13 @@
 use std::io;
 
 use bytes::{Buf as _, Bytes, BytesMut};
+use tern_cgi::env::CgiEnv;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::unix::pipe;
 
 use super::encode::{self, Mode, Refusal};
 use super::scan::{self, Callout, Step};
 use super::{Framing, NotReusable, Pipes};
-use crate::env::CgiEnv;
 use crate::persist::{Broken, Downstream, Event, Upstream};
 
 /// Bytes asked for per read of the worker's stdout: a whole pipe buffer.

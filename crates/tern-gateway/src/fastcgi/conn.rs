@@ -1,13 +1,9 @@
-//! The client side of one FastCGI connection: where it goes
-//! ([`Address`]), opening it ([`connect`]), one request over it ([`start`],
-//! then [`FcgiUpstream`] and [`FcgiDownstream`]), and handing it back for
-//! the next request ([`reunite`]).
-//!
-//! A connection at rest is a [`Socket`]: a plain std socket, non-blocking,
-//! registered with no runtime. tern runs one current-thread runtime per
-//! worker thread and pools connections across them, so a request
-//! registers the socket with the runtime it runs on ([`start`]) and gives
-//! it back unregistered at the end ([`reunite`]).
+//! The client side of one FastCGI request over a connection (a
+//! [`Socket`], opened by [`socket::connect`](super::socket::connect)): the
+//! request started ([`start`], then [`FcgiUpstream`] and
+//! [`FcgiDownstream`]), and the connection handed back at rest for the
+//! next request ([`reunite`]); and the connection's limits asked for
+//! ([`get_values`]).
 //!
 //! The request follows the record layer's rules (see [`super`]): id 1,
 //! KEEP_CONN, and the whole head (BEGIN_REQUEST, PARAMS, the empty PARAMS,
@@ -16,21 +12,17 @@
 //! how long it is, the empty STDIN rides in the same write as the last
 //! piece, so that no small record ever follows another write on its own.
 
-use std::io::{self, Read as _};
-use std::os::fd::{AsFd, BorrowedFd};
+use std::io;
 use std::os::unix::ffi::OsStrExt as _;
-use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-use tokio::net::{tcp, unix};
+use tern_cgi::env::CgiEnv;
 
+use super::socket::{rejoin, ReadHalf, Socket, WriteHalf};
 use super::{encode, Connection, Decoder, DecoderConfig, ProtocolStatus, Record, RequestId};
 use super::{Role, Stream};
-use crate::env::CgiEnv;
 use crate::persist::{Broken, Downstream, Event, Upstream};
-pub use tern_config::FcgiAddress as Address;
 
 /// The request id of every request: tern never multiplexes (see
 /// [`super`]).
@@ -43,181 +35,6 @@ const READ_CHUNK: usize = 64 * 1024;
 /// is much cheaper than a 64 KiB one made and freed per request. A read
 /// that fills it grows the next one to [`READ_CHUNK`].
 const FIRST_READ: usize = 8 * 1024;
-
-/// A connection at rest: non-blocking, with TCP_NODELAY on TCP, and
-/// registered with no runtime. Only [`connect`], [`reunite`] and the
-/// constructors here make one, so those hold.
-#[derive(Debug)]
-pub struct Socket(Std);
-
-#[derive(Debug)]
-enum Std {
-    Unix(UnixStream),
-    Tcp(std::net::TcpStream),
-}
-
-impl std::os::fd::AsRawFd for Std {
-    fn as_raw_fd(&self) -> std::os::fd::RawFd {
-        match self {
-            Std::Unix(s) => s.as_raw_fd(),
-            Std::Tcp(s) => s.as_raw_fd(),
-        }
-    }
-}
-
-/// `sock` registered with the current runtime for reading only.
-#[allow(
-    unsafe_code,
-    reason = "tokio's only way to register a socket for one interest takes the caller's word that the descriptor stays owned"
-)]
-fn register_readable(sock: Std) -> io::Result<tokio::io::unix::AsyncFd<Std>> {
-    // SAFETY: `Std` owns its socket: the descriptor stays open, and is the
-    // same one, until the `AsyncFd` is dropped or `into_inner` hands the
-    // `Std` back (tokio's condition for registering it).
-    let fd = unsafe {
-        tokio::io::unix::AsyncFd::register_with_interest(sock, tokio::io::Interest::READABLE)
-    };
-    fd.map_err(io::Error::from)
-}
-
-impl Socket {
-    /// A connected Unix socket, made non-blocking.
-    pub fn unix(stream: UnixStream) -> io::Result<Self> {
-        stream.set_nonblocking(true)?;
-        Ok(Self(Std::Unix(stream)))
-    }
-
-    /// A connected TCP socket, made non-blocking, with TCP_NODELAY (the
-    /// 40 ms stall: see [`super`]).
-    pub fn tcp(stream: std::net::TcpStream) -> io::Result<Self> {
-        stream.set_nonblocking(true)?;
-        stream.set_nodelay(true)?;
-        Ok(Self(Std::Tcp(stream)))
-    }
-
-    /// Whether the connection can carry a request: the application has
-    /// not closed it and sent nothing unasked. A pool checks this before
-    /// it reuses an idle connection (as nginx does for its keepalive
-    /// upstreams). Any byte waiting is consumed, since such a connection
-    /// is out of step and only good for closing.
-    pub fn still_open(&self) -> bool {
-        let mut byte = [0u8; 1];
-        let read = match &self.0 {
-            Std::Unix(s) => (&*s).read(&mut byte),
-            Std::Tcp(s) => (&*s).read(&mut byte),
-        };
-        matches!(read, Err(e) if e.kind() == io::ErrorKind::WouldBlock)
-    }
-
-    /// Registers the socket with the current runtime.
-    /// Writes what it can of `buf` without waiting, dropping the written
-    /// bytes from it.
-    fn write_now(&self, buf: &mut BytesMut) -> io::Result<()> {
-        use std::io::Write as _;
-        while !buf.is_empty() {
-            let n = match &self.0 {
-                Std::Unix(s) => (&*s).write(buf),
-                Std::Tcp(s) => (&*s).write(buf),
-            };
-            match n {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => bytes::Buf::advance(buf, n),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
-    }
-
-    fn register(self) -> io::Result<Registered> {
-        Ok(match self.0 {
-            Std::Unix(s) => Registered::Unix(tokio::net::UnixStream::from_std(s)?),
-            Std::Tcp(s) => Registered::Tcp(tokio::net::TcpStream::from_std(s)?),
-        })
-    }
-}
-
-impl AsFd for Socket {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        match &self.0 {
-            Std::Unix(s) => s.as_fd(),
-            Std::Tcp(s) => s.as_fd(),
-        }
-    }
-}
-
-/// Opens a connection to `addr`, giving up after `timeout` (name
-/// resolution included). Errors name the address.
-///
-/// # Cancel safety
-/// Cancel safe: a dropped connect closes the half-open socket.
-pub async fn connect(addr: &Address, timeout: Duration) -> io::Result<Socket> {
-    let attempt = async {
-        match addr {
-            Address::Unix(path) => {
-                let s = tokio::net::UnixStream::connect(path).await?;
-                Socket::unix(s.into_std()?)
-            }
-            Address::Tcp(host_port) => {
-                let s = tokio::net::TcpStream::connect(host_port.as_str()).await?;
-                Socket::tcp(s.into_std()?)
-            }
-        }
-    };
-    match tokio::time::timeout(timeout, attempt).await {
-        Ok(Ok(sock)) => Ok(sock),
-        Ok(Err(e)) => Err(io::Error::new(
-            e.kind(),
-            format!("connecting to {addr}: {e}"),
-        )),
-        Err(_) => Err(io::Error::new(
-            io::ErrorKind::TimedOut,
-            format!("connecting to {addr}: no connection within {timeout:?}"),
-        )),
-    }
-}
-
-/// As [`connect`], without a trip through the runtime when the kernel
-/// connects at once: a Unix socket whose listener has room in its queue
-/// connects (or fails) inside `connect(2)`, so the socket is made and
-/// connected here and only registered when the request starts. A full
-/// queue (EAGAIN) and TCP take [`connect`]'s way.
-///
-/// # Cancel safety
-/// As [`connect`].
-pub async fn connect_now(addr: &Address, timeout: Duration) -> io::Result<Socket> {
-    if let Address::Unix(path) = addr {
-        use socket2::{Domain, SockAddr, Type};
-        let named = |e: io::Error| io::Error::new(e.kind(), format!("connecting to {addr}: {e}"));
-        let sock = socket2::Socket::new(Domain::UNIX, Type::STREAM.nonblocking().cloexec(), None)
-            .map_err(named)?;
-        match sock.connect(&SockAddr::unix(path).map_err(named)?) {
-            Ok(()) => {
-                let fd = std::os::fd::OwnedFd::from(sock);
-                return Ok(Socket(Std::Unix(UnixStream::from(fd))));
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-            Err(e) => return Err(named(e)),
-        }
-    }
-    connect(addr, timeout).await
-}
-
-/// One read(2) into the spare capacity of `buf`, without waiting. The
-/// spare room is zeroed first (a memset of at most 64 KiB keeps this free
-/// of `unsafe`), then cut back to what was read.
-fn read_into(sock: &Std, buf: &mut BytesMut) -> io::Result<usize> {
-    use std::io::Read as _;
-    let init = buf.len();
-    buf.resize(buf.capacity(), 0);
-    let n = match sock {
-        Std::Unix(s) => (&*s).read(&mut buf[init..]),
-        Std::Tcp(s) => (&*s).read(&mut buf[init..]),
-    };
-    buf.truncate(init + *n.as_ref().unwrap_or(&0));
-    n
-}
 
 pub use crate::persist::StartBody;
 
@@ -287,7 +104,7 @@ async fn start_with(
     // took in the request the runtime would be woken for a writable event
     // nobody waits for.
     let (read, write) = if ended && buf.is_empty() {
-        (ReadHalf::Only(register_readable(sock.0)?), WriteHalf::Done)
+        (sock.register_for_reading()?, WriteHalf::Done)
     } else {
         sock.register()?.split()
     };
@@ -538,13 +355,7 @@ pub fn reunite(up: FcgiUpstream, down: FcgiDownstream) -> Option<Socket> {
     if !in_step {
         return None;
     }
-    let std = match (down.read, up.write) {
-        (ReadHalf::Unix(r), WriteHalf::Unix(w)) => Std::Unix(r.reunite(w).ok()?.into_std().ok()?),
-        (ReadHalf::Tcp(r), WriteHalf::Tcp(w)) => Std::Tcp(r.reunite(w).ok()?.into_std().ok()?),
-        (ReadHalf::Only(fd), WriteHalf::Done) => fd.into_inner(),
-        _ => return None,
-    };
-    Some(Socket(std))
+    rejoin(down.read, up.write).ok()
 }
 
 /// Asks the application for its limits (FCGI_GET_VALUES, say
@@ -598,84 +409,7 @@ pub async fn get_values(
             ))
         }
     };
-    let std = match (read, write) {
-        (ReadHalf::Unix(r), WriteHalf::Unix(w)) => {
-            Std::Unix(r.reunite(w).map_err(io::Error::other)?.into_std()?)
-        }
-        (ReadHalf::Tcp(r), WriteHalf::Tcp(w)) => {
-            Std::Tcp(r.reunite(w).map_err(io::Error::other)?.into_std()?)
-        }
-        _ => unreachable!("both halves come from one socket"),
-    };
-    Ok((Socket(std), pairs))
-}
-
-/// A socket registered with the current runtime.
-enum Registered {
-    Unix(tokio::net::UnixStream),
-    Tcp(tokio::net::TcpStream),
-}
-
-impl Registered {
-    fn split(self) -> (ReadHalf, WriteHalf) {
-        match self {
-            Self::Unix(s) => {
-                let (r, w) = s.into_split();
-                (ReadHalf::Unix(r), WriteHalf::Unix(w))
-            }
-            Self::Tcp(s) => {
-                let (r, w) = s.into_split();
-                (ReadHalf::Tcp(r), WriteHalf::Tcp(w))
-            }
-        }
-    }
-}
-
-#[derive(Debug)]
-enum ReadHalf {
-    Unix(unix::OwnedReadHalf),
-    Tcp(tcp::OwnedReadHalf),
-    /// Registered for reading only (the request was all written).
-    Only(tokio::io::unix::AsyncFd<Std>),
-}
-
-impl ReadHalf {
-    /// Cancel safe, as tokio's `read_buf` on a socket.
-    async fn read_buf(&mut self, buf: &mut BytesMut) -> io::Result<usize> {
-        match self {
-            Self::Unix(r) => r.read_buf(buf).await,
-            Self::Tcp(r) => r.read_buf(buf).await,
-            Self::Only(fd) => loop {
-                let mut ready = fd.readable().await?;
-                match ready.try_io(|inner| read_into(inner.get_ref(), buf)) {
-                    Ok(r) => return r,
-                    Err(_would_block) => continue,
-                }
-            },
-        }
-    }
-}
-
-#[derive(Debug)]
-enum WriteHalf {
-    Unix(unix::OwnedWriteHalf),
-    Tcp(tcp::OwnedWriteHalf),
-    /// Nothing more to write.
-    Done,
-}
-
-impl WriteHalf {
-    async fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
-        match self {
-            Self::Unix(w) => w.write_all(bytes).await,
-            Self::Tcp(w) => w.write_all(bytes).await,
-            Self::Done if bytes.is_empty() => Ok(()),
-            Self::Done => Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "the request was complete",
-            )),
-        }
-    }
+    Ok((rejoin(read, write)?, pairs))
 }
 
 #[cfg(test)]

@@ -1,5 +1,8 @@
 //! FastCGI 1.0's record layer, pure: no sockets, no clocks. The client
-//! (connection pools, php-fpm, fcgiwrap) drives it from outside.
+//! (connection pools, php-fpm, fcgiwrap) drives it from outside: [`socket`]
+//! holds a connection at rest and opens one, [`conn`] runs one request
+//! over it. [`responder`] is the other side, an application (tern's demo
+//! and its test application).
 //!
 //! [`record`](Record) names what is on the wire, [`encode`] appends
 //! records to a `BytesMut`, and [`Decoder`] takes them back out of the
@@ -63,11 +66,12 @@
 //! # Ok::<(), tern_gateway::fastcgi::RecordError>(())
 //! ```
 
-pub mod app;
 pub mod conn;
 mod decode;
 pub mod encode;
 mod record;
+pub mod responder;
+pub mod socket;
 
 pub use decode::{parse_pairs, Decoder, DecoderConfig};
 pub use record::{

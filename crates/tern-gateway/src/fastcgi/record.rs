@@ -90,7 +90,7 @@ impl RecordType {
     }
 }
 
-/// The end of the connection a [`Decoder`](super::decode::Decoder) works for: it accepts only the
+/// The end of the connection a [`Decoder`](super::Decoder) works for: it accepts only the
 /// record types the other end may send.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Side {
@@ -201,7 +201,7 @@ impl RequestId {
 /// an empty one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stream {
-    /// PARAMS: name-value pairs (see [`parse_pairs`](super::decode::parse_pairs)).
+    /// PARAMS: name-value pairs (see [`parse_pairs`](super::parse_pairs)).
     Params,
     /// STDIN: the request body.
     Stdin,

@@ -7,11 +7,11 @@ use std::ffi::OsString;
 use std::os::fd::OwnedFd;
 use std::process::{Child, Command, Stdio};
 
+use tern_cgi::env::{self, CgiEnv, EnvInput, ScriptVars};
 use tern_config::EnvPolicy;
 use tern_gateway::cgiplus::{
     self, Mode, NotReusable, Pipes, Refusal, Sentinels, StartBody, StartError,
 };
-use tern_gateway::env::{self, CgiEnv, EnvInput, ScriptVars};
 use tern_gateway::persist::{Broken, Downstream as _, Event, Upstream as _};
 use tern_handler::{ConnInfo, PeerAddr};
 

@@ -10,9 +10,10 @@ use std::os::unix::net::UnixListener;
 use std::os::unix::process::CommandExt as _;
 use std::process::{Child, Stdio};
 
+use tern_cgi::env::{self, CgiEnv, EnvInput, ScriptVars};
 use tern_config::EnvPolicy;
-use tern_gateway::env::{self, CgiEnv, EnvInput, ScriptVars};
-use tern_gateway::fastcgi::conn::{self, Address, Socket, StartBody};
+use tern_gateway::fastcgi::conn::{self, StartBody};
+use tern_gateway::fastcgi::socket::{self, Address, Socket};
 use tern_gateway::fastcgi::{Decoder, DecoderConfig, Record, Side, Stream};
 use tern_gateway::persist::{Broken, Downstream as _, Event, Upstream as _};
 use tern_handler::{ConnInfo, PeerAddr};
@@ -96,7 +97,7 @@ impl App {
     }
 
     pub(crate) async fn connect(&self) -> Socket {
-        conn::connect(&self.addr, LIMIT).await.unwrap()
+        socket::connect(&self.addr, LIMIT).await.unwrap()
     }
 }
 
@@ -584,7 +585,7 @@ async fn get_values_reports_one_request_at_a_time() {
 async fn connect_errors_name_the_address() {
     let dir = tempfile::tempdir().unwrap();
     let addr = Address::Unix(dir.path().join("nobody.sock"));
-    let err = conn::connect(&addr, LIMIT).await.unwrap_err();
+    let err = socket::connect(&addr, LIMIT).await.unwrap_err();
     assert!(err.to_string().contains("nobody.sock"), "{err}");
 }
 
@@ -640,7 +641,7 @@ async fn the_head_goes_in_one_write_and_the_last_piece_carries_the_end() {
 
     let post = cgi_env("POST", "/x", Some(5), Path::new("/srv/x"));
     let (_up, _down) = conn::start(
-        conn::connect(&addr, LIMIT).await.unwrap(),
+        socket::connect(&addr, LIMIT).await.unwrap(),
         &post,
         StartBody::Whole("hello".into()),
     )
@@ -659,7 +660,7 @@ async fn the_head_goes_in_one_write_and_the_last_piece_carries_the_end() {
     );
 
     let (mut up, _down) = conn::start(
-        conn::connect(&addr, LIMIT).await.unwrap(),
+        socket::connect(&addr, LIMIT).await.unwrap(),
         &post,
         StartBody::Streamed,
     )

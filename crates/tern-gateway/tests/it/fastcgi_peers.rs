@@ -6,7 +6,8 @@
 use std::os::unix::net::UnixStream;
 use std::process::Stdio;
 
-use tern_gateway::fastcgi::conn::{self, Address, Socket, StartBody};
+use tern_gateway::fastcgi::conn::{self, StartBody};
+use tern_gateway::fastcgi::socket::{self, Address, Socket};
 
 use super::fastcgi_conn::{cgi_env, exchange, pattern, Group, LIMIT};
 use super::*;
@@ -119,7 +120,7 @@ impl Fpm {
     }
 
     async fn connect(&self) -> Socket {
-        conn::connect(&self.addr, LIMIT).await.unwrap()
+        socket::connect(&self.addr, LIMIT).await.unwrap()
     }
 }
 
@@ -286,7 +287,7 @@ impl Fcgiwrap {
 async fn fcgiwrap_runs_a_shell_script_twice_on_one_connection() {
     let wrap = Fcgiwrap::start().await;
     let env = cgi_env("GET", "/hello.cgi?q=1", None, &wrap.script("hello.cgi"));
-    let sock = conn::connect(&wrap.addr, LIMIT).await.unwrap();
+    let sock = socket::connect(&wrap.addr, LIMIT).await.unwrap();
     let first = exchange(sock, &env, StartBody::Empty, vec![]).await;
     assert_eq!(first.status(), 0);
     assert_eq!(first.body(), b"Hello from sh: GET q=1\n");
@@ -300,7 +301,7 @@ async fn fcgiwrap_pipes_a_body_through_and_forwards_stderr() {
     let wrap = Fcgiwrap::start().await;
     let body = pattern(300_000);
     let env = cgi_env("POST", "/echo.cgi", Some(300_000), &wrap.script("echo.cgi"));
-    let sock = conn::connect(&wrap.addr, LIMIT).await.unwrap();
+    let sock = socket::connect(&wrap.addr, LIMIT).await.unwrap();
     let pieces = body.chunks(70_000).map(|c| body.slice_ref(c)).collect();
     let a = exchange(sock, &env, StartBody::Streamed, pieces).await;
     assert!(a.body() == &body[..], "the body came back changed");

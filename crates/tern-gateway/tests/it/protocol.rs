@@ -62,7 +62,7 @@ async fn the_environment_is_the_cgi_set_and_nothing_of_terns() {
         ("SERVER_NAME", "test.example".into()),
         ("SERVER_PORT", "8080".into()),
         ("SERVER_PROTOCOL", "HTTP/1.1".into()),
-        ("SERVER_SOFTWARE", tern_gateway::env::SERVER_SOFTWARE.into()),
+        ("SERVER_SOFTWARE", tern_cgi::env::SERVER_SOFTWARE.into()),
     ]
     .into_iter()
     .map(|(n, v)| (n.to_owned(), v))

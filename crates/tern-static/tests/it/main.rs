@@ -21,7 +21,9 @@ use http::{HeaderMap, Method, StatusCode};
 use http_body_util::BodyExt;
 use tern_config::{CacheConfig, StaticConfig};
 use tern_handler::path::DecodedPath;
-use tern_handler::{ConnInfo, Exchange, Handler, PeerAddr, RequestBody, RequestId, RouteMatch};
+use tern_handler::{
+    ConnInfo, Exchange, Handler, PeerAddr, RequestBody, RequestId, RouteMatch, RoutePattern,
+};
 use tern_static::{CacheStats, FileCache, StaticFiles};
 
 /// The Last-Modified every fixture file gets (see [`Fixture::write`]).
@@ -227,7 +229,7 @@ pub(crate) async fn send(
         }),
         route: RouteMatch {
             site: Arc::from("test"),
-            pattern: Arc::from("/"),
+            pattern: RoutePattern::root(),
         },
         id: RequestId(1),
     };

@@ -17,7 +17,7 @@ use tern_handler::RequestId;
 use tokio::task::JoinHandle;
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 
-use super::run::ProxyStore;
+use super::store::ProxyStore;
 use crate::Error;
 
 /// A run going on as a task of its own, with the store it hands back.

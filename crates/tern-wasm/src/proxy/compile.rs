@@ -10,7 +10,7 @@ use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy};
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
-use super::run::State;
+use super::store::State;
 use crate::engine::EpochClock;
 use crate::Error;
 

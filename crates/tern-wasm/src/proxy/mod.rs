@@ -11,6 +11,7 @@
 mod body;
 mod compile;
 mod run;
+mod store;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -18,8 +19,8 @@ use std::sync::Arc;
 
 use http::{header, HeaderValue, Response};
 use http_body_util::BodyExt as _;
+use tern_cgi::Limiter;
 use tern_config::WasmConfig;
-use tern_gateway::Limiter;
 use tern_handler::{
     BodyError, ConnInfo, Exchange, HandlerFuture, PeerAddr, RequestBody, ResponseBody,
 };
@@ -27,13 +28,14 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 use wasmtime_wasi_http::p2::bindings::http::types::{ErrorCode, Scheme};
 
+use crate::limits::Limits;
 use crate::output::Capture;
-use crate::run::Limits;
 use crate::Error;
 
 use body::ProxyBody;
 use compile::CompiledProxy;
-use run::{OutputLog, ProxyStore, RunSetup};
+use run::{OutputLog, RunSetup};
+use store::ProxyStore;
 
 /// Serves a route's proxy component.
 #[derive(Debug, Clone)]
@@ -72,7 +74,7 @@ impl Proxy {
             let path = exchange.path.clone();
             match Route::answer(&route, exchange).await {
                 Ok(resp) => resp,
-                Err(e) => crate::handler::fail(&route.name, e, id, &path),
+                Err(e) => tern_cgi::fail("wasm", Some(&route.name), e.status_error(), id, &path),
             }
         })
     }
@@ -95,16 +97,9 @@ impl Route {
         // Read whole before the request takes an instance (as for modules):
         // a client that sends slowly holds only its own connection.
         let (parts, body) = request.into_parts();
-        let body = body
-            .collect()
-            .await
-            .map_err(tern_gateway::Error::Body)?
-            .to_bytes();
+        let body = body.collect().await.map_err(Error::Body)?.to_bytes();
         let request = http::Request::from_parts(parts, RequestBody::full(body));
-        let slot = this.admission.admit().await.map_err(|e| match e {
-            tern_gateway::Error::Busy(why) => Error::Busy(why),
-            _ => Error::Busy("no free instance"),
-        })?;
+        let slot = this.admission.admit().await?;
         let output = Capture::new(this.limits.stderr);
         let setup = RunSetup {
             arg0: this.name.to_string(),

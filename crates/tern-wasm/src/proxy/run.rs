@@ -6,83 +6,21 @@
 //! The component answers through its response-outparam while it runs;
 //! the run itself says only how it ended, decided here.
 
-use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use tern_handler::RequestId;
 use tokio::time::Instant;
-use wasmtime::component::{Resource, ResourceTable};
+use wasmtime::component::Resource;
 use wasmtime::{Store, Trap};
-use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 use wasmtime_wasi_http::p2::types::{HostIncomingRequest, HostResponseOutparam};
-use wasmtime_wasi_http::{
-    RequestOptions, WasiBody, WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView,
-};
 
 use super::compile::CompiledProxy;
+use super::store::{ProxyStore, State};
+use crate::limits::{on_tick, Limits, MemoryBudget, MemoryLimit};
 use crate::output::Capture;
-use crate::run::{Limits, MemoryBudget, MemoryLimit};
 use crate::Error;
-
-/// A store's data: the WASI and `wasi:http` contexts, their resources,
-/// and the memory budget.
-pub(crate) struct State {
-    table: ResourceTable,
-    wasi: WasiCtx,
-    http: WasiHttpCtx,
-    hooks: NoNetwork,
-    budget: MemoryBudget,
-}
-
-impl std::fmt::Debug for State {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("State")
-            .field("budget", &self.budget)
-            .finish_non_exhaustive()
-    }
-}
-
-impl WasiView for State {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
-    }
-}
-
-impl WasiHttpView for State {
-    fn http(&mut self) -> WasiHttpCtxView<'_> {
-        WasiHttpCtxView {
-            ctx: &mut self.http,
-            table: &mut self.table,
-            hooks: &mut self.hooks,
-        }
-    }
-}
-
-/// How `wasi:http` reports the fate of a body it sends or receives.
-type IoFuture = Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>;
-
-/// `wasi:http/outgoing-handler` as tern grants it: every request is
-/// refused, as the component has no network.
-#[derive(Debug)]
-struct NoNetwork;
-
-impl WasiHttpHooks for NoNetwork {
-    fn send_request(
-        &mut self,
-        _request: http::Request<WasiBody>,
-        _options: Option<RequestOptions>,
-        _fut: IoFuture,
-    ) -> Box<
-        dyn Future<Output = wasmtime_wasi_http::Result<(http::Response<WasiBody>, IoFuture)>>
-            + Send,
-    > {
-        Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) })
-    }
-}
 
 /// What a run is given besides its request.
 #[derive(Debug)]
@@ -98,9 +36,6 @@ pub(crate) struct RunSetup {
     pub(crate) deadline: Instant,
 }
 
-/// A store ready for one request, with its request and outparam.
-pub(crate) type ProxyStore = Store<State>;
-
 /// A store with the request's context and limits.
 pub(crate) fn store(compiled: &CompiledProxy, setup: &RunSetup) -> Result<ProxyStore, Error> {
     let mut wasi = WasiCtxBuilder::new();
@@ -114,22 +49,14 @@ pub(crate) fn store(compiled: &CompiledProxy, setup: &RunSetup) -> Result<ProxyS
         wasi.preopened_dir(dir, "/", FsPerms::ReadOnly)
             .map_err(|e| Error::Instantiate(format!("opening {}: {e:#}", dir.display())))?;
     }
-    let state = State {
-        table: ResourceTable::new(),
-        wasi: wasi.build(),
-        http: WasiHttpCtx::new(),
-        hooks: NoNetwork,
-        budget: MemoryBudget::new(setup.limits.memory),
-    };
+    let state = State::new(wasi.build(), MemoryBudget::new(setup.limits.memory));
     let mut store = Store::new(compiled.pre.engine(), state);
-    store.limiter(|s| &mut s.budget);
+    store.limiter(|s| s.budget());
     // As for modules: the component yields to the runtime every tick
     // and is stopped past its deadline.
     let deadline = setup.deadline;
     store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(move |_| {
-        crate::run::on_tick(deadline).map_err(wasmtime::Error::new)
-    });
+    store.epoch_deadline_callback(move |_| on_tick(deadline).map_err(wasmtime::Error::new));
     Ok(store)
 }
 

@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use hyper_util::rt::TokioIo;
 use tern_handler::path::DecodedPath;
-use tern_handler::{ConnInfo, Exchange, Handler, PeerAddr, RequestBody, RequestId, RouteMatch};
+use tern_handler::{
+    ConnInfo, Exchange, Handler, PeerAddr, RequestBody, RequestId, RouteMatch, RoutePattern,
+};
 use tern_wasm::Wasm;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
@@ -46,7 +48,7 @@ async fn serve(h: Wasm, limit: u64) -> SocketAddr {
                             }),
                             route: RouteMatch {
                                 site: Arc::from("test"),
-                                pattern: Arc::from("/app"),
+                                pattern: RoutePattern::Prefix(Arc::from("/app")),
                             },
                             id: RequestId(9),
                         };

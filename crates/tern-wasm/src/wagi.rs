@@ -1,12 +1,14 @@
-//! [`Wasm`], the handler: a request's way through it. The body is read
+//! [`Wagi`], the WAGI runner: a request's way through a WASI command
+//! module run with CGI semantics. The body is read
 //! whole first, in memory (the server's body limit bounds it, and its
 //! pace is enforced as it is read), so that a slow client holds no
 //! instance and CONTENT_LENGTH is exact. The CGI environment is built
-//! by the gateway's builder, a slot taken (at most `max_concurrent` runs,
+//! by the CGI core's builder, a slot taken (at most `max_concurrent` runs,
 //! one pool slot each, and a bounded queue for the rest), and the module
-//! run as a future in the request's own task while its stdout is parsed
-//! by the gateway's head reader into a response: no hand-off to another
-//! thread, which cost more than the sandbox itself. A run still going
+//! run as a future in the request's own task while its stdout goes to the
+//! core's `Assembler`, which parses the head and settles the body (at
+//! [`SETTLE`]): no hand-off to another thread, which cost more than the
+//! sandbox itself. A run still going
 //! when the response starts streaming becomes a task of its own on the
 //! same runtime. Every failure becomes a status and one log line naming
 //! the module and the cause.
@@ -17,29 +19,29 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
-use http::{header, HeaderValue, Method, Response, StatusCode};
+use bytes::Bytes;
+use http::{header, Method, Response};
 use http_body_util::BodyExt as _;
+use tern_cgi::env::{self, EnvInput, ScriptVars};
+use tern_cgi::response::{client_redirect, Mode, Reply};
+use tern_cgi::{Assembler, Delivery, Limiter, Step};
 use tern_config::{EnvPolicy, WasmConfig};
-use tern_gateway::env::{self, EnvInput, ScriptVars};
-use tern_gateway::response::{self, HeadReader, Mode, Reply, MAX_HEAD_BYTES};
-use tern_gateway::Limiter;
-use tern_handler::path::DecodedPath;
 use tern_handler::{Exchange, Handler, HandlerFuture, RequestId, ResponseBody};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::engine::Compiled;
+use crate::limits::Limits;
 use crate::output;
-use crate::run::{self, Ending, Finished, Limits, RunInput, Stdin};
+use crate::run::{self, Ending, Finished, RunInput, Stdin};
 use crate::stream::{Streamed, Tail};
 use crate::Error;
 
 /// Runs a WebAssembly module per request with CGI semantics (WAGI).
-/// Immutable once built: the module is compiled in [`Wasm::new`], and a
+/// Immutable once built: the module is compiled in [`Wagi::new`], and a
 /// configuration reload builds a new handler from the file as it is then.
 #[derive(Debug, Clone)]
-pub(crate) struct Wasm {
+pub(crate) struct Wagi {
     route: Arc<Route>,
 }
 
@@ -56,14 +58,14 @@ struct Route {
     admission: Limiter,
 }
 
-impl Wasm {
+impl Wagi {
     /// Compiles the module of `cfg` and readies it to run. Fails when the
     /// file is not valid WebAssembly (or WebAssembly text, for `.wat`), or
     /// is not a WASI command (no `_start` or no `memory` export).
-    pub(crate) fn new(cfg: &WasmConfig, binary: &[u8]) -> Result<Wasm, Error> {
+    pub(crate) fn new(cfg: &WasmConfig, binary: &[u8]) -> Result<Wagi, Error> {
         let compiled = Compiled::load(cfg, binary)?;
         let name = run::module_name(&cfg.module);
-        Ok(Wasm {
+        Ok(Wagi {
             route: Arc::new(Route {
                 compiled,
                 module: cfg.module.clone(),
@@ -78,7 +80,7 @@ impl Wasm {
     }
 }
 
-impl Handler for Wasm {
+impl Handler for Wagi {
     fn call(&self, exchange: Exchange) -> HandlerFuture {
         let route = self.route.clone();
         Box::pin(async move {
@@ -86,7 +88,7 @@ impl Handler for Wasm {
             let path = exchange.path.clone();
             match Route::answer(&route, exchange).await {
                 Ok(resp) => resp,
-                Err(e) => fail(&route.name, e, id, &path),
+                Err(e) => tern_cgi::fail("wasm", Some(&route.name), e.status_error(), id, &path),
             }
         })
     }
@@ -113,14 +115,10 @@ impl Route {
         // sends slowly holds only its connection, and its pace is bounded
         // as the body is read.
         let declared = parts.headers.contains_key(header::CONTENT_LENGTH);
-        let body = body
-            .collect()
-            .await
-            .map_err(tern_gateway::Error::Body)?
-            .to_bytes();
+        let body = body.collect().await.map_err(Error::Body)?.to_bytes();
         let content_length = (declared || !body.is_empty()).then_some(body.len() as u64);
         let stdin = Stdin::Memory(body);
-        let (script_name, path_info) = split(&route.pattern, &path);
+        let (script_name, path_info) = route.pattern.split(&path);
         let env = env::build(&EnvInput {
             request: &parts,
             conn: &conn,
@@ -143,10 +141,7 @@ impl Route {
             dir: this.dir.clone(),
             limits: this.limits,
         };
-        let slot = this.admission.admit().await.map_err(|e| match e {
-            tern_gateway::Error::Busy(why) => Error::Busy(why),
-            _ => Error::Busy("no free instance"),
-        })?;
+        let slot = this.admission.admit().await?;
         let me = this.clone();
         // Driven by this task until the response starts: a request that
         // fails, or needs no body, drops it, which stops the module.
@@ -159,47 +154,64 @@ impl Route {
         let mut run = Running {
             run: Run::Here(run),
         };
-        let mut reader = HeadReader::new(Mode::Cgi, MAX_HEAD_BYTES);
-        let (reply, first) = loop {
-            match run.recv(&mut rx).await {
-                Some(chunk) => {
-                    if let Some(done) = reader.push(&chunk).map_err(tern_gateway::Error::Head)? {
-                        break done;
-                    }
+        let mut assembler = Assembler::new(Mode::Cgi, SETTLE, parts.method == Method::HEAD);
+        let mut settle_until = None;
+        let (reply, delivery) = loop {
+            let next = match settle_until {
+                None => Some(run.recv(&mut rx).await),
+                Some(at) => tokio::time::timeout_at(at, run.recv(&mut rx)).await.ok(),
+            };
+            let step = match next {
+                Some(Some(chunk)) => assembler.push(chunk),
+                None => assembler.settled(),
+                Some(None) => {
+                    // The output ended with the run: nothing streams.
+                    let (reply, delivery) = ended(&mut assembler, run.ended().await)?;
+                    return Ok(this.respond(reply, delivery, None, rx, id));
                 }
-                // A module that fails before its head is answered as a
-                // failed script is; after a whole head, its exit status
-                // is its own business.
-                None => {
-                    return Err(match run.ended().await {
-                        Ending::Exited(0) => tern_gateway::Error::Head(reader.truncated()).into(),
-                        Ending::Exited(code) => Error::Exit(code),
-                        Ending::Failed(e) => e,
-                    })
+            };
+            match step {
+                Step::Read => {}
+                Step::Settle(d) => settle_until = Some(Instant::now() + d),
+                Step::Respond(reply, delivery) => break (reply, delivery),
+                Step::Fail(e) => return Err(tern_cgi::Error::Head(e).into()),
+                Step::Forward(_) => {
+                    unreachable!("output is forwarded only once the response started")
                 }
             }
         };
+        Ok(this.respond(reply, delivery, Some(run), rx, id))
+    }
+
+    /// The response for the module's reply. A streamed body takes the rest
+    /// of the output from `rx`, and the run with it; dropping the run (a
+    /// HEAD request, a redirect) stops the module.
+    fn respond(
+        &self,
+        reply: Reply,
+        delivery: Delivery,
+        run: Option<Running>,
+        rx: mpsc::Receiver<Bytes>,
+        id: RequestId,
+    ) -> Response<ResponseBody> {
         let head = match reply {
             Reply::Document(h) | Reply::ClientRedirect(h) => h,
             // A handler never calls back into the router: the client is
             // sent to the path instead, and gets the same resource.
-            Reply::LocalRedirect(target) => return Ok(response::client_redirect(&target)),
+            Reply::LocalRedirect(target) => return client_redirect(&target),
         };
-        if parts.method == Method::HEAD {
-            // Dropping the run stops the module.
-            return Ok(head.into_response(ResponseBody::empty()));
-        }
-        let body = match settle(first, &mut rx, run).await? {
-            Settled::Whole(b) => ResponseBody::full(b),
-            Settled::Running(b, run) => ResponseBody::stream(Streamed {
-                first: Some(b),
+        let body = match delivery {
+            Delivery::Whole(b) => ResponseBody::full(b),
+            Delivery::Discarded => ResponseBody::empty(),
+            Delivery::Stream(first) => ResponseBody::stream(Streamed {
+                first: Some(first),
                 rx,
-                run: Some(run.into_tail()),
-                name: this.name.clone(),
+                run: run.map(Running::into_tail),
+                name: self.name.clone(),
                 id,
             }),
         };
-        Ok(head.into_response(body))
+        head.into_response(body)
     }
 }
 
@@ -209,52 +221,20 @@ impl Route {
 /// status. Apache's `flushwait` is of the same order.
 const SETTLE: Duration = Duration::from_millis(20);
 
-/// Most output gathered before the response starts anyway.
-const WHOLE_MAX: usize = 256 * 1024;
-
-/// The output after the head, as far as it is known.
-enum Settled {
-    /// The run ended well: this is all of it.
-    Whole(Bytes),
-    /// The run goes on: this is the start.
-    Running(Bytes, Running),
-}
-
-/// Gathers output until the run ends, [`SETTLE`] passes, or
-/// [`WHOLE_MAX`] bytes are there.
-async fn settle(
-    first: Bytes,
-    rx: &mut mpsc::Receiver<Bytes>,
-    mut run: Running,
-) -> Result<Settled, Error> {
-    let mut buf = BytesMut::from(first);
-    let until = Instant::now() + SETTLE;
-    while buf.len() <= WHOLE_MAX {
-        match tokio::time::timeout_at(until, run.recv(rx)).await {
-            Ok(Some(chunk)) => buf.extend_from_slice(&chunk),
-            Ok(None) => {
-                return match run.ended().await {
-                    Ending::Exited(_) => Ok(Settled::Whole(buf.freeze())),
-                    Ending::Failed(e) => Err(e),
-                }
-            }
-            Err(_) => break,
-        }
-    }
-    Ok(Settled::Running(buf.freeze(), run))
-}
-
-/// SCRIPT_NAME and PATH_INFO for the route's pattern, as for a FastCGI
-/// route without a directory: a prefix route is the script, the rest of
-/// the path its PATH_INFO; an extension route's script is the whole path.
-fn split<'a>(pattern: &'a str, path: &'a DecodedPath) -> (&'a str, &'a str) {
-    let full = path.as_str();
-    if pattern.starts_with("*.") {
-        (full, "")
-    } else if pattern == "/" {
-        ("", full)
-    } else {
-        (pattern, full.strip_prefix(pattern).unwrap_or(""))
+/// The answer once the run is over and its output all read. A run that
+/// failed fails as itself, and one that exited nonzero before its head was
+/// whole as a failed script does; after a whole head, its exit status is
+/// its own business and its output is the answer.
+fn ended(assembler: &mut Assembler, ending: Ending) -> Result<(Reply, Delivery), Error> {
+    let code = match ending {
+        Ending::Exited(code) => code,
+        Ending::Failed(e) => return Err(e),
+    };
+    match assembler.end() {
+        Step::Respond(reply, delivery) => Ok((reply, delivery)),
+        Step::Fail(_) if code != 0 => Err(Error::Exit(code)),
+        Step::Fail(e) => Err(tern_cgi::Error::Head(e).into()),
+        step => unreachable!("the run ended after its response started: {step:?}"),
     }
 }
 
@@ -320,40 +300,5 @@ fn log_stderr(name: &str, id: RequestId, f: &Finished) {
     }
     if f.stderr_dropped > 0 {
         tracing::warn!(%id, module = name, "wasm stderr: {} more bytes dropped", f.stderr_dropped);
-    }
-}
-
-/// The one place a failure becomes a response and a log line.
-pub(crate) fn fail(
-    name: &str,
-    e: Error,
-    id: RequestId,
-    path: &DecodedPath,
-) -> Response<ResponseBody> {
-    let err = e.status_error();
-    let status = err.status();
-    if status.is_client_error() {
-        tracing::info!(%id, %path, module = name, "wasm: {}: {err}", status.as_u16());
-    } else {
-        tracing::warn!(%id, %path, module = name, "wasm: {}: {err}", status.as_u16());
-    }
-    let mut resp = err.into_response();
-    if status == StatusCode::SERVICE_UNAVAILABLE {
-        resp.headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-    }
-    resp
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn script_name_and_path_info_follow_the_pattern() {
-        let p = DecodedPath::parse("/app/a/b").unwrap();
-        assert_eq!(split("/app", &p), ("/app", "/a/b"));
-        assert_eq!(split("/", &p), ("", "/app/a/b"));
-        assert_eq!(split("*.wasm", &p), ("/app/a/b", ""));
     }
 }

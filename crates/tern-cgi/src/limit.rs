@@ -1,5 +1,5 @@
 //! Admission: at most `max_concurrent` programs of a route run at once
-//! (CGI scripts here, WebAssembly instances in `tern-wasm`);
+//! (CGI scripts in `tern-gateway`, WebAssembly instances in `tern-wasm`);
 //! up to `queue` more requests wait (first come, first served) for at most
 //! `queue_timeout`; anything beyond is answered 503 at once. Harvard's
 //! server fell over at 30 clients because it forked for each; a bound keeps

@@ -29,7 +29,7 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode};
 use tern_handler::ResponseBody;
 
-use crate::error::HeadError;
+use crate::HeadError;
 
 /// The default cap on a response head: Apache's 8190-byte line limit is
 /// per line, this is for the whole head.

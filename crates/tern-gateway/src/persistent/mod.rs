@@ -1,0 +1,393 @@
+//! The handlers of persistent workers: [`FastCgi`] (applications tern
+//! connects to, or runs itself; `fastcgi`) and [`CgiPlus`] (scripts that
+//! loop, and the run-time engines; `cgiplus`). A request's way through
+//! either: find the script (when the route has a directory), ready the
+//! body, build the environment (this module's `Common`), take a worker
+//! from a pool (`tern-pool`), start the request on it (the head, and a
+//! body already in memory, in one write), and hand it to `relay`, which
+//! answers with the parsed head and gives the worker back, or discards
+//! it, at the end (this module's `run_on` and `answer`).
+
+mod cgiplus;
+mod fastcgi;
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::request::Parts;
+use http::Method;
+use tern_cgi::env::{self, CgiEnv, EnvInput, ScriptVars};
+use tern_cgi::response::Reply;
+use tern_config::{GatewayPolicy, PoolSettings};
+use tern_handler::path::DecodedPath;
+use tern_handler::{ConnInfo, RequestBody, RequestId, RoutePattern};
+use tern_pool::{Factory, Lease, Pool, PoolConfig, PoolError, Retire, Stats};
+use tokio::sync::oneshot;
+
+use crate::dispatch::{render, Answer};
+use crate::input::{Input, Source};
+use crate::persist::{Downstream, StartBody, Upstream};
+use crate::relay::{self, Dirty, Finish, RelaySettings, Rest};
+use crate::resolve::ScriptDir;
+use crate::workers::{StartFailure, Transport, Unanswered};
+use crate::Error;
+
+pub use cgiplus::CgiPlus;
+pub use fastcgi::FastCgi;
+
+/// A body this small, already arrived with the head, goes to the worker
+/// in the same write as the request head.
+const WHOLE_BODY_MAX: u64 = 64 * 1024;
+
+/// What every persistent route shares: where scripts are, and the policy.
+#[derive(Debug)]
+struct Common {
+    kind: &'static str,
+    dir: Option<ScriptDir>,
+    /// Scripts must be executable (CGIplus scripts run themselves).
+    executable: bool,
+    document_root: PathBuf,
+    policy: GatewayPolicy,
+}
+
+/// A request's script: what the environment says about it.
+struct Target {
+    script_name: String,
+    filename: PathBuf,
+    path_info: String,
+    /// The file's modification time, when it was looked up beneath `dir`.
+    modified: Option<(i64, i64)>,
+}
+
+impl Common {
+    fn new(
+        kind: &'static str,
+        dir: Option<&Path>,
+        executable: bool,
+        document_root: &Path,
+        policy: &GatewayPolicy,
+    ) -> Result<Common, Error> {
+        let dir = match dir {
+            Some(d) => Some(ScriptDir::open(d).map_err(|source| Error::ScriptDir {
+                path: d.to_owned(),
+                source,
+            })?),
+            None => None,
+        };
+        Ok(Common {
+            kind,
+            dir,
+            executable,
+            document_root: document_root.to_owned(),
+            policy: policy.clone(),
+        })
+    }
+
+    /// The script `path` names: a file beneath the directory, or (without
+    /// one) the route itself, the rest of the path being PATH_INFO.
+    fn target(&self, path: &DecodedPath, pattern: &RoutePattern) -> Result<Target, Error> {
+        if let Some(dir) = &self.dir {
+            let s = dir.find(path, pattern, self.executable)?;
+            return Ok(Target {
+                script_name: s.script_name,
+                filename: s.filename,
+                path_info: s.path_info,
+                modified: Some(s.modified),
+            });
+        }
+        let (script_name, path_info) = pattern.split(path);
+        Ok(Target {
+            script_name: script_name.to_owned(),
+            filename: self.document_root.join(script_name.trim_start_matches('/')),
+            path_info: path_info.to_owned(),
+            modified: None,
+        })
+    }
+
+    /// The body readied and the environment built.
+    async fn prepare(
+        &self,
+        parts: &Parts,
+        body: Option<RequestBody>,
+        conn: &ConnInfo,
+        target: &Target,
+    ) -> Result<(CgiEnv, Body), Error> {
+        let input = match body {
+            Some(b) => Input::prepare(b, &parts.headers).await?,
+            None => Input::nothing(),
+        };
+        let env = env::build(&EnvInput {
+            request: parts,
+            conn,
+            script: ScriptVars {
+                script_name: &target.script_name,
+                script_filename: &target.filename,
+                path_info: &target.path_info,
+                document_root: &self.document_root,
+            },
+            content_length: input.length,
+            policy: &self.policy.env,
+            // A worker's own environment holds the allow-list; a request's
+            // carries only what the request says.
+            inherited: &[],
+        })?;
+        Ok((env, Body::of(input.source)))
+    }
+
+    fn settings(&self, parts: &Parts, id: RequestId, target: Arc<str>) -> RelaySettings {
+        RelaySettings {
+            id,
+            target,
+            kind: self.kind,
+            discard_body: parts.method == Method::HEAD,
+            timeout: self.policy.timeout,
+            max_stderr: self.policy.max_stderr_bytes,
+            replayable: false,
+        }
+    }
+}
+
+/// The body as the transports see it: what goes with the head, and the
+/// rest the relay sends.
+pub(crate) enum Body {
+    Empty,
+    Whole(Bytes),
+    Streamed(Rest),
+}
+
+impl Body {
+    fn of(source: Source) -> Body {
+        match source {
+            Source::Nothing => Body::Empty,
+            // Written with the head only while small: a worker may answer
+            // before it reads its body, and a large body written whole
+            // first would wait on it (the relay pumps both ways at once).
+            Source::Memory(b) if b.len() as u64 <= WHOLE_BODY_MAX => Body::Whole(b),
+            Source::Memory(b) => Body::Streamed(Rest::Memory(b)),
+            Source::File(f) => Body::Streamed(Rest::File(f)),
+        }
+    }
+
+    /// The transport's start body, and the relay's rest.
+    pub(crate) fn split(self) -> (StartBody, Rest) {
+        match self {
+            Body::Empty => (StartBody::Empty, Rest::Nothing),
+            Body::Whole(b) => (StartBody::Whole(b), Rest::Nothing),
+            Body::Streamed(r) => (StartBody::Streamed, r),
+        }
+    }
+}
+
+/// A worker from the first of `pools` that can give one: a pool whose
+/// application cannot be reached (connections refused, failing to start)
+/// passes the request to the next, as nothing of it was sent yet.
+async fn checkout<F: Factory>(pools: &[&Pool<F>]) -> Result<Lease<F>, Error> {
+    let mut last = None;
+    for pool in pools {
+        match pool.checkout().await {
+            Ok(lease) => return Ok(lease),
+            Err(PoolError::Unavailable(why)) => last = Some(PoolError::Unavailable(why)),
+            Err(e) => return Err(pool_error(e)),
+        }
+    }
+    Err(pool_error(last.unwrap_or(PoolError::Closed)))
+}
+
+/// Times one request is sent again after a worker's channel closed
+/// before it answered anything, or a worker broke as it came (see
+/// [`Unanswered`]): enough for a fresh connection to the same process and
+/// two other workers, as a worker that ends after its share of requests
+/// (php's `max_requests`) may be the next one asked too.
+const RESENDS: u32 = 3;
+
+/// Workers passed over for one request without blame, nothing of it
+/// acted on: connections their server closed while they sat idle (a
+/// restarted php-fpm closes every one).
+const PASSED_OVER: u32 = 16;
+
+/// Runs one request on a worker of the first of `pools` that has one,
+/// and waits for its head.
+///
+/// An application may close a connection that carries no request (php
+/// after 5 s, libfcgi after 2 s) or end a worker after its share of
+/// requests: a worker that turns out unable to take the request before
+/// any of it was acted on is passed over, and a request sent whole whose
+/// channel closed before any answer came is sent again (see the
+/// transports' `unanswered`), never answered 502 for it.
+async fn run_on<F: Transport>(
+    pools: &[&Pool<F>],
+    env: CgiEnv,
+    body: Body,
+    mut settings: RelaySettings,
+) -> Result<Answer, Error> {
+    let (start, rest) = body.split();
+    settings.replayable = matches!(rest, Rest::Nothing);
+    let mut rest = Some(rest);
+    let (mut resent, mut passed) = (0, 0);
+    let mut again: Option<Lease<F>> = None;
+    loop {
+        let mut lease = match again.take() {
+            Some(lease) => lease,
+            None => checkout(pools).await?,
+        };
+        let (up, down) = match F::start(&mut lease, &env, start.clone()).await {
+            Ok(halves) => halves,
+            Err(StartFailure::Refused(e)) => {
+                lease.release();
+                return Err(e);
+            }
+            Err(StartFailure::Unusable(why, e)) => {
+                lease.discard(why);
+                let spent = if why == Retire::Broken {
+                    resent += 1;
+                    resent > RESENDS
+                } else {
+                    passed += 1;
+                    passed > PASSED_OVER
+                };
+                if spent {
+                    return Err(Error::Worker(format!("starting the request: {e}")));
+                }
+                tracing::debug!(id = %settings.id, "{}: a worker could not take the request ({e}); trying another", settings.kind);
+                continue;
+            }
+            Err(StartFailure::Broken(e)) => {
+                lease.discard(Retire::Broken);
+                return Err(Error::Worker(format!("starting the request: {e}")));
+            }
+        };
+        let rest = rest.take().unwrap_or(Rest::Nothing);
+        let done = move |finish, up, down| match finish {
+            Finish::Clean => {
+                if F::reunite(&mut lease, up, down) {
+                    lease.release();
+                } else {
+                    lease.discard(Retire::Recycled);
+                }
+                None
+            }
+            Finish::Unanswered(why) => Some((lease, why)),
+            Finish::Dirty(Dirty::Abandoned) => {
+                lease.discard(Retire::Abandoned);
+                None
+            }
+            Finish::Dirty(Dirty::Broken | Dirty::Silent) => {
+                lease.discard(Retire::Broken);
+                None
+            }
+        };
+        let (mut lease, why) = match answer(up, down, rest, settings.clone(), done).await {
+            Outcome::Answered(answer) => return answer,
+            Outcome::Unanswered(back) => back,
+        };
+        resent += 1;
+        let verdict = if resent > RESENDS {
+            Unanswered::Fail
+        } else {
+            F::unanswered(&mut lease)
+        };
+        tracing::debug!(id = %settings.id, "{}: the worker's channel closed before any answer ({why}): {verdict:?}", settings.kind);
+        match verdict {
+            Unanswered::Again => again = Some(lease),
+            Unanswered::Elsewhere(retire) => lease.discard(retire),
+            Unanswered::Fail => {
+                tracing::warn!(id = %settings.id, target = %settings.target, "{}: {why}", settings.kind);
+                lease.discard(Retire::Broken);
+                return Err(Error::Worker(why.to_string()));
+            }
+        }
+    }
+}
+
+/// How a relay came out, for the handler.
+enum Outcome<B> {
+    /// The head (or the error the client gets).
+    Answered(Result<Answer, Error>),
+    /// Nothing was answered and the request may go again: what the relay's
+    /// end gave back for that (the worker and why).
+    Unanswered(B),
+}
+
+/// Relays the request and waits for its head; `done` gets the worker's
+/// channel back at the end, and returns what a request sent again needs
+/// when the relay ended [`Finish::Unanswered`]. The relay runs here while
+/// the response is unknown: most responses end with their head (a
+/// "Hello!", a page), and then no task is spawned and no wake-up crosses
+/// tasks. A response that streams on after its head gets a task of its
+/// own for the rest.
+async fn answer<U, D, G, B>(
+    mut up: U,
+    mut down: D,
+    rest: Rest,
+    settings: RelaySettings,
+    done: G,
+) -> Outcome<B>
+where
+    U: Upstream + 'static,
+    D: Downstream + 'static,
+    G: FnOnce(Finish, U, D) -> Option<B> + Send + 'static,
+    B: Send + 'static,
+{
+    let (tx, mut rx) = oneshot::channel();
+    let mut work = Box::pin(async move {
+        let finish = relay::relay(&mut up, &mut down, rest, &settings, tx).await;
+        done(finish, up, down)
+    });
+    let started = tokio::select! {
+        biased;
+        back = &mut work => match back {
+            Some(back) => return Outcome::Unanswered(back),
+            None => rx.await,
+        },
+        r = &mut rx => {
+            // The head was sent: the relay does not end unanswered.
+            tokio::spawn(async move {
+                drop(work.await);
+            });
+            r
+        }
+    };
+    let answered = started
+        .map_err(|_| Error::Worker("the request's relay ended without an answer".into()))
+        .and_then(|r| r)
+        .map(|(reply, output)| match reply {
+            Reply::LocalRedirect(target) => Answer::Redirect(target),
+            Reply::Document(h) | Reply::ClientRedirect(h) => Answer::Response(render(h, output)),
+        });
+    Outcome::Answered(answered)
+}
+
+fn pool_error(e: PoolError) -> Error {
+    match e {
+        PoolError::Full => Error::Busy("every worker is busy and the queue is full"),
+        PoolError::Timeout(_) => Error::Busy("no worker became free within the queue timeout"),
+        PoolError::Unavailable(why) => Error::Unavailable(why),
+        PoolError::Closed => Error::Busy("the pool is shutting down"),
+    }
+}
+
+fn pool_config(name: String, p: &PoolSettings) -> PoolConfig {
+    PoolConfig {
+        name,
+        min: p.min,
+        max: p.max,
+        queue: p.queue,
+        queue_timeout: p.queue_timeout,
+        idle_timeout: p.idle_timeout,
+        max_requests: p.max_requests,
+        max_age: p.max_age,
+        ..PoolConfig::default()
+    }
+}
+
+/// Starts a pool, naming it in the error.
+fn start_pool<F: Factory>(cfg: PoolConfig, factory: F) -> Result<Pool<F>, Error> {
+    let name = cfg.name.clone();
+    Pool::start(cfg, factory).map_err(|e| Error::Io(io::Error::other(format!("pool {name}: {e}"))))
+}
+
+fn counters<F: Factory>(p: &Pool<F>) -> (String, Stats) {
+    (p.config().name.clone(), p.stats())
+}
