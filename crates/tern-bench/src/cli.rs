@@ -18,7 +18,7 @@
 //! (server errors are in the report), 2 for invalid arguments (message on
 //! stderr), 1 when the tool itself failed.
 //!
-//! The shell around a run ([`Interrupt`] for Ctrl-C, [`print`],
+//! The shell around a run ([`Interrupt`] for Ctrl-C, [`print`](fn@print),
 //! [`write_file`], [`exit_with`], [`duration_arg`]) is public so that `tern
 //! suite`, in the tern-suite crate, behaves the same way.
 

@@ -2,7 +2,7 @@
 //! crate. `serve` assembles a site from the configuration and runs the
 //! server; `check` validates a configuration and builds it as `serve`
 //! would, starting nothing. Started under the demo's program names
-//! (argv[0]), the binary is instead the demo's FastCGI application or
+//! (`argv[0]`), the binary is instead the demo's FastCGI application or
 //! compiled CGI program.
 
 mod assemble;
