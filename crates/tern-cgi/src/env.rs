@@ -160,7 +160,10 @@ pub fn build(input: &EnvInput<'_>) -> Result<CgiEnv, Error> {
     });
     for (name, value) in input.inherited {
         let own = OWN.iter().any(|o| o.as_bytes() == name.as_bytes());
-        if !own && !name.as_bytes().starts_with(b"HTTP_") {
+        // Names tern sets from the request or its connection (`SSL_*` only
+        // over TLS) never come from the environment.
+        let ours = name.as_bytes().starts_with(b"HTTP_") || name.as_bytes().starts_with(b"SSL_");
+        if !own && !ours {
             env.push(name.as_bytes(), value.as_bytes())?;
         }
     }
@@ -180,6 +183,14 @@ pub fn build(input: &EnvInput<'_>) -> Result<CgiEnv, Error> {
     env.push(b"REQUEST_SCHEME", scheme.as_bytes())?;
     if secure {
         env.push(b"HTTPS", b"on")?;
+    }
+    if let Some(tls) = &input.conn.tls {
+        // mod_ssl's names (the cipher by its IANA name).
+        env.push(b"SSL_PROTOCOL", tls.protocol.as_bytes())?;
+        env.push(b"SSL_CIPHER", tls.cipher.as_bytes())?;
+        if let Some(sni) = &tls.sni {
+            env.push(b"SSL_TLS_SNI", sni.as_bytes())?;
+        }
     }
     env.push(b"REQUEST_METHOD", req.method.as_str().as_bytes())?;
     let target = req.uri.path_and_query().map_or("/", |p| p.as_str());
@@ -444,6 +455,7 @@ mod tests {
             peer: PeerAddr::Tcp("192.0.2.7:51000".parse().unwrap()),
             local: PeerAddr::Tcp("127.0.0.1:8080".parse().unwrap()),
             secure,
+            tls: None,
         }
     }
 
@@ -716,6 +728,7 @@ mod tests {
             peer: PeerAddr::Unix(Arc::from("")),
             local: PeerAddr::Unix(Arc::from("/run/tern.sock")),
             secure: false,
+            tls: None,
         };
         let env = c.build().unwrap();
         assert_eq!(env.get("REMOTE_ADDR"), Some(OsStr::new("unix:")));

@@ -16,6 +16,7 @@ mod model;
 mod pool;
 mod rules;
 mod site;
+mod tls;
 mod units;
 mod walk;
 mod wasm;

@@ -92,7 +92,10 @@ fn walk_top(w: &mut Walker<'_>, top: &mut Table<'_>) -> Option<Config> {
                             format!("`{a}` is listed twice"),
                         );
                     }
-                    listeners.push(Listener { addr });
+                    let tls = w
+                        .table(&mut t, "tls")
+                        .and_then(|tls| crate::tls::walk_tls(w, tls));
+                    listeners.push(Listener { addr, tls });
                 }
                 Err(e) => w.error(span, t.key_path("address"), e.to_string()),
             },
@@ -108,6 +111,7 @@ fn walk_top(w: &mut Walker<'_>, top: &mut Table<'_>) -> Option<Config> {
     if listeners.is_empty() {
         listeners.push(Listener {
             addr: ListenAddr::Tcp(defaults::LISTEN),
+            tls: None,
         });
     }
 

@@ -56,6 +56,53 @@ pub struct ServerSettings {
 pub struct Listener {
     /// The address: TCP (IPv4 or IPv6) or a Unix socket path.
     pub addr: ListenAddr,
+    /// TLS on this listener (`[listen.tls]`), or plain HTTP.
+    pub tls: Option<TlsConfig>,
+}
+
+/// A listener's TLS (`[listen.tls]`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TlsConfig {
+    /// Certificates with their keys, chosen per connection by the name the
+    /// client asks for (SNI) and the key types it accepts; the first is
+    /// the default.
+    pub certificates: Vec<CertificateConfig>,
+    /// The protocol versions offered.
+    pub profile: TlsProfile,
+    /// What a client gets that names no configured host, or none.
+    pub unknown_names: UnknownNames,
+}
+
+/// One certificate chain and its private key, PEM files.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CertificateConfig {
+    /// The chain: the server's certificate first, then intermediates.
+    pub cert: PathBuf,
+    /// The private key (PKCS#8, PKCS#1 or SEC1).
+    pub key: PathBuf,
+    /// Where the pair is configured (`file:line: key`), for errors found
+    /// when the files are read.
+    pub origin: String,
+}
+
+/// Protocol versions, after Mozilla's server-side TLS profiles.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TlsProfile {
+    /// TLS 1.2 and 1.3 (the default).
+    #[default]
+    Intermediate,
+    /// TLS 1.3 only.
+    Modern,
+}
+
+/// What a client that names no configured host gets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum UnknownNames {
+    /// The first certificate (the default).
+    #[default]
+    Default,
+    /// The handshake is refused (nginx's `ssl_reject_handshake`).
+    Refuse,
 }
 
 /// Request and connection limits (`[limits]`).

@@ -72,6 +72,22 @@ pub struct ConnInfo {
     pub local: PeerAddr,
     /// Whether the connection is TLS.
     pub secure: bool,
+    /// What the TLS handshake settled, on a TLS connection.
+    pub tls: Option<TlsInfo>,
+}
+
+/// What a connection's TLS handshake settled: for the access log and the
+/// variables CGI programs read (mod_ssl's `SSL_*`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TlsInfo {
+    /// The host name the client asked for (SNI), lower case.
+    pub sni: Option<Box<str>>,
+    /// `TLSv1.2` or `TLSv1.3`.
+    pub protocol: &'static str,
+    /// The cipher suite's IANA name (`TLS_AES_128_GCM_SHA256`).
+    pub cipher: &'static str,
+    /// The protocol chosen by ALPN (`h2`, `http/1.1`), if any.
+    pub alpn: Option<&'static str>,
 }
 
 /// How the router chose the handler.

@@ -1,6 +1,11 @@
-//! Serving one connection: HTTP/1.1 or HTTP/2 (prior knowledge, detected from
-//! the first bytes) through hyper, with the connection's timeouts, graceful
-//! shutdown, and one log line when it ends badly.
+//! Serving one connection: the TLS handshake on a TLS listener, then
+//! HTTP/1.1 or HTTP/2 (by ALPN, or prior knowledge detected from the first
+//! bytes) through hyper, with the connection's timeouts, graceful shutdown,
+//! and one log line when it ends badly.
+//!
+//! The stack, bottom up: the socket, `TimedIo` (timeouts: they count the
+//! handshake), TLS, `Plaintext` (bytes read ahead, HTTP/1 versions, the
+//! held-back half-close), `HpackGuard` on HTTP/2, hyper.
 
 use std::sync::Arc;
 
@@ -16,6 +21,7 @@ use crate::hpack_guard::HpackGuard;
 use crate::plaintext::Plaintext;
 use crate::service::{Shared, Svc};
 use crate::timeout::{Activity, Expired, TimedIo, Timeouts};
+use crate::tls;
 
 /// hyper's smallest allowed read buffer.
 const MIN_BUF: usize = 8192;
@@ -50,17 +56,18 @@ impl Builders {
     }
 }
 
-/// Serves `io` until the client is done, a timeout expires, or `cancel`
-/// asks for a graceful stop (requests in flight finish; idle connections
-/// close at once).
-///
-/// The protocol is told from the first bytes: the HTTP/2 preface means
-/// HTTP/2 with prior knowledge, anything else HTTP/1. We read them ourselves
-/// (one read that usually holds the whole first request) and put them back,
-/// rather than use hyper-util's `auto` builder, which reads exactly 24 bytes
-/// first and so costs a second read on every new connection.
-pub(crate) async fn serve<I>(io: I, conn: ConnInfo, shared: Arc<Shared>, cancel: CancellationToken)
-where
+/// Serves `io`, accepted on the server's listener number `listener`,
+/// until the client is done, a timeout expires, or `cancel` asks for a
+/// graceful stop (requests in flight finish; idle connections close at
+/// once). On a TLS listener the handshake comes first, under the
+/// header-read timeout.
+pub(crate) async fn serve<I>(
+    io: I,
+    mut conn: ConnInfo,
+    listener: usize,
+    shared: Arc<Shared>,
+    cancel: CancellationToken,
+) where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let site = shared.site.load_full();
@@ -69,74 +76,130 @@ where
         header_read: site.limits.header_read_timeout,
         keepalive: site.limits.keepalive_timeout,
     };
+    let tls = site.tls.get(listener).cloned().flatten();
     drop(site);
     let activity = Arc::new(Activity::default());
-    let conn = Arc::new(conn);
-    let svc = Svc {
-        shared,
-        conn: conn.clone(),
-        activity: activity.clone(),
-    };
-    let mut io = Plaintext::new(
-        TimedIo::new(io, activity.clone(), timeouts),
-        activity.clone(),
-    );
-    let mut first = BytesMut::with_capacity(4096);
-    let h2 = loop {
-        let read = tokio::select! {
-            r = io.read_buf(&mut first) => r,
-            _ = cancel.cancelled() => return,
+    let io = TimedIo::new(io, activity.clone(), timeouts);
+    let Some(tls) = tls else {
+        let http = Http {
+            builders,
+            shared,
+            activity,
+            cancel,
+            alpn: None,
         };
-        match read {
-            Ok(0) => return,
-            Ok(_) => {}
-            Err(e) => {
-                report(&e, &conn, activity.expired());
-                return;
-            }
-        }
-        let n = first.len().min(H2_PREFACE.len());
-        if first[..n] != H2_PREFACE[..n] {
-            break false;
-        }
-        if n == H2_PREFACE.len() {
-            break true;
-        }
+        return http.serve(io, Arc::new(conn)).await;
     };
-    if !h2 {
-        io.set_http1();
-        crate::version::settle(&mut first);
-    }
-    io.unread(first.freeze());
-    let result = if h2 {
-        let io = TokioIo::new(HpackGuard::new(io));
-        let served = builders.h2.serve_connection(io, svc);
-        tokio::pin!(served);
-        tokio::select! {
-            r = served.as_mut() => r,
-            _ = cancel.cancelled() => {
-                served.as_mut().graceful_shutdown();
-                served.await
-            }
-        }
-    } else {
-        let served = builders.h1.serve_connection(TokioIo::new(io), svc);
-        tokio::pin!(served);
-        tokio::select! {
-            r = served.as_mut() => r,
-            _ = cancel.cancelled() => {
-                served.as_mut().graceful_shutdown();
-                served.await
-            }
-        }
+    let Some(stream) = tls::handshake(io, tls, &mut conn, &activity, &cancel).await else {
+        return;
     };
-    if let Err(e) = result {
-        report(&e, &conn, activity.expired());
+    let http = Http {
+        builders,
+        shared,
+        activity,
+        cancel,
+        alpn: conn.tls.as_ref().and_then(|t| t.alpn),
+    };
+    http.serve(stream, Arc::new(conn)).await
+}
+
+/// What serving HTTP on a connection needs, once any TLS is settled.
+struct Http {
+    builders: Builders,
+    shared: Arc<Shared>,
+    activity: Arc<Activity>,
+    cancel: CancellationToken,
+    /// The protocol ALPN chose, if any.
+    alpn: Option<&'static str>,
+}
+
+impl Http {
+    /// Serves HTTP on `io`, the connection's (decrypted) stream.
+    ///
+    /// Without ALPN the protocol is told from the first bytes: the HTTP/2
+    /// preface means HTTP/2 with prior knowledge, anything else HTTP/1. We
+    /// read them ourselves (one read that usually holds the whole first
+    /// request) and put them back, rather than use hyper-util's `auto`
+    /// builder, which reads exactly 24 bytes first and so costs a second
+    /// read on every new connection.
+    async fn serve<S>(self, io: S, conn: Arc<ConnInfo>)
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let Http {
+            builders,
+            shared,
+            activity,
+            cancel,
+            alpn,
+        } = self;
+        let svc = Svc {
+            shared,
+            conn: conn.clone(),
+            activity: activity.clone(),
+        };
+        let mut io = Plaintext::new(io, activity.clone());
+        let mut first = BytesMut::with_capacity(4096);
+        let sniffed = loop {
+            let read = tokio::select! {
+                r = io.read_buf(&mut first) => r,
+                _ = cancel.cancelled() => return,
+            };
+            match read {
+                Ok(0) => return,
+                Ok(_) => {}
+                Err(e) => {
+                    report(&e, &conn, activity.expired());
+                    return;
+                }
+            }
+            let n = first.len().min(H2_PREFACE.len());
+            if first[..n] != H2_PREFACE[..n] {
+                break false;
+            }
+            if n == H2_PREFACE.len() {
+                break true;
+            }
+        };
+        let h2 = match alpn {
+            Some(p) => p == "h2",
+            None => sniffed,
+        };
+        if !h2 {
+            io.set_http1();
+            crate::version::settle(&mut first);
+        }
+        io.unread(first.freeze());
+        let result = if h2 {
+            let io = TokioIo::new(HpackGuard::new(io));
+            let served = builders.h2.serve_connection(io, svc);
+            tokio::pin!(served);
+            tokio::select! {
+                r = served.as_mut() => r,
+                _ = cancel.cancelled() => {
+                    served.as_mut().graceful_shutdown();
+                    served.await
+                }
+            }
+        } else {
+            let served = builders.h1.serve_connection(TokioIo::new(io), svc);
+            tokio::pin!(served);
+            tokio::select! {
+                r = served.as_mut() => r,
+                _ = cancel.cancelled() => {
+                    served.as_mut().graceful_shutdown();
+                    served.await
+                }
+            }
+        };
+        if let Err(e) = result {
+            report(&e, &conn, activity.expired());
+        }
     }
 }
 
 /// One log line for a connection that ended with an error, naming the cause.
-fn report(
+pub(crate) fn report(
     e: &(dyn std::error::Error + Send + Sync + 'static),
     conn: &ConnInfo,
     expired: Option<Expired>,

@@ -14,11 +14,13 @@ mod hpack_guard;
 mod listen;
 mod phase;
 mod plaintext;
+mod rewind;
 mod route;
 mod server;
 mod service;
 mod site;
 mod timeout;
+mod tls;
 mod version;
 
 pub use body::ServerBody;

@@ -49,6 +49,7 @@ enum Kind {
 pub(crate) struct WorkerListener {
     kind: WorkerKind,
     local: PeerAddr,
+    index: usize,
 }
 
 #[derive(Debug)]
@@ -98,7 +99,9 @@ impl BoundListener {
     }
 
     /// A handle on this socket for the current tokio runtime.
-    pub(crate) fn register(&self) -> io::Result<WorkerListener> {
+    /// `index` is the listener's place in the list the server runs: its
+    /// TLS settings are the site's at that place.
+    pub(crate) fn register(&self, index: usize) -> io::Result<WorkerListener> {
         let kind = match &self.kind {
             Kind::Tcp(l) => WorkerKind::Tcp(TcpListener::from_std(l.try_clone()?)?),
             Kind::Unix(l, _) => WorkerKind::Unix(UnixListener::from_std(l.try_clone()?)?),
@@ -106,6 +109,7 @@ impl BoundListener {
         Ok(WorkerListener {
             kind,
             local: self.local.clone(),
+            index,
         })
     }
 }
@@ -113,6 +117,11 @@ impl BoundListener {
 impl WorkerListener {
     pub(crate) fn local_addr(&self) -> &PeerAddr {
         &self.local
+    }
+
+    /// The listener's place in the server's list.
+    pub(crate) fn index(&self) -> usize {
+        self.index
     }
 
     /// Accepts one connection.
@@ -136,6 +145,7 @@ impl WorkerListener {
                         peer: PeerAddr::Tcp(peer),
                         local,
                         secure: false,
+                        tls: None,
                     },
                 ))
             }
@@ -147,6 +157,7 @@ impl WorkerListener {
                         peer: PeerAddr::Unix(Arc::from("")),
                         local: self.local.clone(),
                         secure: false,
+                        tls: None,
                     },
                 ))
             }

@@ -22,15 +22,15 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
+use crate::rewind::Rewind;
 use crate::timeout::Activity;
 
 /// A connection's plaintext stream.
 #[derive(Debug)]
 pub(crate) struct Plaintext<T> {
-    io: T,
+    /// With the bytes read ahead to choose the protocol put back.
+    io: Rewind<T>,
     activity: Arc<Activity>,
-    /// Bytes read ahead, returned first.
-    prefix: Bytes,
     /// HTTP/1: settle each request line's minor version.
     http1: bool,
     /// `Activity::started` when a request head last began arriving: the
@@ -43,9 +43,8 @@ pub(crate) struct Plaintext<T> {
 impl<T> Plaintext<T> {
     pub(crate) fn new(io: T, activity: Arc<Activity>) -> Self {
         Plaintext {
-            io,
+            io: Rewind::new(io),
             activity,
-            prefix: Bytes::new(),
             http1: false,
             settled: 0,
             eof: false,
@@ -54,7 +53,7 @@ impl<T> Plaintext<T> {
 
     /// Puts bytes already read back in front of the stream.
     pub(crate) fn unread(&mut self, prefix: Bytes) {
-        self.prefix = prefix;
+        self.io.unread(prefix);
     }
 
     /// The connection speaks HTTP/1, and the head that began arriving has
@@ -83,17 +82,6 @@ impl<T: AsyncRead + Unpin> AsyncRead for Plaintext<T> {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        if !self.prefix.is_empty() {
-            let n = self.prefix.len().min(buf.remaining());
-            let head = self.prefix.split_to(n);
-            buf.put_slice(&head);
-            if self.prefix.is_empty() {
-                // An empty `Bytes` split off a buffer still holds the whole
-                // buffer: let it go, idle connections should cost little.
-                self.prefix = Bytes::new();
-            }
-            return Poll::Ready(Ok(()));
-        }
         let before = buf.filled().len();
         let res = Pin::new(&mut self.io).poll_read(cx, buf);
         if let Poll::Ready(Ok(())) = res {
@@ -163,17 +151,6 @@ mod tests {
         let (ours, theirs) = tokio::io::duplex(1024);
         let activity = Arc::new(Activity::default());
         (Plaintext::new(ours, activity.clone()), theirs, activity)
-    }
-
-    #[tokio::test]
-    async fn bytes_read_ahead_come_first() {
-        let (mut io, mut client, _activity) = plain();
-        io.unread(Bytes::from_static(b"GET "));
-        client.write_all(b"/ HTTP/1.1\r\n").await.unwrap();
-        let mut buf = [0u8; 64];
-        assert_eq!(io.read(&mut buf).await.unwrap(), 4);
-        let n = io.read(&mut buf).await.unwrap();
-        assert_eq!(&buf[..n], b"/ HTTP/1.1\r\n");
     }
 
     #[tokio::test]

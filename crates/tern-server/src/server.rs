@@ -265,8 +265,8 @@ fn worker(
     };
     rt.block_on(async {
         let mut mine = Vec::new();
-        for l in listeners.iter() {
-            match l.register() {
+        for (index, l) in listeners.iter().enumerate() {
+            match l.register(index) {
                 Ok(l) => mine.push(l),
                 Err(e) => {
                     let _ = ready.send(Err(e)).await;
@@ -331,10 +331,11 @@ async fn accept_loop(me: usize, listener: WorkerListener, w: Workers) {
         let shared = w.shared.clone();
         let cancel = w.drain.clone();
         let counted = w.balance.opened(me);
+        let index = listener.index();
         w.conns.spawn(async move {
             match stream {
-                Stream::Tcp(s) => conn::serve(s, info, shared, cancel).await,
-                Stream::Unix(s) => conn::serve(s, info, shared, cancel).await,
+                Stream::Tcp(s) => conn::serve(s, info, index, shared, cancel).await,
+                Stream::Unix(s) => conn::serve(s, info, index, shared, cancel).await,
             }
             drop(counted);
             drop(permit);
@@ -404,6 +405,7 @@ mod tests {
         let site = Site {
             router,
             limits: config.limits,
+            tls: Vec::new(),
             sinks: Sinks::default(),
             grace_period: Duration::from_secs(1),
         };

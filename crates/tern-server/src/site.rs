@@ -2,6 +2,7 @@
 //! and swapped whole on reload (requests in flight keep the one they started
 //! with).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tern_config::Limits;
@@ -17,6 +18,10 @@ pub struct Site {
     pub router: Router,
     /// Request and connection limits.
     pub limits: Limits,
+    /// Each listener's TLS, by its place in the list the server runs
+    /// (`None`, or no entry: plain HTTP). Here rather than in the
+    /// listener, so that a reload rotates certificates.
+    pub tls: Vec<Option<Arc<tokio_rustls::rustls::ServerConfig>>>,
     /// Where finished requests are reported (the log phase).
     pub sinks: Sinks,
     /// How long requests in flight may take to finish at shutdown.

@@ -83,6 +83,7 @@ impl Req {
                 peer: PeerAddr::Tcp(([127, 0, 0, 1], 40000).into()),
                 local: PeerAddr::Tcp(([127, 0, 0, 1], 8080).into()),
                 secure: false,
+                tls: None,
             }),
             route: RouteMatch {
                 site: Arc::from("test"),

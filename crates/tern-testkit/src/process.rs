@@ -77,7 +77,7 @@ impl Tern {
         // Keep draining stdout so the child never blocks on it.
         std::thread::spawn(move || for _ in lines {});
         let addr = first
-            .split("http://")
+            .split("://")
             .nth(1)
             .and_then(|s| s.trim_end_matches('/').parse().ok())
             .unwrap_or_else(|| panic!("no address in {first:?}"));

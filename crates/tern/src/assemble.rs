@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use tern_accesslog::AccessLog;
-use tern_config::{Config, HandlerConfig, Route, RouteMatcher};
+use tern_config::{Config, HandlerConfig, ListenAddr, Route, RouteMatcher};
 use tern_handler::Handler;
 use tern_server::{HeaderRules, Match, Router, Sinks, Site, SiteRoutes};
 use tern_static::{FileCache, StaticFiles};
@@ -19,6 +19,9 @@ pub(crate) struct Generation {
     /// entries are keyed by their site's static settings, so the sites a
     /// reload leaves unchanged keep theirs warm.
     pub(crate) cache: Option<Arc<FileCache>>,
+    /// The addresses the server listens on, as bound at start (a reload
+    /// does not rebind): `Site::tls` follows their order.
+    pub(crate) bound: Arc<[ListenAddr]>,
 }
 
 /// Builds a site, and the generation it makes. `previous` is the running
@@ -34,6 +37,23 @@ pub(crate) fn build(
         _ => cfg.cache.enabled.then(|| FileCache::new(&cfg.cache)),
     };
     let router = routes(&cfg, &cache, Start::Yes)?;
+    let bound: Arc<[ListenAddr]> = match previous {
+        Some((g, _)) => g.bound.clone(),
+        None => cfg.listeners.iter().map(|l| l.addr.clone()).collect(),
+    };
+    let built = tls(&cfg)?;
+    // In the order of the bound listeners: a listener the new
+    // configuration drops (it stays bound until a restart) keeps its TLS.
+    let tls = bound
+        .iter()
+        .enumerate()
+        .map(
+            |(i, addr)| match cfg.listeners.iter().position(|l| &l.addr == addr) {
+                Some(j) => built[j].clone(),
+                None => previous.and_then(|(_, s)| s.tls.get(i).cloned().flatten()),
+            },
+        )
+        .collect();
     let access_log = match &cfg.access_log {
         None => None,
         Some(al) => {
@@ -52,10 +72,11 @@ pub(crate) fn build(
     let site = Site {
         router,
         limits: cfg.limits.clone(),
+        tls,
         sinks: Sinks { access_log },
         grace_period: cfg.server.grace_period,
     };
-    Ok((site, Generation { cfg, cache }))
+    Ok((site, Generation { cfg, cache, bound }))
 }
 
 /// A route's name in pool log lines: `site /prefix` or `site *.ext`.
@@ -72,7 +93,23 @@ fn route_name(site: &str, m: &RouteMatcher) -> String {
 /// reason. Persistent routes stop short of their pools: nothing is
 /// spawned or connected to, no file written.
 pub(crate) fn check(cfg: &Config) -> anyhow::Result<()> {
+    tls(cfg)?;
     routes(cfg, &None, Start::No).map(drop)
+}
+
+/// Each listener's TLS, in the listeners' order: certificates read and
+/// checked against their keys.
+fn tls(cfg: &Config) -> anyhow::Result<Vec<Option<Arc<tern_tls::rustls::ServerConfig>>>> {
+    cfg.listeners
+        .iter()
+        .map(|l| {
+            l.tls
+                .as_ref()
+                .map(tern_tls::server_config)
+                .transpose()
+                .with_context(|| format!("listener {}", l.addr))
+        })
+        .collect()
 }
 
 /// Whether persistent routes start their pools (processes, connections).

@@ -28,6 +28,13 @@ pub(crate) struct ServeArgs {
     /// listeners; may be repeated.
     #[arg(long)]
     listen: Vec<String>,
+    /// Serve TLS on every listener with this certificate chain (PEM);
+    /// needs --tls-key.
+    #[arg(long, requires = "tls_key", value_name = "FILE")]
+    tls_cert: Option<PathBuf>,
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long, requires = "tls_cert", value_name = "FILE")]
+    tls_key: Option<PathBuf>,
     /// Switch the file cache off.
     #[arg(long)]
     no_cache: bool,
@@ -44,6 +51,7 @@ enum Source {
 
 struct Overrides {
     listen: Vec<ListenAddr>,
+    tls: Option<tern_config::TlsConfig>,
     no_cache: bool,
     workers: Option<usize>,
 }
@@ -54,8 +62,16 @@ impl Overrides {
             cfg.listeners = self
                 .listen
                 .iter()
-                .map(|a| tern_config::Listener { addr: a.clone() })
+                .map(|a| tern_config::Listener {
+                    addr: a.clone(),
+                    tls: None,
+                })
                 .collect();
+        }
+        if let Some(tls) = &self.tls {
+            for l in &mut cfg.listeners {
+                l.tls = Some(tls.clone());
+            }
         }
         if self.no_cache {
             cfg.cache.enabled = false;
@@ -134,8 +150,21 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 .with_context(|| format!("--listen {l}"))?,
         );
     }
+    let tls = match (args.tls_cert, args.tls_key) {
+        (Some(cert), Some(key)) => Some(tern_config::TlsConfig {
+            certificates: vec![tern_config::CertificateConfig {
+                cert: std::path::absolute(&cert).unwrap_or(cert),
+                key: std::path::absolute(&key).unwrap_or(key),
+                origin: "--tls-cert/--tls-key".into(),
+            }],
+            profile: Default::default(),
+            unknown_names: Default::default(),
+        }),
+        _ => None,
+    };
     let ov = Overrides {
         listen,
+        tls,
         no_cache: args.no_cache,
         workers: args.workers,
     };
@@ -178,11 +207,12 @@ async fn run_server(cfg: Config, source: Source, ov: Overrides, demo: bool) -> a
     }
     {
         let mut out = std::io::stdout().lock();
-        for l in &listeners {
+        for (l, c) in listeners.iter().zip(&cfg.listeners) {
             let what = if demo { "the demo site " } else { "" };
+            let scheme = if c.tls.is_some() { "https" } else { "http" };
             match l.local_addr() {
                 tern_handler::PeerAddr::Tcp(a) => {
-                    writeln!(out, "tern: serving {what}on http://{a}/").ok()
+                    writeln!(out, "tern: serving {what}on {scheme}://{a}/").ok()
                 }
                 other => writeln!(out, "tern: serving {what}on {other}").ok(),
             };
@@ -272,7 +302,13 @@ async fn reload(
     ov: &Overrides,
 ) -> anyhow::Result<Generation> {
     let cfg = load(source, ov)?;
-    if cfg.listeners != old.cfg.listeners {
+    let addresses = |c: &Config| {
+        c.listeners
+            .iter()
+            .map(|l| l.addr.clone())
+            .collect::<Vec<_>>()
+    };
+    if addresses(&cfg) != addresses(&old.cfg) {
         tracing::warn!("listeners changed: the new listeners take effect after a restart");
     }
     let current = handle.site();

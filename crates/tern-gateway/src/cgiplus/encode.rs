@@ -153,6 +153,7 @@ mod tests {
                 peer: PeerAddr::Tcp("127.0.0.1:5000".parse().unwrap()),
                 local: PeerAddr::Tcp("127.0.0.1:80".parse().unwrap()),
                 secure: false,
+                tls: None,
             },
             script: ScriptVars {
                 script_name: "/s",

@@ -169,6 +169,7 @@ impl Call {
                 peer: PeerAddr::Tcp("127.0.0.1:40000".parse().unwrap()),
                 local: PeerAddr::Tcp("127.0.0.1:8080".parse().unwrap()),
                 secure: false,
+                tls: None,
             },
             script: ScriptVars {
                 script_name: "/cgi-bin/script",

@@ -115,6 +115,7 @@ pub(crate) fn cgi_env(method: &str, target: &str, body_len: Option<u64>, script:
         peer: PeerAddr::Tcp("127.0.0.1:40000".parse().unwrap()),
         local: PeerAddr::Tcp("127.0.0.1:8080".parse().unwrap()),
         secure: false,
+        tls: None,
     };
     let script_name = parts.uri.path().to_owned();
     env::build(&EnvInput {

@@ -226,6 +226,7 @@ pub(crate) async fn send(
             peer: PeerAddr::Tcp("127.0.0.1:40000".parse().unwrap()),
             local: PeerAddr::Tcp("127.0.0.1:8080".parse().unwrap()),
             secure: false,
+            tls: None,
         }),
         route: RouteMatch {
             site: Arc::from("test"),

@@ -45,6 +45,7 @@ async fn serve(h: Wasm, limit: u64) -> SocketAddr {
                                 peer: PeerAddr::Tcp(peer),
                                 local: PeerAddr::Tcp(local),
                                 secure: false,
+                                tls: None,
                             }),
                             route: RouteMatch {
                                 site: Arc::from("test"),

@@ -10,6 +10,7 @@ mod listeners;
 mod logs;
 mod persistent;
 mod static_matrix;
+mod tls;
 mod traversal;
 mod wasm;
 

@@ -1,0 +1,113 @@
+//! The TLS handshake of a connection on a TLS listener, in the connection's
+//! own task (never the accept loop), under the header-read timeout that
+//! `TimedIo` below it keeps from accept.
+//!
+//! The first byte read tells a TLS client (a handshake record, 22) from
+//! one that spoke plain HTTP to this port; that one gets a 400 saying so,
+//! as nginx answers, and the connection closes.
+
+use std::sync::Arc;
+
+use bytes::BytesMut;
+use tern_handler::{ConnInfo, TlsInfo};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio_rustls::rustls::{ProtocolVersion, ServerConfig, ServerConnection};
+use tokio_rustls::server::TlsStream;
+use tokio_rustls::TlsAcceptor;
+use tokio_util::sync::CancellationToken;
+
+use crate::rewind::Rewind;
+use crate::timeout::{Activity, Expired, TimedIo};
+
+/// A TLS record's first byte when it carries a handshake.
+const HANDSHAKE_RECORD: u8 = 22;
+
+const PLAIN_HTTP_ANSWER: &[u8] = b"HTTP/1.1 400 Bad Request\r\n\
+Content-Type: text/plain; charset=utf-8\r\n\
+Content-Length: 51\r\n\
+Connection: close\r\n\
+\r\n\
+This port speaks HTTPS: use https:// to reach it.\r\n";
+
+/// Runs the handshake on `io` with `cfg`; on success records what it
+/// settled in `conn` and gives the encrypted stream. `None` when the
+/// connection is over (one log line says why, unless the client just
+/// went away or the server is stopping).
+pub(crate) async fn handshake<I>(
+    mut io: TimedIo<I>,
+    cfg: Arc<ServerConfig>,
+    conn: &mut ConnInfo,
+    activity: &Activity,
+    cancel: &CancellationToken,
+) -> Option<TlsStream<Rewind<TimedIo<I>>>>
+where
+    I: AsyncRead + AsyncWrite + Unpin,
+{
+    let mut first = BytesMut::with_capacity(512);
+    let read = tokio::select! {
+        r = io.read_buf(&mut first) => r,
+        _ = cancel.cancelled() => return None,
+    };
+    match read {
+        Ok(0) => return None,
+        Ok(_) => {}
+        Err(e) => {
+            crate::conn::report(&e, conn, activity.expired());
+            return None;
+        }
+    }
+    if first[0] != HANDSHAKE_RECORD {
+        if first[0].is_ascii_alphabetic() {
+            tracing::warn!(peer = %conn.peer, "400: plain HTTP request sent to a TLS listener");
+            let _ = io.write_all(PLAIN_HTTP_ANSWER).await;
+            let _ = io.shutdown().await;
+        } else {
+            tracing::warn!(peer = %conn.peer, "TLS handshake failed: the client did not start one");
+        }
+        return None;
+    }
+    let mut io = Rewind::new(io);
+    io.unread(first.freeze());
+    let accepted = tokio::select! {
+        r = TlsAcceptor::from(cfg).accept(io) => r,
+        _ = cancel.cancelled() => return None,
+    };
+    match accepted {
+        Ok(stream) => {
+            conn.secure = true;
+            conn.tls = Some(info(stream.get_ref().1));
+            Some(stream)
+        }
+        Err(e) => {
+            if activity.expired() == Some(Expired::HeaderRead) {
+                tracing::warn!(peer = %conn.peer, "TLS handshake not finished within header_read_timeout");
+            } else if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                tracing::debug!(peer = %conn.peer, "the client left during the TLS handshake");
+            } else {
+                tracing::warn!(peer = %conn.peer, "TLS handshake failed: {e}");
+            }
+            None
+        }
+    }
+}
+
+/// What the handshake settled.
+fn info(c: &ServerConnection) -> TlsInfo {
+    TlsInfo {
+        sni: c.server_name().map(Box::from),
+        protocol: match c.protocol_version() {
+            Some(ProtocolVersion::TLSv1_3) => "TLSv1.3",
+            Some(ProtocolVersion::TLSv1_2) => "TLSv1.2",
+            _ => "TLS",
+        },
+        cipher: c
+            .negotiated_cipher_suite()
+            .and_then(|s| s.suite().as_str())
+            .unwrap_or("unknown"),
+        alpn: match c.alpn_protocol() {
+            Some(b"h2") => Some("h2"),
+            Some(b"http/1.1") => Some("http/1.1"),
+            _ => None,
+        },
+    }
+}

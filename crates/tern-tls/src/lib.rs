@@ -1,0 +1,80 @@
+//! tern's TLS, on rustls: a listener's [`TlsConfig`] becomes the rustls
+//! [`ServerConfig`] its connections handshake with.
+//!
+//! - **Certificates** are read and checked when the configuration is built
+//!   (`tern check` as `serve`): the chain parses, the key matches the
+//!   certificate, the names it is valid for are known, and an expired one
+//!   is reported (`certs.rs`).
+//! - **Choice per handshake** (`resolve.rs`): by the name the client asks
+//!   for (SNI: exact names, then wildcards), then by the signature schemes
+//!   it offers (an ECDSA and an RSA certificate for the same names);
+//!   a client naming no configured host gets the first certificate, or is
+//!   refused.
+//! - **Protocols**: TLS 1.2 and 1.3 (Mozilla's "intermediate"; rustls
+//!   offers only AEAD suites with forward secrecy), or 1.3 alone
+//!   ("modern"). ALPN `h2` and `http/1.1`.
+//! - **Resumption**, on by default: TLS 1.3 (and 1.2) tickets under keys
+//!   that rotate, and a cache of TLS 1.2 sessions.
+#![forbid(unsafe_code)]
+
+mod certs;
+mod resolve;
+
+use std::sync::Arc;
+
+use rustls::crypto::CryptoProvider;
+use rustls::server::{ServerConfig, ServerSessionMemoryCache};
+use rustls::version::{TLS12, TLS13};
+use tern_config::{TlsConfig, TlsProfile, UnknownNames};
+
+pub use rustls;
+
+/// TLS 1.2 sessions kept for resumption by session id (nginx's
+/// `ssl_session_cache shared:SSL:10m` holds about 40 000).
+const SESSION_CACHE: usize = 20_000;
+
+/// Why a listener's TLS could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A certificate or key that cannot be used; `origin` says where it is
+    /// configured (`file:line: key`).
+    #[error("{origin}: {reason}")]
+    Certificate {
+        /// Where the pair is configured.
+        origin: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// rustls refused the configuration.
+    #[error("TLS: {0}")]
+    Rustls(#[from] rustls::Error),
+}
+
+/// The rustls configuration of a listener with `cfg`.
+pub fn server_config(cfg: &TlsConfig) -> Result<Arc<ServerConfig>, Error> {
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let loaded = cfg
+        .certificates
+        .iter()
+        .map(|c| certs::load(c, &provider))
+        .collect::<Result<Vec<_>, _>>()?;
+    let resolver = resolve::ByName::new(loaded, cfg.unknown_names == UnknownNames::Default);
+    let versions: &[&rustls::SupportedProtocolVersion] = match cfg.profile {
+        TlsProfile::Intermediate => &[&TLS13, &TLS12],
+        TlsProfile::Modern => &[&TLS13],
+    };
+    let mut sc = ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(versions)?
+        .with_no_client_auth()
+        .with_cert_resolver(Arc::new(resolver));
+    sc.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    sc.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE);
+    sc.ticketer = rustls::crypto::aws_lc_rs::Ticketer::new()?;
+    Ok(Arc::new(sc))
+}
+
+/// The provider [`server_config`] uses, for callers that need its
+/// algorithms (a client in the tests, the bench).
+pub fn provider() -> CryptoProvider {
+    rustls::crypto::aws_lc_rs::default_provider()
+}

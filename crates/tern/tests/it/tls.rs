@@ -1,0 +1,404 @@
+//! TLS listeners, driven by real TLS clients (curl and `openssl s_client`):
+//! certificates chosen by SNI and by key type, ALPN, session resumption,
+//! what CGI programs see, plain HTTP sent to a TLS port, a handshake that
+//! stalls, and certificates that cannot be used — refused by `tern check`
+//! and, on reload, while the old one keeps serving.
+
+use std::io::{Read as _, Write as _};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+
+use crate::{config, docroot, Tern, BIN};
+
+/// A test CA, its root in `dir/name-ca.pem`.
+struct Ca {
+    issuer: CertifiedIssuer<'static, KeyPair>,
+}
+
+impl Ca {
+    fn new(dir: &Path, name: &str) -> Ca {
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, format!("tern test CA {name}"));
+        let issuer = CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap();
+        std::fs::write(dir.join(format!("{name}-ca.pem")), issuer.pem()).unwrap();
+        Ca { issuer }
+    }
+
+    /// A certificate for `names` with a key of `alg`, written to
+    /// `dir/file.pem` and `dir/file.key`.
+    fn issue(
+        &self,
+        dir: &Path,
+        file: &str,
+        names: &[&str],
+        alg: &'static rcgen::SignatureAlgorithm,
+    ) {
+        let mut params =
+            CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+                .unwrap();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, format!("{file} {}", names[0]));
+        let key = KeyPair::generate_for(alg).unwrap();
+        let cert = params.signed_by(&key, &self.issuer).unwrap();
+        std::fs::write(dir.join(format!("{file}.pem")), cert.pem()).unwrap();
+        std::fs::write(dir.join(format!("{file}.key")), key.serialize_pem()).unwrap();
+    }
+}
+
+const ECDSA: &rcgen::SignatureAlgorithm = &rcgen::PKCS_ECDSA_P256_SHA256;
+const RSA: &rcgen::SignatureAlgorithm = &rcgen::PKCS_RSA_SHA256;
+
+/// A TLS listener serving `{dir}/www` with the certificates `files` (each
+/// `{dir}/F.pem` and `{dir}/F.key`), `tls_extra` in its tls table.
+fn tls_config(files: &[&str], tls_extra: &str, top: &str, site_extra: &str) -> String {
+    let certs = files
+        .iter()
+        .map(|f| format!("{{ cert = \"{{dir}}/{f}.pem\", key = \"{{dir}}/{f}.key\" }}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    config(
+        &format!("[listen.tls]\ncertificates = [{certs}]\n{tls_extra}\n{top}"),
+        site_extra,
+    )
+}
+
+/// curl, trusting `ca`, to `https://{name}:{port}{path}` reached at the
+/// server's address; `-w` prints the HTTP version after the body.
+fn curl(t: &Tern, ca: &Path, name: &str, path: &str, extra: &[&str]) -> Output {
+    let port = t.addr().port();
+    let out = Command::new("curl")
+        .args(["-sS", "--max-time", "20", "--cacert"])
+        .arg(ca)
+        .arg("--resolve")
+        .arg(format!("{name}:{port}:127.0.0.1"))
+        .args(["-w", "\n%{http_version}"])
+        .args(extra)
+        .arg(format!("https://{name}:{port}{path}"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("run curl");
+    out
+}
+
+fn ok_body(out: &Output, t: &Tern) -> String {
+    assert!(
+        out.status.success(),
+        "curl failed: {}\nlog:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        t.log()
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `openssl s_client` to the server with `args`, sending `input`;
+/// stdout and stderr together.
+fn s_client(t: &Tern, args: &[&str], input: &str) -> (bool, String) {
+    let mut child = Command::new("openssl")
+        .arg("s_client")
+        .arg("-connect")
+        .arg(t.addr().to_string())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run openssl");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    (out.status.success(), text)
+}
+
+#[test]
+fn sni_chooses_the_certificate_and_alpn_the_protocol() {
+    let dir = docroot(&[("index.html", b"hello over tls")]);
+    let ca = Ca::new(dir.path(), "one");
+    ca.issue(dir.path(), "a", &["a.test"], ECDSA);
+    ca.issue(dir.path(), "b", &["*.b.test", "b.test"], ECDSA);
+    let t = Tern::start_in(BIN, &tls_config(&["a", "b"], "", "", ""), dir);
+    let root = t.file("one-ca.pem");
+
+    for name in ["a.test", "x.b.test", "b.test"] {
+        let body = ok_body(&curl(&t, &root, name, "/", &["--http2"]), &t);
+        assert_eq!(body, "hello over tls\n2", "{name}");
+    }
+    let body = ok_body(&curl(&t, &root, "a.test", "/", &["--http1.1"]), &t);
+    assert_eq!(body, "hello over tls\n1.1");
+    // A wildcard covers one label only.
+    let out = curl(&t, &root, "y.x.b.test", "/", &[]);
+    assert!(!out.status.success(), "a two-label name matched *.b.test");
+}
+
+#[test]
+fn an_ecdsa_and_an_rsa_certificate_for_the_same_names_each_go_to_who_can_use_it() {
+    let dir = docroot(&[("index.html", b"x")]);
+    let ca = Ca::new(dir.path(), "one");
+    ca.issue(dir.path(), "ec", &["a.test"], ECDSA);
+    ca.issue(dir.path(), "rsa", &["a.test"], RSA);
+    let t = Tern::start_in(BIN, &tls_config(&["ec", "rsa"], "", "", ""), dir);
+    let cert_of = |sigalgs: &str| {
+        let (ok, text) = s_client(
+            &t,
+            &["-servername", "a.test", "-tls1_3", "-sigalgs", sigalgs],
+            "",
+        );
+        assert!(ok, "{sigalgs}: {text}\nlog:\n{}", t.log());
+        text.lines()
+            .find(|l| l.starts_with("subject="))
+            .unwrap_or_else(|| panic!("no subject in {text}"))
+            .to_owned()
+    };
+    assert!(cert_of("ecdsa_secp256r1_sha256").contains("ec a.test"));
+    assert!(cert_of("rsa_pss_rsae_sha256").contains("rsa a.test"));
+}
+
+#[test]
+fn unknown_names_get_the_first_certificate_or_are_refused() {
+    let dir = docroot(&[("index.html", b"x")]);
+    let ca = Ca::new(dir.path(), "one");
+    ca.issue(dir.path(), "a", &["a.test"], ECDSA);
+    ca.issue(dir.path(), "b", &["b.test"], ECDSA);
+    let t = Tern::start_in(BIN, &tls_config(&["a", "b"], "", "", ""), dir);
+    let (ok, text) = s_client(&t, &["-servername", "unknown.test"], "");
+    assert!(ok, "{text}");
+    assert!(text.contains("subject=CN = a a.test"), "{text}");
+    let (ok, text) = s_client(&t, &["-noservername"], "");
+    assert!(ok && text.contains("subject=CN = a a.test"), "{text}");
+
+    let dir = docroot(&[("index.html", b"x")]);
+    let ca = Ca::new(dir.path(), "one");
+    ca.issue(dir.path(), "a", &["a.test"], ECDSA);
+    let t = Tern::start_in(
+        BIN,
+        &tls_config(&["a"], "unknown_names = \"refuse\"", "", ""),
+        dir,
+    );
+    let (ok, text) = s_client(&t, &["-servername", "unknown.test"], "");
+    assert!(!ok, "an unknown name was served:\n{text}");
+    assert!(t.wait_log("TLS handshake failed"), "{}", t.log());
+    let (ok, text) = s_client(&t, &["-servername", "a.test"], "");
+    assert!(ok, "{text}");
+}
+
+#[test]
+fn modern_offers_tls13_only() {
+    let dir = docroot(&[("index.html", b"x")]);
+    let ca = Ca::new(dir.path(), "one");
+    ca.issue(dir.path(), "a", &["a.test"], ECDSA);
+    let t = Tern::start_in(
+        BIN,
+        &tls_config(&["a"], "profile = \"modern\"", "", ""),
+        dir,
+    );
+    let (ok, _) = s_client(&t, &["-servername", "a.test", "-tls1_2"], "");
+    assert!(!ok, "TLS 1.2 was accepted");
+    let (ok, text) = s_client(&t, &["-servername", "a.test", "-tls1_3"], "");
+    assert!(ok, "{text}");
+}
+
+#[test]
+fn sessions_resume_over_tls12_and_tls13() {
+    let dir = docroot(&[("index.html", b"x")]);
+    let ca = Ca::new(dir.path(), "one");
+    ca.issue(dir.path(), "a", &["a.test"], ECDSA);
+    let t = Tern::start_in(BIN, &tls_config(&["a"], "", "", ""), dir);
+    for version in ["-tls1_2", "-tls1_3"] {
+        let session = t.file(&format!("session{version}"));
+        let session = session.to_string_lossy();
+        // A request, so that a TLS 1.3 ticket (sent after the handshake)
+        // is read before the session is saved.
+        let get = "GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n";
+        let (ok, text) = s_client(
+            &t,
+            &[
+                "-servername",
+                "a.test",
+                version,
+                "-sess_out",
+                &session,
+                "-ign_eof",
+            ],
+            get,
+        );
+        assert!(ok && text.contains("New, "), "{version}: {text}");
+        let (ok, text) = s_client(
+            &t,
+            &[
+                "-servername",
+                "a.test",
+                version,
+                "-sess_in",
+                &session,
+                "-ign_eof",
+            ],
+            get,
+        );
+        assert!(
+            ok && text.contains("Reused, "),
+            "{version}: not resumed:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn cgi_programs_see_https_and_the_ssl_variables() {
+    let dir = docroot(&[("index.html", b"x")]);
+    tern_testkit::install(
+        &dir.path().join("cgi/env.cgi"),
+        b"#!/bin/sh\nprintf 'Content-Type: text/plain\\n\\n'\nenv\n",
+        0o755,
+    );
+    let ca = Ca::new(dir.path(), "one");
+    ca.issue(dir.path(), "a", &["a.test"], ECDSA);
+    let route = "[[site.route]]\nprefix = \"/cgi-bin\"\nhandler = \"cgi\"\ndir = \"{dir}/cgi\"\n";
+    let t = Tern::start_in(BIN, &tls_config(&["a"], "", "", route), dir);
+    let port = t.addr().port().to_string();
+    let body = ok_body(
+        &curl(
+            &t,
+            &t.file("one-ca.pem"),
+            "a.test",
+            "/cgi-bin/env.cgi",
+            &["--tlsv1.3"],
+        ),
+        &t,
+    );
+    let env: Vec<(&str, &str)> = body.lines().filter_map(|l| l.split_once('=')).collect();
+    let var = |n: &str| env.iter().find(|(k, _)| *k == n).map(|(_, v)| *v);
+    assert_eq!(var("HTTPS"), Some("on"), "{body}");
+    assert_eq!(var("REQUEST_SCHEME"), Some("https"));
+    assert_eq!(var("SERVER_PORT"), Some(port.as_str()));
+    assert_eq!(var("SSL_PROTOCOL"), Some("TLSv1.3"));
+    assert_eq!(var("SSL_TLS_SNI"), Some("a.test"));
+    assert!(
+        var("SSL_CIPHER").is_some_and(|c| c.starts_with("TLS13_")),
+        "{body}"
+    );
+}
+
+#[test]
+fn plain_http_sent_to_a_tls_port_is_answered_400_and_closed() {
+    let dir = docroot(&[("index.html", b"x")]);
+    let ca = Ca::new(dir.path(), "one");
+    ca.issue(dir.path(), "a", &["a.test"], ECDSA);
+    let t = Tern::start_in(BIN, &tls_config(&["a"], "", "", ""), dir);
+    let mut s = TcpStream::connect(t.addr()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")
+        .unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 400 "), "{answer}");
+    assert!(answer.contains("use https://"), "{answer}");
+    assert!(
+        t.wait_log("plain HTTP request sent to a TLS listener"),
+        "{}",
+        t.log()
+    );
+}
+
+#[test]
+fn a_handshake_that_stalls_is_closed_within_the_header_read_timeout() {
+    let dir = docroot(&[("index.html", b"x")]);
+    let ca = Ca::new(dir.path(), "one");
+    ca.issue(dir.path(), "a", &["a.test"], ECDSA);
+    let t = Tern::start_in(
+        BIN,
+        &tls_config(&["a"], "", "[limits]\nheader_read_timeout = \"1s\"\n", ""),
+        dir,
+    );
+    let mut s = TcpStream::connect(t.addr()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    // The start of a ClientHello record, and then nothing.
+    s.write_all(&[22, 3, 1, 0, 200, 1, 0]).unwrap();
+    let started = Instant::now();
+    let mut buf = [0u8; 64];
+    let n = s.read(&mut buf).unwrap_or(0);
+    assert_eq!(n, 0, "the server answered a stalled handshake");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert!(
+        t.wait_log("TLS handshake not finished within header_read_timeout"),
+        "{}",
+        t.log()
+    );
+    // Others are served meanwhile and after.
+    let (ok, text) = s_client(&t, &["-servername", "a.test"], "");
+    assert!(ok, "{text}");
+}
+
+#[test]
+fn check_names_file_line_and_key_of_a_key_that_does_not_match() {
+    let dir = docroot(&[("index.html", b"x")]);
+    let ca = Ca::new(dir.path(), "one");
+    ca.issue(dir.path(), "a", &["a.test"], ECDSA);
+    ca.issue(dir.path(), "b", &["b.test"], ECDSA);
+    let cfg = config(
+        "[listen.tls]\ncertificates = [\n  { cert = \"{dir}/a.pem\", key = \"{dir}/b.key\" },\n]\n",
+        "",
+    )
+    .replace("{dir}", &dir.path().to_string_lossy());
+    let file = dir.path().join("tern.toml");
+    std::fs::write(&file, cfg).unwrap();
+    let out = Command::new(BIN)
+        .args(["check", "--config"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("tern.toml:5: listen[0].tls.certificates[0]"),
+        "{err}"
+    );
+    assert!(err.contains("does not belong to the certificate"), "{err}");
+}
+
+#[test]
+fn a_reload_rotates_the_certificate_and_a_bad_new_one_leaves_the_old_serving() {
+    let dir = docroot(&[("index.html", b"rotating")]);
+    let one = Ca::new(dir.path(), "one");
+    let two = Ca::new(dir.path(), "two");
+    one.issue(dir.path(), "a", &["a.test"], ECDSA);
+    let t = Tern::start_in(BIN, &tls_config(&["a"], "", "", ""), dir);
+    let (root_one, root_two) = (t.file("one-ca.pem"), t.file("two-ca.pem"));
+    ok_body(&curl(&t, &root_one, "a.test", "/", &[]), &t);
+
+    // A certificate from another CA, and SIGHUP.
+    two.issue(t.path(), "a", &["a.test"], ECDSA);
+    t.signal(1);
+    let until = Instant::now() + Duration::from_secs(20);
+    while !curl(&t, &root_two, "a.test", "/", &[]).status.success() {
+        assert!(
+            Instant::now() < until,
+            "the new certificate is not served:\n{}",
+            t.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    // A key that does not match: the reload is refused, the served
+    // certificate stays.
+    two.issue(t.path(), "other", &["other.test"], ECDSA);
+    std::fs::copy(t.file("other.key"), t.file("a.key")).unwrap();
+    t.signal(1);
+    assert!(
+        t.wait_log("does not belong to the certificate"),
+        "{}",
+        t.log()
+    );
+    ok_body(&curl(&t, &root_two, "a.test", "/", &[]), &t);
+}
