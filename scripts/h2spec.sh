@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # HTTP/2 conformance: h2spec (the Go module, installed from the module proxy
-# when missing) against tern over cleartext HTTP/2 (prior knowledge), on a
-# static path and on a route that reads request bodies, with and without
-# --strict, RUNS times in a row each (default 5). Exits non-zero if any case
-# fails in any run.
+# when missing) against tern over cleartext HTTP/2 (prior knowledge) and over
+# TLS (ALPN h2, a self-signed certificate made with openssl), on a static path
+# and on a route that reads request bodies, with and without --strict, RUNS
+# times in a row each (default 5). Exits non-zero if any case fails in any
+# run.
 #
 # One case is expected to fail here and is not counted: http2/3.5/2, "Sends
 # invalid connection preface". tern's cleartext port serves HTTP/1.1 too, and
@@ -52,9 +53,17 @@ n=$(wc -c)
 printf 'Content-Type: text/plain\n\nread %s bytes\n' "$n"
 EOF
 chmod 755 "$work/cgi/echo"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+  -subj /CN=localhost -addext subjectAltName=DNS:localhost -days 2 \
+  -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
 cat >"$work/tern.toml" <<EOF
 [[listen]]
 address = "127.0.0.1:0"
+
+[[listen]]
+address = "127.0.0.1:0"
+[listen.tls]
+certificates = [{ cert = "$work/cert.pem", key = "$work/key.pem" }]
 
 [[site]]
 root = "$work/www"
@@ -68,27 +77,36 @@ EOF
 "$tern" serve --config "$work/tern.toml" >"$work/out" 2>"$work/log" &
 pid=$!
 port=""
+tls_port=""
 for _ in $(seq 1 100); do
   port=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$work/out" | head -1 | sed 's/.*://' || true)
-  [ -n "$port" ] && break
+  tls_port=$(grep -o 'https://127\.0\.0\.1:[0-9]*' "$work/out" | head -1 | sed 's/.*://' || true)
+  [ -n "$port" ] && [ -n "$tls_port" ] && break
   sleep 0.1
 done
-[ -n "$port" ] || { echo "h2spec.sh: tern did not start:" >&2; cat "$work/log" >&2; exit 1; }
+[ -n "$tls_port" ] || { echo "h2spec.sh: tern did not start:" >&2; cat "$work/log" >&2; exit 1; }
 
 failed=0
+for over in cleartext tls; do
 for path in /index.html /cgi-bin/echo; do
   for strict in "" "--strict"; do
     for run in $(seq 1 "$runs"); do
       out="$work/run.txt"
-      "$h2spec" -h 127.0.0.1 -p "$port" -P "$path" -o 3 $strict >"$out" 2>&1 || true
+      if [ "$over" = tls ]; then
+        "$h2spec" -h 127.0.0.1 -p "$tls_port" -t -k -P "$path" -o 3 $strict >"$out" 2>&1 || true
+        expected='^$'
+      else
+        "$h2spec" -h 127.0.0.1 -p "$port" -P "$path" -o 3 $strict >"$out" 2>&1 || true
+        expected='^http2/3[.]5/2: |^3[.]5/2: '
+      fi
       summary=$(grep -E '^[0-9]+ tests, [0-9]+ passed' "$out" | tail -1)
       # The failed cases as `section/case: title` (h2spec lists them under
       # their sections after "Failures:").
       fails=$(awk '/^Failures:/{f=1; next}
         f && match($0, /^ *[0-9.]+[.] /) { s=$0; sub(/^ */, "", s); sub(/[.] .*/, "", s); sect=s }
         f && /× [0-9]+:/ { t=$0; sub(/^.*× /, "", t); n=t; sub(/:.*/, "", n); sub(/^[0-9]+: /, "", t); print sect "/" n ": " t }' "$out" || true)
-      unexpected=$(printf '%s\n' "$fails" | grep -v -E '^$' | grep -v -E '^http2/3[.]5/2: |^3[.]5/2: ' || true)
-      echo "h2spec $path ${strict:-(default)} run $run: $summary"
+      unexpected=$(printf '%s\n' "$fails" | grep -v -E '^$' | grep -v -E "$expected" || true)
+      echo "h2spec $over $path ${strict:-(default)} run $run: $summary"
       if [ -n "$unexpected" ]; then
         failed=1
         echo "$unexpected" | sed 's/^/  FAILED: /'
@@ -97,9 +115,10 @@ for path in /index.html /cgi-bin/echo; do
     done
   done
 done
+done
 if [ "$failed" -ne 0 ]; then
   echo "h2spec: failures (tern's log follows)" >&2
   tail -50 "$work/log" >&2
   exit 1
 fi
-echo "h2spec: every case passed in every run (3.5/2 excepted on a cleartext port; see the header)"
+echo "h2spec: every case passed in every run, cleartext and TLS (3.5/2 excepted on the cleartext port; see the header)"

@@ -85,7 +85,9 @@ fn walk_top(w: &mut Walker<'_>, top: &mut Table<'_>) -> Option<Config> {
                         ListenAddr::Unix(p) => ListenAddr::Unix(w.relative(p)),
                         tcp => tcp,
                     };
-                    if listeners.iter().any(|l: &Listener| l.addr == addr) {
+                    // Port 0 asks the system for a port: each is its own.
+                    let ephemeral = matches!(&addr, ListenAddr::Tcp(a) if a.port() == 0);
+                    if !ephemeral && listeners.iter().any(|l: &Listener| l.addr == addr) {
                         w.error(
                             span,
                             t.key_path("address"),

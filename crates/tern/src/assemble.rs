@@ -41,18 +41,22 @@ pub(crate) fn build(
         Some((g, _)) => g.bound.clone(),
         None => cfg.listeners.iter().map(|l| l.addr.clone()).collect(),
     };
-    let built = tls(&cfg)?;
-    // In the order of the bound listeners: a listener the new
-    // configuration drops (it stays bound until a restart) keeps its TLS.
+    let mut built = tls(&cfg)?.into_iter().map(Some).collect::<Vec<_>>();
+    // In the order of the bound listeners, each matched to the first
+    // listener of the new configuration with its address not yet taken
+    // (several may ask for port 0); one the new configuration drops (it
+    // stays bound until a restart) keeps its TLS.
     let tls = bound
         .iter()
         .enumerate()
-        .map(
-            |(i, addr)| match cfg.listeners.iter().position(|l| &l.addr == addr) {
-                Some(j) => built[j].clone(),
+        .map(|(i, addr)| {
+            let mine =
+                |(j, l): &(usize, &tern_config::Listener)| &l.addr == addr && built[*j].is_some();
+            match cfg.listeners.iter().enumerate().find(mine) {
+                Some((j, _)) => built[j].take().flatten(),
                 None => previous.and_then(|(_, s)| s.tls.get(i).cloned().flatten()),
-            },
-        )
+            }
+        })
         .collect();
     let access_log = match &cfg.access_log {
         None => None,

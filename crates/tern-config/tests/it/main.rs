@@ -508,3 +508,51 @@ env = { A = "1" }
         "{msgs:#?}"
     );
 }
+
+#[test]
+fn listeners_with_tls_load_and_their_errors_name_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("www")).unwrap();
+    std::fs::write(dir.path().join("c.pem"), "").unwrap();
+    std::fs::write(dir.path().join("k.pem"), "").unwrap();
+    let cfg = load(&write(
+        dir.path(),
+        "[[listen]]\naddress = \"127.0.0.1:0\"\n\
+         [[listen]]\naddress = \"127.0.0.1:0\"\n\
+         [listen.tls]\ncertificates = [{ cert = \"c.pem\", key = \"k.pem\" }]\nprofile = \"modern\"\n\
+         [[site]]\nroot = \"www\"\n",
+    ))
+    .unwrap();
+    // Port 0 twice is two listeners, each on its own port.
+    assert_eq!(cfg.listeners.len(), 2);
+    assert_eq!(cfg.listeners[0].tls, None);
+    let tls = cfg.listeners[1].tls.as_ref().unwrap();
+    assert_eq!(tls.profile, TlsProfile::Modern);
+    assert_eq!(tls.unknown_names, UnknownNames::Default);
+    assert_eq!(tls.certificates[0].cert, dir.path().join("c.pem"));
+    assert!(
+        tls.certificates[0]
+            .origin
+            .ends_with("tern.toml:6: listen[1].tls.certificates[0]"),
+        "{}",
+        tls.certificates[0].origin
+    );
+
+    let text: Vec<String> = errors(
+        dir.path(),
+        "[[listen]]\naddress = \"127.0.0.1:8443\"\n\
+         [listen.tls]\ncertificates = [{ cert = \"missing.pem\" }]\nprofile = \"old\"\nciphers = \"RC4\"\n\
+         [[site]]\nroot = \"www\"\n",
+    )
+    .iter()
+    .map(ToString::to_string)
+    .collect();
+    let has = |s: &str| text.iter().any(|t| t.contains(s));
+    assert!(has(":4: listen[0].tls.certificates[0].cert: `"), "{text:?}");
+    assert!(
+        has(":4: listen[0].tls.certificates[0].key: missing"),
+        "{text:?}"
+    );
+    assert!(has(":5: listen[0].tls.profile: `old`"), "{text:?}");
+    assert!(has(":6: listen[0].tls.ciphers: unknown key"), "{text:?}");
+}
