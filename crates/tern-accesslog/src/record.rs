@@ -1,5 +1,6 @@
 //! The access record: everything one log line can say about one request.
 
+use std::borrow::Cow;
 use std::net::IpAddr;
 use std::time::{Duration, SystemTime};
 
@@ -41,4 +42,8 @@ pub struct AccessRecord {
     pub duration: Duration,
     /// The id the server gave the request (written as 16 hex digits).
     pub request_id: u64,
+    /// The TLS version (`TLSv1.3`) of a request over TLS; JSON only.
+    pub tls_protocol: Option<Cow<'static, str>>,
+    /// The TLS cipher suite's IANA name of a request over TLS; JSON only.
+    pub tls_cipher: Option<Cow<'static, str>>,
 }

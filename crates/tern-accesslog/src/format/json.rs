@@ -2,8 +2,10 @@
 //! stable key names.
 //!
 //! ```text
-//! {"time":"2000-10-10T20:55:36.123Z","remote":"192.0.2.7","remote_port":50312,"user":null,"method":"GET","target":"/x?y=1","protocol":"HTTP/1.1","status":200,"bytes":2326,"referer":null,"user_agent":"curl/8.5.0","host":"example.com","duration_ms":1.25,"request_id":"00000000000004d2"}
+//! {"time":"2000-10-10T20:55:36.123Z","remote":"192.0.2.7","remote_port":50312,"user":null,"method":"GET","target":"/x?y=1","protocol":"HTTP/1.1","status":200,"bytes":2326,"referer":null,"user_agent":"curl/8.5.0","host":"example.com","duration_ms":1.25,"request_id":"00000000000004d2","tls_protocol":"TLSv1.3","tls_cipher":"TLS13_AES_128_GCM_SHA256"}
 //! ```
+//!
+//! `tls_protocol` and `tls_cipher` are null for a request over plain HTTP.
 //!
 //! One struct describes both directions, so rendering and parsing cannot
 //! disagree on a key. Parsing requires `time`, `method`, `target` and
@@ -47,6 +49,10 @@ struct JsonLine<'a> {
     duration_ms: DurationMs,
     #[serde(default)]
     request_id: RequestId,
+    #[serde(borrow, default)]
+    tls_protocol: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    tls_cipher: Option<Cow<'a, str>>,
 }
 
 pub(crate) fn render(rec: &AccessRecord, out: &mut Vec<u8>) {
@@ -65,6 +71,8 @@ pub(crate) fn render(rec: &AccessRecord, out: &mut Vec<u8>) {
         host: rec.host.as_deref().map(Cow::Borrowed),
         duration_ms: DurationMs(rec.duration),
         request_id: RequestId(rec.request_id),
+        tls_protocol: rec.tls_protocol.as_deref().map(Cow::Borrowed),
+        tls_cipher: rec.tls_cipher.as_deref().map(Cow::Borrowed),
     };
     // Every field is a string, a number or null, and a Vec takes any
     // write: serde_json has no error to report here.
@@ -90,6 +98,8 @@ pub(crate) fn parse(line: &str) -> Result<AccessRecord, ParseError> {
         host: owned(line.host),
         duration: line.duration_ms.0,
         request_id: line.request_id.0,
+        tls_protocol: owned(line.tls_protocol).map(Cow::Owned),
+        tls_cipher: owned(line.tls_cipher).map(Cow::Owned),
     })
 }
 

@@ -105,6 +105,8 @@ pub(crate) fn parse(variant: Variant, line: &str) -> Result<AccessRecord, ParseE
         host: None,
         duration: Duration::ZERO,
         request_id: 0,
+        tls_protocol: None,
+        tls_cipher: None,
     })
 }
 

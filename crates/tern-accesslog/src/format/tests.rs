@@ -1,5 +1,6 @@
 //! Golden lines, round trips and real-world lines for every format.
 
+use std::borrow::Cow;
 use std::net::IpAddr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -35,6 +36,8 @@ fn frank() -> AccessRecord {
         host: some("example.com"),
         duration: Duration::from_micros(1250),
         request_id: 1234,
+        tls_protocol: None,
+        tls_cipher: None,
     }
 }
 
@@ -83,6 +86,8 @@ fn carried(format: LogFormat, rec: &AccessRecord) -> AccessRecord {
     rec.host = None;
     rec.duration = Duration::ZERO;
     rec.request_id = 0;
+    rec.tls_protocol = None;
+    rec.tls_cipher = None;
     if format == LogFormat::Common {
         rec.referer = None;
         rec.user_agent = None;
@@ -104,7 +109,7 @@ fn golden_lines() {
     );
     assert_eq!(
         line(LogFormat::Json, &rec),
-        r#"{"time":"2000-10-10T20:55:36.123Z","remote":"192.0.2.7","remote_port":50312,"user":"frank","method":"GET","target":"/apache_pb.gif?x=1","protocol":"HTTP/1.0","status":200,"bytes":2326,"referer":"http://example.com/start.html","user_agent":"Mozilla/4.08 [en] (Win98; I ;Nav)","host":"example.com","duration_ms":1.25,"request_id":"00000000000004d2"}"#
+        r#"{"time":"2000-10-10T20:55:36.123Z","remote":"192.0.2.7","remote_port":50312,"user":"frank","method":"GET","target":"/apache_pb.gif?x=1","protocol":"HTTP/1.0","status":200,"bytes":2326,"referer":"http://example.com/start.html","user_agent":"Mozilla/4.08 [en] (Win98; I ;Nav)","host":"example.com","duration_ms":1.25,"request_id":"00000000000004d2","tls_protocol":null,"tls_cipher":null}"#
             .to_owned()
             + "\n"
     );
@@ -121,7 +126,7 @@ fn golden_lines_escape_hostile_values() {
     );
     assert_eq!(
         line(LogFormat::Json, &rec),
-        r#"{"time":"2000-10-10T20:55:36.123Z","remote":null,"remote_port":null,"user":"a b\"c","method":"GET","target":"/p\"q\\r\u0001","protocol":"HTTP/1.1","status":400,"bytes":0,"referer":"-","user_agent":"x\"\n127.0.0.1 - - [01/Jan/2000:00:00:00 +0000] \"GET /forged HTTP/1.1\" 200 1 é\\","host":null,"duration_ms":1.25,"request_id":"00000000000004d2"}"#
+        r#"{"time":"2000-10-10T20:55:36.123Z","remote":null,"remote_port":null,"user":"a b\"c","method":"GET","target":"/p\"q\\r\u0001","protocol":"HTTP/1.1","status":400,"bytes":0,"referer":"-","user_agent":"x\"\n127.0.0.1 - - [01/Jan/2000:00:00:00 +0000] \"GET /forged HTTP/1.1\" 200 1 é\\","host":null,"duration_ms":1.25,"request_id":"00000000000004d2","tls_protocol":null,"tls_cipher":null}"#
             .to_owned()
             + "\n"
     );
@@ -278,6 +283,7 @@ prop_compose! {
         ),
         duration_nanos in 0..86_400_000_000_000u64,
         request_id in any::<u64>(),
+        (tls_protocol, tls_cipher) in (proptest::option::of(text()), proptest::option::of(text())),
     ) -> AccessRecord {
         AccessRecord {
             time: UNIX_EPOCH + Duration::new(secs, nanos),
@@ -285,6 +291,8 @@ prop_compose! {
             referer, user_agent, host,
             duration: Duration::from_nanos(duration_nanos),
             request_id,
+            tls_protocol: tls_protocol.map(Cow::Owned),
+            tls_cipher: tls_cipher.map(Cow::Owned),
         }
     }
 }

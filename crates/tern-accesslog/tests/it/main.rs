@@ -35,6 +35,8 @@ fn record(id: u64) -> AccessRecord {
         host: Some("example.test".into()),
         duration: Duration::from_micros(id),
         request_id: id,
+        tls_protocol: None,
+        tls_cipher: None,
     }
 }
 

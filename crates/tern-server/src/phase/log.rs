@@ -123,5 +123,7 @@ fn record_for<B>(req: &http::Request<B>, conn: &ConnInfo, id: u64) -> AccessReco
         host: text(http::header::HOST).or_else(|| req.uri().authority().map(|a| a.to_string())),
         duration: Default::default(),
         request_id: id,
+        tls_protocol: conn.tls.as_ref().map(|t| t.protocol.into()),
+        tls_cipher: conn.tls.as_ref().map(|t| t.cipher.into()),
     }
 }

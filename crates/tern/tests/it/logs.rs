@@ -70,6 +70,7 @@ fn json_format_line() {
         "\"bytes\":10",
         "\"user_agent\":\"Evil \\\"agent\\\"\"",
         "\"remote\":\"127.0.0.1\"",
+        "\"tls_protocol\":null",
     ] {
         assert!(first.contains(part), "{part} missing in {first}");
     }

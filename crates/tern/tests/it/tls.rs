@@ -402,3 +402,30 @@ fn a_reload_rotates_the_certificate_and_a_bad_new_one_leaves_the_old_serving() {
     );
     ok_body(&curl(&t, &root_two, "a.test", "/", &[]), &t);
 }
+
+#[test]
+fn the_json_access_log_records_the_tls_protocol_and_cipher() {
+    let dir = docroot(&[("index.html", b"x")]);
+    let ca = Ca::new(dir.path(), "one");
+    ca.issue(dir.path(), "a", &["a.test"], ECDSA);
+    let log = "[access_log]\npath = \"{dir}/access.log\"\nformat = \"json\"\n";
+    let mut t = Tern::start_in(BIN, &tls_config(&["a"], "", log, ""), dir);
+    ok_body(
+        &curl(
+            &t,
+            &t.file("one-ca.pem"),
+            "a.test",
+            "/",
+            &["--tlsv1.2", "--tls-max", "1.2"],
+        ),
+        &t,
+    );
+    t.signal(15);
+    assert!(t.wait_exit(Duration::from_secs(10)).unwrap().success());
+    let line = std::fs::read_to_string(t.file("access.log")).unwrap();
+    assert!(line.contains(r#""tls_protocol":"TLSv1.2""#), "{line}");
+    assert!(
+        line.contains(r#""tls_cipher":"TLS_ECDHE_ECDSA_WITH_"#),
+        "{line}"
+    );
+}
