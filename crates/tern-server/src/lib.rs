@@ -8,6 +8,49 @@
 //! the handler, respond) -> `body` (byte count; at its end the log phase).
 #![forbid(unsafe_code)]
 
+/// `AsyncWrite` for a reader-side layer `$t<T>` that passes every write
+/// to its `io` field unchanged (the layers below hyper judge what they
+/// read; what hyper writes goes down as it is).
+macro_rules! write_through {
+    ($t:ident) => {
+        impl<T: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for $t<T> {
+            fn poll_write(
+                mut self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+                buf: &[u8],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                std::pin::Pin::new(&mut self.io).poll_write(cx, buf)
+            }
+
+            fn poll_write_vectored(
+                mut self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+                bufs: &[std::io::IoSlice<'_>],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                std::pin::Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+            }
+
+            fn is_write_vectored(&self) -> bool {
+                self.io.is_write_vectored()
+            }
+
+            fn poll_flush(
+                mut self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<std::io::Result<()>> {
+                std::pin::Pin::new(&mut self.io).poll_flush(cx)
+            }
+
+            fn poll_shutdown(
+                mut self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<std::io::Result<()>> {
+                std::pin::Pin::new(&mut self.io).poll_shutdown(cx)
+            }
+        }
+    };
+}
+
 mod body;
 mod conn;
 mod hpack_guard;
