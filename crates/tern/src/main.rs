@@ -6,6 +6,7 @@
 //! compiled CGI program.
 
 mod assemble;
+mod certwatch;
 mod demo;
 mod serve;
 

@@ -12,6 +12,7 @@ use tern_server::{BoundListener, Server, ServerHandle};
 use tokio::signal::unix::{signal, SignalKind};
 
 use crate::assemble::{self, Generation};
+use crate::certwatch::CertWatch;
 use crate::demo;
 
 /// Arguments of `tern serve`.
@@ -272,25 +273,30 @@ async fn watch_signals(
         mut term,
         mut int,
     } = signals;
+    let mut certs = CertWatch::new(&generation.cfg);
     loop {
-        tokio::select! {
-            _ = hup.recv() => {
-                match reload(&handle, &generation, &source, &ov).await {
-                    Ok(next) => {
-                        tracing::info!("configuration reloaded");
-                        generation = next;
-                    }
-                    Err(e) => tracing::error!("reload failed, the old configuration keeps serving: {e:#}"),
-                }
-            }
+        let why = tokio::select! {
+            _ = hup.recv() => "SIGHUP",
+            _ = certs.changed() => "certificate files changed",
             _ = usr1.recv() => {
                 if let Some(log) = handle.site().sinks.access_log.clone() {
                     log.reopen();
                     tracing::info!("access log reopened");
                 }
+                continue;
             }
-            _ = term.recv() => { tracing::info!("SIGTERM: stopping"); handle.shutdown(); }
-            _ = int.recv() => { tracing::info!("SIGINT: stopping"); handle.shutdown(); }
+            _ = term.recv() => { tracing::info!("SIGTERM: stopping"); handle.shutdown(); continue; }
+            _ = int.recv() => { tracing::info!("SIGINT: stopping"); handle.shutdown(); continue; }
+        };
+        match reload(&handle, &generation, &source, &ov).await {
+            Ok(next) => {
+                tracing::info!("{why}: configuration reloaded");
+                generation = next;
+                certs = CertWatch::new(&generation.cfg);
+            }
+            Err(e) => {
+                tracing::error!("{why}: reload failed, the old configuration keeps serving: {e:#}")
+            }
         }
     }
 }

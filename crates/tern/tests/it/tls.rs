@@ -429,3 +429,38 @@ fn the_json_access_log_records_the_tls_protocol_and_cipher() {
         "{line}"
     );
 }
+
+#[test]
+fn certificate_files_replaced_on_disk_are_served_without_a_signal() {
+    let dir = docroot(&[("index.html", b"watched")]);
+    let one = Ca::new(dir.path(), "one");
+    let two = Ca::new(dir.path(), "two");
+    std::fs::create_dir(dir.path().join("certs")).unwrap();
+    one.issue(&dir.path().join("certs"), "a", &["a.test"], ECDSA);
+    let t = Tern::start_in(BIN, &tls_config(&["certs/a"], "", "", ""), dir);
+    let (root_one, root_two) = (t.file("one-ca.pem"), t.file("two-ca.pem"));
+    ok_body(&curl(&t, &root_one, "a.test", "/", &[]), &t);
+
+    // A renewal tool's way: the new pair written aside, then renamed over
+    // the old files, one after the other.
+    let fresh = t.file("fresh");
+    std::fs::create_dir(&fresh).unwrap();
+    two.issue(&fresh, "a", &["a.test"], ECDSA);
+    for f in ["a.key", "a.pem"] {
+        std::fs::rename(fresh.join(f), t.file("certs").join(f)).unwrap();
+    }
+    let until = Instant::now() + Duration::from_secs(20);
+    while !curl(&t, &root_two, "a.test", "/", &[]).status.success() {
+        assert!(
+            Instant::now() < until,
+            "the new certificate is not served:\n{}",
+            t.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        t.wait_log("certificate files changed: configuration reloaded"),
+        "{}",
+        t.log()
+    );
+}

@@ -1,0 +1,126 @@
+//! Certificates noticed when they change on disk, without a SIGHUP: the
+//! directories holding the configured certificate and key files are
+//! watched (inotify), and a change to one of those files, or to a `..`
+//! entry beside them (Kubernetes swaps a secret's files by renaming its
+//! `..data` symlink), reloads the configuration as SIGHUP does, once the
+//! directory has been quiet for [`QUIET`]. Renewal tools write a
+//! certificate and its key one after the other; the pause lets both land.
+//! A pair that does not load is refused by the reload like any other
+//! error, and the running certificates keep serving.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use notify::{RecommendedWatcher, RecursiveMode, Watcher as _};
+use tern_config::Config;
+use tokio::sync::mpsc;
+
+/// How long the watched directories stay quiet before a reload.
+const QUIET: Duration = Duration::from_millis(500);
+
+/// The watch over one configuration's certificate files.
+pub(crate) struct CertWatch {
+    /// Kept alive for its watch; dropped with it.
+    _watcher: Option<RecommendedWatcher>,
+    events: mpsc::UnboundedReceiver<()>,
+}
+
+impl CertWatch {
+    /// Watches the certificate and key files `cfg` names. With none, or
+    /// if watching fails (logged), [`CertWatch::changed`] never returns.
+    pub(crate) fn new(cfg: &Config) -> CertWatch {
+        let files: BTreeSet<PathBuf> = cfg
+            .listeners
+            .iter()
+            .filter_map(|l| l.tls.as_ref())
+            .flat_map(|t| &t.certificates)
+            .flat_map(|c| [c.cert.clone(), c.key.clone()])
+            .collect();
+        let (tx, events) = mpsc::unbounded_channel();
+        if files.is_empty() {
+            return CertWatch {
+                _watcher: None,
+                events,
+            };
+        }
+        let dirs: BTreeSet<PathBuf> = files
+            .iter()
+            .filter_map(|f| f.parent().map(Path::to_path_buf))
+            .collect();
+        let watched = files.clone();
+        let handler = move |event: notify::Result<notify::Event>| {
+            let Ok(event) = event else { return };
+            if event.paths.iter().any(|p| concerns(&watched, p)) {
+                let _ = tx.send(());
+            }
+        };
+        let watcher = notify::recommended_watcher(handler).and_then(|mut w| {
+            for d in &dirs {
+                w.watch(d, RecursiveMode::NonRecursive)?;
+            }
+            Ok(w)
+        });
+        match watcher {
+            Ok(w) => CertWatch {
+                _watcher: Some(w),
+                events,
+            },
+            Err(e) => {
+                tracing::warn!("certificate files are not watched ({e}); SIGHUP reloads them");
+                CertWatch {
+                    _watcher: None,
+                    events,
+                }
+            }
+        }
+    }
+
+    /// Returns once the certificate files changed and have been quiet
+    /// for [`QUIET`].
+    pub(crate) async fn changed(&mut self) {
+        if self.events.recv().await.is_none() {
+            return std::future::pending().await;
+        }
+        loop {
+            match tokio::time::timeout(QUIET, self.events.recv()).await {
+                Ok(Some(())) => continue,
+                Ok(None) | Err(_) => return,
+            }
+        }
+    }
+}
+
+/// Whether a change at `path` may change one of `files`: the file itself,
+/// or a `..` entry in its directory (an atomic swap of a mounted secret).
+fn concerns(files: &BTreeSet<PathBuf>, path: &Path) -> bool {
+    if files.contains(path) {
+        return true;
+    }
+    let swapped = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with(".."));
+    swapped && files.iter().any(|f| f.parent() == path.parent())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_files_and_a_swapped_secret_concern_the_watch() {
+        let files: BTreeSet<PathBuf> = ["/etc/tls/site.pem", "/etc/tls/site.key"]
+            .into_iter()
+            .map(PathBuf::from)
+            .collect();
+        assert!(concerns(&files, Path::new("/etc/tls/site.pem")));
+        assert!(concerns(&files, Path::new("/etc/tls/..data")));
+        assert!(concerns(
+            &files,
+            Path::new("/etc/tls/..2026_11_24_05_00_00.1")
+        ));
+        assert!(!concerns(&files, Path::new("/etc/tls/access.log")));
+        assert!(!concerns(&files, Path::new("/var/..data")));
+    }
+}
