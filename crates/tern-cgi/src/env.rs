@@ -191,6 +191,15 @@ pub fn build(input: &EnvInput<'_>) -> Result<CgiEnv, Error> {
         if let Some(sni) = &tls.sni {
             env.push(b"SSL_TLS_SNI", sni.as_bytes())?;
         }
+        match &tls.client {
+            Some(client) => {
+                env.push(b"SSL_CLIENT_VERIFY", b"SUCCESS")?;
+                env.push(b"SSL_CLIENT_S_DN", client.subject.as_bytes())?;
+                env.push(b"SSL_CLIENT_I_DN", client.issuer.as_bytes())?;
+                env.push(b"SSL_CLIENT_M_SERIAL", client.serial.as_bytes())?;
+            }
+            None => env.push(b"SSL_CLIENT_VERIFY", b"NONE")?,
+        }
     }
     env.push(b"REQUEST_METHOD", req.method.as_str().as_bytes())?;
     let target = req.uri.path_and_query().map_or("/", |p| p.as_str());

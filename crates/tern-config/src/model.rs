@@ -71,6 +71,21 @@ pub struct TlsConfig {
     pub profile: TlsProfile,
     /// What a client gets that names no configured host, or none.
     pub unknown_names: UnknownNames,
+    /// Client certificates (mutual TLS), if asked for.
+    pub client_auth: Option<ClientAuth>,
+}
+
+/// Client certificates on a TLS listener (`client_auth`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientAuth {
+    /// The CA certificates (PEM) a client's certificate must chain to.
+    pub ca: PathBuf,
+    /// Whether a client must present one (`mode = "require"`), or may
+    /// (`"optional"`).
+    pub required: bool,
+    /// Where it is configured (`file:line: key`), for errors found when the
+    /// CA file is read.
+    pub origin: String,
 }
 
 /// One certificate chain and its private key, PEM files.

@@ -10,6 +10,7 @@
 //! ]
 //! profile = "intermediate"   # TLS 1.2 and 1.3; "modern": TLS 1.3 only
 //! unknown_names = "default"  # or "refuse"
+//! client_auth = { ca = "certs/clients-ca.pem", mode = "require" }  # or "optional"
 //! ```
 //!
 //! The files are read, parsed and matched with their keys by `tern-tls`
@@ -18,7 +19,7 @@
 //! errors name file, line and key too.
 
 use crate::walk::{Table, Walker};
-use crate::{CertificateConfig, TlsConfig, TlsProfile, UnknownNames};
+use crate::{CertificateConfig, ClientAuth, TlsConfig, TlsProfile, UnknownNames};
 
 pub(crate) fn walk_tls(w: &mut Walker<'_>, mut t: Table<'_>) -> Option<TlsConfig> {
     let mut certificates = Vec::new();
@@ -69,6 +70,36 @@ pub(crate) fn walk_tls(w: &mut Walker<'_>, mut t: Table<'_>) -> Option<TlsConfig
             }
         },
     };
+    let client_auth = w.table(&mut t, "client_auth").and_then(|mut c| {
+        let origin = format!(
+            "{}:{}: {}",
+            w.file().display(),
+            w.line_of(c.span()),
+            c.path()
+        );
+        let ca = file(w, &mut c, "ca");
+        let required = match w.string_spanned(&mut c, "mode") {
+            None => true,
+            Some((m, span)) => match m.as_str() {
+                "require" => true,
+                "optional" => false,
+                _ => {
+                    w.error(
+                        span,
+                        c.key_path("mode"),
+                        format!("`{m}`: expected \"require\" or \"optional\""),
+                    );
+                    true
+                }
+            },
+        };
+        w.finish(c);
+        ca.map(|ca| ClientAuth {
+            ca,
+            required,
+            origin,
+        })
+    });
     let path = t.key_path("certificates");
     w.finish(t);
     if none_listed {
@@ -83,6 +114,7 @@ pub(crate) fn walk_tls(w: &mut Walker<'_>, mut t: Table<'_>) -> Option<TlsConfig
         certificates,
         profile,
         unknown_names,
+        client_auth,
     })
 }
 

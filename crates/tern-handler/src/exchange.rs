@@ -88,6 +88,20 @@ pub struct TlsInfo {
     pub cipher: &'static str,
     /// The protocol chosen by ALPN (`h2`, `http/1.1`), if any.
     pub alpn: Option<&'static str>,
+    /// The client's certificate, verified, on a listener that asks for
+    /// one and got one.
+    pub client: Option<ClientCert>,
+}
+
+/// A verified client certificate, as mod_ssl names its parts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientCert {
+    /// The subject's distinguished name (`CN=alice,O=Example`).
+    pub subject: Box<str>,
+    /// The issuer's distinguished name.
+    pub issuer: Box<str>,
+    /// The serial number, upper-case hex.
+    pub serial: Box<str>,
 }
 
 /// How the router chose the handler.

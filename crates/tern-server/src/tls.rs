@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use bytes::BytesMut;
-use tern_handler::{ConnInfo, TlsInfo};
+use tern_handler::{ClientCert, ConnInfo, TlsInfo};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio_rustls::rustls::{ProtocolVersion, ServerConfig, ServerConnection};
 use tokio_rustls::server::TlsStream;
@@ -109,5 +109,23 @@ fn info(c: &ServerConnection) -> TlsInfo {
             Some(b"http/1.1") => Some("http/1.1"),
             _ => None,
         },
+        client: c
+            .peer_certificates()
+            .and_then(|chain| chain.first())
+            .and_then(|leaf| client_cert(leaf)),
     }
+}
+
+/// The parts of a client certificate rustls has verified.
+fn client_cert(der: &[u8]) -> Option<ClientCert> {
+    let (_, cert) = x509_parser::parse_x509_certificate(der).ok()?;
+    Some(ClientCert {
+        subject: cert.subject().to_string().into(),
+        issuer: cert.issuer().to_string().into(),
+        serial: cert
+            .raw_serial_as_string()
+            .replace(':', "")
+            .to_uppercase()
+            .into(),
+    })
 }

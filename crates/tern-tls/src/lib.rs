@@ -15,6 +15,8 @@
 //!   ("modern"). ALPN `h2` and `http/1.1`.
 //! - **Resumption**, on by default: TLS 1.3 (and 1.2) tickets under keys
 //!   that rotate, and a cache of TLS 1.2 sessions.
+//! - **Client certificates** (mutual TLS), required or optional, verified
+//!   against the configured CA certificates.
 #![forbid(unsafe_code)]
 
 mod certs;
@@ -23,9 +25,13 @@ mod resolve;
 use std::sync::Arc;
 
 use rustls::crypto::CryptoProvider;
-use rustls::server::{ServerConfig, ServerSessionMemoryCache};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::CertificateDer;
+use rustls::server::danger::ClientCertVerifier;
+use rustls::server::{ServerConfig, ServerSessionMemoryCache, WebPkiClientVerifier};
 use rustls::version::{TLS12, TLS13};
-use tern_config::{TlsConfig, TlsProfile, UnknownNames};
+use rustls::RootCertStore;
+use tern_config::{ClientAuth, TlsConfig, TlsProfile, UnknownNames};
 
 pub use rustls;
 
@@ -63,14 +69,52 @@ pub fn server_config(cfg: &TlsConfig) -> Result<Arc<ServerConfig>, Error> {
         TlsProfile::Intermediate => &[&TLS13, &TLS12],
         TlsProfile::Modern => &[&TLS13],
     };
-    let mut sc = ServerConfig::builder_with_provider(provider)
-        .with_protocol_versions(versions)?
-        .with_no_client_auth()
-        .with_cert_resolver(Arc::new(resolver));
+    let builder =
+        ServerConfig::builder_with_provider(provider.clone()).with_protocol_versions(versions)?;
+    let builder = match &cfg.client_auth {
+        None => builder.with_no_client_auth(),
+        Some(auth) => builder.with_client_cert_verifier(client_verifier(auth, provider)?),
+    };
+    let mut sc = builder.with_cert_resolver(Arc::new(resolver));
     sc.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     sc.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE);
     sc.ticketer = rustls::crypto::aws_lc_rs::Ticketer::new()?;
     Ok(Arc::new(sc))
+}
+
+/// The verifier of client certificates that chain to `auth.ca`.
+fn client_verifier(
+    auth: &ClientAuth,
+    provider: Arc<CryptoProvider>,
+) -> Result<Arc<dyn ClientCertVerifier>, Error> {
+    let fail = |reason: String| Error::Certificate {
+        origin: auth.origin.clone(),
+        reason,
+    };
+    let certs = CertificateDer::pem_file_iter(&auth.ca)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| fail(format!("ca `{}`: {e}", auth.ca.display())))?;
+    let mut roots = RootCertStore::empty();
+    for c in certs {
+        roots
+            .add(c)
+            .map_err(|e| fail(format!("ca `{}`: {e}", auth.ca.display())))?;
+    }
+    if roots.is_empty() {
+        return Err(fail(format!(
+            "ca `{}`: no CERTIFICATE in the file",
+            auth.ca.display()
+        )));
+    }
+    let builder = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider);
+    let builder = if auth.required {
+        builder
+    } else {
+        builder.allow_unauthenticated()
+    };
+    builder
+        .build()
+        .map_err(|e| fail(format!("ca `{}`: {e}", auth.ca.display())))
 }
 
 /// The provider [`server_config`] uses, for callers that need its

@@ -160,6 +160,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             }],
             profile: Default::default(),
             unknown_names: Default::default(),
+            client_auth: None,
         }),
         _ => None,
     };

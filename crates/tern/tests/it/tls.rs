@@ -53,6 +53,22 @@ impl Ca {
     }
 }
 
+impl Ca {
+    /// A client certificate for `cn`, written to `dir/file.pem` and
+    /// `dir/file.key`.
+    fn issue_client(&self, dir: &Path, file: &str, cn: &str) {
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, cn);
+        params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+        let key = KeyPair::generate().unwrap();
+        let cert = params.signed_by(&key, &self.issuer).unwrap();
+        std::fs::write(dir.join(format!("{file}.pem")), cert.pem()).unwrap();
+        std::fs::write(dir.join(format!("{file}.key")), key.serialize_pem()).unwrap();
+    }
+}
+
 const ECDSA: &rcgen::SignatureAlgorithm = &rcgen::PKCS_ECDSA_P256_SHA256;
 const RSA: &rcgen::SignatureAlgorithm = &rcgen::PKCS_RSA_SHA256;
 
@@ -463,4 +479,70 @@ fn certificate_files_replaced_on_disk_are_served_without_a_signal() {
         "{}",
         t.log()
     );
+}
+
+#[test]
+fn client_certificates_are_required_or_optional_and_reach_cgi_programs() {
+    let env_cgi = b"#!/bin/sh\nprintf 'Content-Type: text/plain\\n\\n'\nenv\n";
+    let route = "[[site.route]]\nprefix = \"/cgi-bin\"\nhandler = \"cgi\"\ndir = \"{dir}/cgi\"\n";
+    let start = |mode: &str| {
+        let dir = docroot(&[("index.html", b"x")]);
+        tern_testkit::install(&dir.path().join("cgi/env.cgi"), env_cgi, 0o755);
+        let servers = Ca::new(dir.path(), "one");
+        servers.issue(dir.path(), "a", &["a.test"], ECDSA);
+        let clients = Ca::new(dir.path(), "clients");
+        clients.issue_client(dir.path(), "alice", "alice");
+        let stranger = Ca::new(dir.path(), "stranger");
+        stranger.issue_client(dir.path(), "mallory", "mallory");
+        let auth =
+            format!("client_auth = {{ ca = \"{{dir}}/clients-ca.pem\", mode = \"{mode}\" }}");
+        Tern::start_in(BIN, &tls_config(&["a"], &auth, "", route), dir)
+    };
+    let with_cert = |t: &Tern, who: &str| {
+        let (cert, key) = (t.file(&format!("{who}.pem")), t.file(&format!("{who}.key")));
+        let args = [
+            "--cert".to_owned(),
+            cert.to_string_lossy().into_owned(),
+            "--key".to_owned(),
+            key.to_string_lossy().into_owned(),
+        ];
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        curl(
+            t,
+            &t.file("one-ca.pem"),
+            "a.test",
+            "/cgi-bin/env.cgi",
+            &args,
+        )
+    };
+
+    let t = start("require");
+    let body = ok_body(&with_cert(&t, "alice"), &t);
+    assert!(body.contains("SSL_CLIENT_VERIFY=SUCCESS\n"), "{body}");
+    assert!(body.contains("SSL_CLIENT_S_DN=CN=alice\n"), "{body}");
+    assert!(
+        body.contains("SSL_CLIENT_I_DN=CN=tern test CA clients\n"),
+        "{body}"
+    );
+    assert!(body.contains("SSL_CLIENT_M_SERIAL="), "{body}");
+    let none = curl(&t, &t.file("one-ca.pem"), "a.test", "/cgi-bin/env.cgi", &[]);
+    assert!(
+        !none.status.success(),
+        "served without a client certificate"
+    );
+    assert!(
+        !with_cert(&t, "mallory").status.success(),
+        "a stranger's certificate was taken"
+    );
+    assert!(t.wait_log("TLS handshake failed"), "{}", t.log());
+
+    let t = start("optional");
+    let body = ok_body(
+        &curl(&t, &t.file("one-ca.pem"), "a.test", "/cgi-bin/env.cgi", &[]),
+        &t,
+    );
+    assert!(body.contains("SSL_CLIENT_VERIFY=NONE\n"), "{body}");
+    assert!(!body.contains("SSL_CLIENT_S_DN"), "{body}");
+    let body = ok_body(&with_cert(&t, "alice"), &t);
+    assert!(body.contains("SSL_CLIENT_S_DN=CN=alice\n"), "{body}");
 }
