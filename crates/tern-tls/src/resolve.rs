@@ -74,3 +74,62 @@ impl ResolvesServerCert for ByName {
             .map(|&i| self.keys[i].clone())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use rcgen::{CertificateParams, KeyPair};
+    use tern_config::CertificateConfig;
+
+    use super::*;
+    use crate::certs;
+
+    /// A self-signed certificate for `names`, loaded as tern loads one.
+    fn loaded(dir: &std::path::Path, file: &str, names: &[&str]) -> Loaded {
+        let params =
+            CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+                .unwrap();
+        let key = KeyPair::generate().unwrap();
+        let cert = params.self_signed(&key).unwrap();
+        let (c, k) = (
+            dir.join(format!("{file}.pem")),
+            dir.join(format!("{file}.key")),
+        );
+        std::fs::write(&c, cert.pem()).unwrap();
+        std::fs::write(&k, key.serialize_pem()).unwrap();
+        let cfg = CertificateConfig {
+            cert: c,
+            key: k,
+            origin: file.to_owned(),
+        };
+        certs::load(&cfg, &Arc::new(crate::provider())).unwrap()
+    }
+
+    #[test]
+    fn exact_names_then_one_wildcard_label_then_the_fallback() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let all = || {
+            vec![
+                loaded(d, "first", &["a.test"]),
+                loaded(d, "twin", &["a.test"]),
+                loaded(d, "wild", &["*.b.test", "b.test"]),
+            ]
+        };
+        let by_name = ByName::new(all(), true);
+        assert_eq!(by_name.candidates(Some("a.test")), &[0, 1]);
+        assert_eq!(by_name.candidates(Some("A.Test")), &[0, 1]);
+        assert_eq!(by_name.candidates(Some("x.b.test")), &[2]);
+        assert_eq!(by_name.candidates(Some("b.test")), &[2]);
+        // A wildcard covers one label; anything else gets the first
+        // certificate and its twin for the same names.
+        assert_eq!(by_name.candidates(Some("y.x.b.test")), &[0, 1]);
+        assert_eq!(by_name.candidates(None), &[0, 1]);
+
+        let refusing = ByName::new(all(), false);
+        assert!(refusing.candidates(Some("unknown.test")).is_empty());
+        assert!(refusing.candidates(None).is_empty());
+        assert_eq!(refusing.candidates(Some("a.test")), &[0, 1]);
+    }
+}
