@@ -77,6 +77,7 @@ fn walk_top(w: &mut Walker<'_>, top: &mut Table<'_>) -> Option<Config> {
     };
 
     let mut listeners = Vec::new();
+    let mut redirects = Vec::new();
     for mut t in w.tables(top, "listen") {
         match w.string_spanned(&mut t, "address") {
             Some((a, span)) => match a.parse::<ListenAddr>() {
@@ -97,7 +98,19 @@ fn walk_top(w: &mut Walker<'_>, top: &mut Table<'_>) -> Option<Config> {
                     let tls = w
                         .table(&mut t, "tls")
                         .and_then(|tls| crate::tls::walk_tls(w, tls));
-                    listeners.push(Listener { addr, tls });
+                    let redirect = w.bool(&mut t, "redirect_to_https").unwrap_or(false);
+                    if redirect {
+                        redirects.push((
+                            listeners.len(),
+                            t.span_of("redirect_to_https"),
+                            t.key_path("redirect_to_https"),
+                        ));
+                    }
+                    listeners.push(Listener {
+                        addr,
+                        tls,
+                        redirect_to_https: None,
+                    });
                 }
                 Err(e) => w.error(span, t.key_path("address"), e.to_string()),
             },
@@ -110,10 +123,25 @@ fn walk_top(w: &mut Walker<'_>, top: &mut Table<'_>) -> Option<Config> {
         }
         w.finish(t);
     }
+    let https = listeners.iter().position(|l: &Listener| l.tls.is_some());
+    for (i, span, key) in redirects {
+        if listeners[i].tls.is_some() {
+            w.error(
+                span,
+                key,
+                "a TLS listener cannot redirect to HTTPS: it is HTTPS",
+            );
+        } else if https.is_none() {
+            w.error(span, key, "no listener has [listen.tls] to redirect to");
+        } else {
+            listeners[i].redirect_to_https = https;
+        }
+    }
     if listeners.is_empty() {
         listeners.push(Listener {
             addr: ListenAddr::Tcp(defaults::LISTEN),
             tls: None,
+            redirect_to_https: None,
         });
     }
 

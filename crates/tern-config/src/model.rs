@@ -58,6 +58,10 @@ pub struct Listener {
     pub addr: ListenAddr,
     /// TLS on this listener (`[listen.tls]`), or plain HTTP.
     pub tls: Option<TlsConfig>,
+    /// A plain listener that sends every client to HTTPS
+    /// (`redirect_to_https = true`): the index, in `listeners`, of the
+    /// first TLS listener, whose port the redirects name.
+    pub redirect_to_https: Option<usize>,
 }
 
 /// A listener's TLS (`[listen.tls]`).

@@ -84,6 +84,12 @@ impl<'a> Table<'a> {
         self.inner.get(key).is_some()
     }
 
+    /// Where `key`'s value is, for an error found after reading it.
+    pub(crate) fn span_of(&self, key: &str) -> Option<Range<usize>> {
+        let (k, item) = self.inner.get_key_value(key)?;
+        item.span().or_else(|| k.span())
+    }
+
     fn take(&mut self, key: &str) -> Option<(&'a Item, Option<Range<usize>>)> {
         let (k, item) = self.inner.get_key_value(key)?;
         self.read.push(key.to_owned());

@@ -84,6 +84,7 @@ pub(crate) async fn serve<I>(
         let http = Http {
             builders,
             shared,
+            listener,
             activity,
             cancel,
             alpn: None,
@@ -96,6 +97,7 @@ pub(crate) async fn serve<I>(
     let http = Http {
         builders,
         shared,
+        listener,
         activity,
         cancel,
         alpn: conn.tls.as_ref().and_then(|t| t.alpn),
@@ -107,6 +109,8 @@ pub(crate) async fn serve<I>(
 struct Http {
     builders: Builders,
     shared: Arc<Shared>,
+    /// The listener's place in the server's list.
+    listener: usize,
     activity: Arc<Activity>,
     cancel: CancellationToken,
     /// The protocol ALPN chose, if any.
@@ -129,12 +133,14 @@ impl Http {
         let Http {
             builders,
             shared,
+            listener,
             activity,
             cancel,
             alpn,
         } = self;
         let svc = Svc {
             shared,
+            listener,
             conn: conn.clone(),
             activity: activity.clone(),
         };

@@ -169,6 +169,11 @@ impl Server {
     /// connections run on the workers' own runtimes.
     pub async fn run(self, listeners: Vec<BoundListener>, workers: usize) -> std::io::Result<()> {
         let site = self.shared.site.load_full();
+        let ports = listeners
+            .iter()
+            .map(|l| l.local_addr().socket_addr().map(|a| a.port()))
+            .collect();
+        let _ = self.shared.ports.set(ports);
         let listeners = Arc::new(listeners);
         let w = Workers {
             shared: self.shared.clone(),
@@ -406,6 +411,7 @@ mod tests {
             router,
             limits: config.limits,
             tls: Vec::new(),
+            redirects: Vec::new(),
             sinks: Sinks::default(),
             grace_period: Duration::from_secs(1),
         };

@@ -32,6 +32,9 @@ use crate::timeout::Activity;
 pub(crate) struct Shared {
     pub(crate) site: ArcSwap<Site>,
     ids: AtomicU64,
+    /// The bound listeners' ports, by place (set when the server runs):
+    /// what a redirect to HTTPS names.
+    pub(crate) ports: std::sync::OnceLock<Vec<Option<u16>>>,
 }
 
 impl Shared {
@@ -39,6 +42,7 @@ impl Shared {
         Shared {
             site: ArcSwap::from_pointee(site),
             ids: AtomicU64::new(1),
+            ports: std::sync::OnceLock::new(),
         }
     }
 }
@@ -47,6 +51,8 @@ impl Shared {
 #[derive(Clone, Debug)]
 pub(crate) struct Svc {
     pub(crate) shared: Arc<Shared>,
+    /// The listener the connection came in on, by place.
+    pub(crate) listener: usize,
     pub(crate) conn: Arc<ConnInfo>,
     pub(crate) activity: Arc<Activity>,
 }
@@ -71,6 +77,17 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
             Ok(path) => path,
             Err(refusal) => return RespFuture::answer(self.refuse(&req, id, refusal), None, log),
         };
+        // A plain listener that sends clients to HTTPS (but lets an ACME
+        // HTTP-01 challenge through: it must be answered over plain HTTP).
+        if let Some(to) = site.redirects.get(self.listener).copied().flatten() {
+            if !path.as_str().starts_with("/.well-known/acme-challenge/") {
+                let resp = match self.to_https(&req, to) {
+                    Ok(resp) => resp,
+                    Err(refusal) => self.refuse(&req, id, refusal),
+                };
+                return RespFuture::answer(resp, None, log);
+            }
+        }
         // Admission left one valid Host, or none: the authority decided.
         let host = req
             .headers()
@@ -130,6 +147,37 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
 }
 
 impl Svc {
+    /// A permanent redirect (308: the method and body stay as they are)
+    /// to the same target over HTTPS, on listener `to`'s port.
+    fn to_https<B>(&self, req: &Request<B>, to: usize) -> Result<Response<ResponseBody>, Refusal> {
+        let host = req
+            .headers()
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .filter(|h| !h.is_empty())
+            .ok_or_else(|| Refusal::bad("no Host to redirect to HTTPS"))?;
+        let name = match host.strip_prefix('[') {
+            Some(rest) => &host[..rest.find(']').map_or(host.len(), |i| i + 2)],
+            None => host.split(':').next().unwrap_or(host),
+        };
+        let port = self
+            .shared
+            .ports
+            .get()
+            .and_then(|p| p.get(to).copied().flatten());
+        let port = match port {
+            Some(443) | None => String::new(),
+            Some(p) => format!(":{p}"),
+        };
+        let target = req.uri().path_and_query().map_or("/", |p| p.as_str());
+        let location = header::HeaderValue::try_from(format!("https://{name}{port}{target}"))
+            .map_err(|_| Refusal::bad("a target that cannot be redirected"))?;
+        let mut resp = Response::new(ResponseBody::empty());
+        *resp.status_mut() = StatusCode::PERMANENT_REDIRECT;
+        resp.headers_mut().insert(header::LOCATION, location);
+        Ok(resp)
+    }
+
     /// A request answered at admission: the response, and its log line.
     fn refuse<B>(&self, req: &Request<B>, id: RequestId, r: Refusal) -> Response<ResponseBody> {
         let mut resp = if r.status == StatusCode::OK {

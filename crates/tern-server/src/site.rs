@@ -22,6 +22,9 @@ pub struct Site {
     /// (`None`, or no entry: plain HTTP). Here rather than in the
     /// listener, so that a reload rotates certificates.
     pub tls: Vec<Option<Arc<tokio_rustls::rustls::ServerConfig>>>,
+    /// Per listener, likewise: the listener (by place) whose port a plain
+    /// listener's redirects to HTTPS name.
+    pub redirects: Vec<Option<usize>>,
     /// Where finished requests are reported (the log phase).
     pub sinks: Sinks,
     /// How long requests in flight may take to finish at shutdown.

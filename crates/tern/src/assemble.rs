@@ -41,21 +41,34 @@ pub(crate) fn build(
         Some((g, _)) => g.bound.clone(),
         None => cfg.listeners.iter().map(|l| l.addr.clone()).collect(),
     };
-    let mut built = tls(&cfg)?.into_iter().map(Some).collect::<Vec<_>>();
-    // In the order of the bound listeners, each matched to the first
-    // listener of the new configuration with its address not yet taken
-    // (several may ask for port 0); one the new configuration drops (it
-    // stays bound until a restart) keeps its TLS.
-    let tls = bound
+    let built = tls(&cfg)?;
+    // Each bound listener matched to the first listener of the new
+    // configuration with its address not yet taken (several may ask for
+    // port 0); one the new configuration drops (it stays bound until a
+    // restart) keeps its TLS and redirects nowhere.
+    let mut taken = vec![false; cfg.listeners.len()];
+    let matched: Vec<Option<usize>> = bound
+        .iter()
+        .map(|addr| {
+            let j =
+                (0..cfg.listeners.len()).find(|&j| !taken[j] && &cfg.listeners[j].addr == addr)?;
+            taken[j] = true;
+            Some(j)
+        })
+        .collect();
+    let tls = matched
         .iter()
         .enumerate()
-        .map(|(i, addr)| {
-            let mine =
-                |(j, l): &(usize, &tern_config::Listener)| &l.addr == addr && built[*j].is_some();
-            match cfg.listeners.iter().enumerate().find(mine) {
-                Some((j, _)) => built[j].take().flatten(),
-                None => previous.and_then(|(_, s)| s.tls.get(i).cloned().flatten()),
-            }
+        .map(|(i, j)| match j {
+            Some(j) => built[*j].clone(),
+            None => previous.and_then(|(_, s)| s.tls.get(i).cloned().flatten()),
+        })
+        .collect();
+    let redirects = matched
+        .iter()
+        .map(|j| {
+            let to = cfg.listeners[(*j)?].redirect_to_https?;
+            matched.iter().position(|m| *m == Some(to))
         })
         .collect();
     let access_log = match &cfg.access_log {
@@ -77,6 +90,7 @@ pub(crate) fn build(
         router,
         limits: cfg.limits.clone(),
         tls,
+        redirects,
         sinks: Sinks { access_log },
         grace_period: cfg.server.grace_period,
     };

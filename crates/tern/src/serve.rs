@@ -66,6 +66,7 @@ impl Overrides {
                 .map(|a| tern_config::Listener {
                     addr: a.clone(),
                     tls: None,
+                    redirect_to_https: None,
                 })
                 .collect();
         }

@@ -46,7 +46,7 @@ pub(crate) struct Refusal {
 }
 
 impl Refusal {
-    fn bad(reason: impl Into<Cow<'static, str>>) -> Self {
+    pub(crate) fn bad(reason: impl Into<Cow<'static, str>>) -> Self {
         Refusal::new(StatusCode::BAD_REQUEST, reason)
     }
 

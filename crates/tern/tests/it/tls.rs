@@ -546,3 +546,64 @@ fn client_certificates_are_required_or_optional_and_reach_cgi_programs() {
     let body = ok_body(&with_cert(&t, "alice"), &t);
     assert!(body.contains("SSL_CLIENT_S_DN=CN=alice\n"), "{body}");
 }
+
+#[test]
+fn a_plain_listener_sends_clients_to_https_but_not_acme_challenges() {
+    let dir = docroot(&[("index.html", b"secure")]);
+    let ca = Ca::new(dir.path(), "one");
+    ca.issue(dir.path(), "a", &["a.test"], ECDSA);
+    let cfg = "[[listen]]\naddress = \"127.0.0.1:0\"\nredirect_to_https = true\n\
+               [[listen]]\naddress = \"127.0.0.1:0\"\n[listen.tls]\n\
+               certificates = [{ cert = \"{dir}/a.pem\", key = \"{dir}/a.key\" }]\n\
+               [[site]]\nroot = \"{dir}/www\"\n";
+    let t = Tern::start_in(BIN, cfg, dir);
+    let plain = t.addr().port();
+
+    let r = crate::request(
+        t.addr(),
+        b"POST /x?y=1 HTTP/1.1\r\nHost: a.test:1234\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+    )
+    .unwrap();
+    assert_eq!(r.status, 308, "{}", t.log());
+    let location = r.header("location").unwrap().to_owned();
+    assert!(location.starts_with("https://a.test:"), "{location}");
+    assert!(location.ends_with("/x?y=1"), "{location}");
+    assert!(!location.contains(&format!(":{plain}/")), "{location}");
+
+    // Followed by a real client, it ends on the TLS listener.
+    let out = Command::new("curl")
+        .args(["-sS", "-L", "--max-time", "20", "--cacert"])
+        .arg(t.file("one-ca.pem"))
+        .args(["--connect-to", "a.test::127.0.0.1:"])
+        .arg(format!("http://a.test:{plain}/"))
+        .output()
+        .unwrap();
+    assert_eq!(ok_body(&out, &t), "secure");
+
+    // An ACME HTTP-01 challenge is answered over plain HTTP (here: 404).
+    let r = crate::request(
+        t.addr(),
+        b"GET /.well-known/acme-challenge/token HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n",
+    )
+    .unwrap();
+    assert_ne!(r.status, 308);
+
+    // Without a TLS listener there is nowhere to send clients.
+    let file = t.file("plain.toml");
+    std::fs::write(
+        &file,
+        "[[listen]]\naddress = \"127.0.0.1:0\"\nredirect_to_https = true\n[[site]]\nroot = \"www\"\n",
+    )
+    .unwrap();
+    let out = Command::new(BIN)
+        .args(["check", "--config"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("plain.toml:3: listen[0].redirect_to_https: no listener has [listen.tls]"),
+        "{err}"
+    );
+}
