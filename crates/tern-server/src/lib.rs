@@ -57,6 +57,7 @@ mod hpack_guard;
 mod listen;
 mod phase;
 mod plaintext;
+mod report;
 mod rewind;
 mod route;
 mod server;

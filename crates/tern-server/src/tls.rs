@@ -52,7 +52,7 @@ where
         Ok(0) => return None,
         Ok(_) => {}
         Err(e) => {
-            crate::conn::report(&e, conn, activity.expired());
+            crate::report::report(&e, conn, activity.expired());
             return None;
         }
     }

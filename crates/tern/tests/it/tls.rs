@@ -70,6 +70,15 @@ impl Ca {
 }
 
 const ECDSA: &rcgen::SignatureAlgorithm = &rcgen::PKCS_ECDSA_P256_SHA256;
+
+/// A docroot whose index is `index`, with the CA "one" (`one-ca.pem`) and
+/// its ECDSA certificate for `a.test` (`a.pem`, `a.key`).
+fn site_for_a(index: &[u8]) -> (tempfile::TempDir, Ca) {
+    let dir = docroot(&[("index.html", index)]);
+    let ca = Ca::new(dir.path(), "one");
+    ca.issue(dir.path(), "a", &["a.test"], ECDSA);
+    (dir, ca)
+}
 const RSA: &rcgen::SignatureAlgorithm = &rcgen::PKCS_RSA_SHA256;
 
 /// A TLS listener serving `{dir}/www` with the certificates `files` (each
@@ -141,9 +150,7 @@ fn s_client(t: &Tern, args: &[&str], input: &str) -> (bool, String) {
 
 #[test]
 fn sni_chooses_the_certificate_and_alpn_the_protocol() {
-    let dir = docroot(&[("index.html", b"hello over tls")]);
-    let ca = Ca::new(dir.path(), "one");
-    ca.issue(dir.path(), "a", &["a.test"], ECDSA);
+    let (dir, ca) = site_for_a(b"hello over tls");
     ca.issue(dir.path(), "b", &["*.b.test", "b.test"], ECDSA);
     let t = Tern::start_in(BIN, &tls_config(&["a", "b"], "", "", ""), dir);
     let root = t.file("one-ca.pem");
@@ -184,9 +191,7 @@ fn an_ecdsa_and_an_rsa_certificate_for_the_same_names_each_go_to_who_can_use_it(
 
 #[test]
 fn unknown_names_get_the_first_certificate_or_are_refused() {
-    let dir = docroot(&[("index.html", b"x")]);
-    let ca = Ca::new(dir.path(), "one");
-    ca.issue(dir.path(), "a", &["a.test"], ECDSA);
+    let (dir, ca) = site_for_a(b"x");
     ca.issue(dir.path(), "b", &["b.test"], ECDSA);
     let t = Tern::start_in(BIN, &tls_config(&["a", "b"], "", "", ""), dir);
     let (ok, text) = s_client(&t, &["-servername", "unknown.test"], "");
@@ -195,9 +200,7 @@ fn unknown_names_get_the_first_certificate_or_are_refused() {
     let (ok, text) = s_client(&t, &["-noservername"], "");
     assert!(ok && text.contains("subject=CN = a a.test"), "{text}");
 
-    let dir = docroot(&[("index.html", b"x")]);
-    let ca = Ca::new(dir.path(), "one");
-    ca.issue(dir.path(), "a", &["a.test"], ECDSA);
+    let (dir, _) = site_for_a(b"x");
     let t = Tern::start_in(
         BIN,
         &tls_config(&["a"], "unknown_names = \"refuse\"", "", ""),
@@ -212,9 +215,7 @@ fn unknown_names_get_the_first_certificate_or_are_refused() {
 
 #[test]
 fn modern_offers_tls13_only() {
-    let dir = docroot(&[("index.html", b"x")]);
-    let ca = Ca::new(dir.path(), "one");
-    ca.issue(dir.path(), "a", &["a.test"], ECDSA);
+    let (dir, _) = site_for_a(b"x");
     let t = Tern::start_in(
         BIN,
         &tls_config(&["a"], "profile = \"modern\"", "", ""),
@@ -228,9 +229,7 @@ fn modern_offers_tls13_only() {
 
 #[test]
 fn sessions_resume_over_tls12_and_tls13() {
-    let dir = docroot(&[("index.html", b"x")]);
-    let ca = Ca::new(dir.path(), "one");
-    ca.issue(dir.path(), "a", &["a.test"], ECDSA);
+    let (dir, _) = site_for_a(b"x");
     let t = Tern::start_in(BIN, &tls_config(&["a"], "", "", ""), dir);
     for version in ["-tls1_2", "-tls1_3"] {
         let session = t.file(&format!("session{version}"));
@@ -308,9 +307,7 @@ fn cgi_programs_see_https_and_the_ssl_variables() {
 
 #[test]
 fn plain_http_sent_to_a_tls_port_is_answered_400_and_closed() {
-    let dir = docroot(&[("index.html", b"x")]);
-    let ca = Ca::new(dir.path(), "one");
-    ca.issue(dir.path(), "a", &["a.test"], ECDSA);
+    let (dir, _) = site_for_a(b"x");
     let t = Tern::start_in(BIN, &tls_config(&["a"], "", "", ""), dir);
     let mut s = TcpStream::connect(t.addr()).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
@@ -329,9 +326,7 @@ fn plain_http_sent_to_a_tls_port_is_answered_400_and_closed() {
 
 #[test]
 fn a_handshake_that_stalls_is_closed_within_the_header_read_timeout() {
-    let dir = docroot(&[("index.html", b"x")]);
-    let ca = Ca::new(dir.path(), "one");
-    ca.issue(dir.path(), "a", &["a.test"], ECDSA);
+    let (dir, _) = site_for_a(b"x");
     let t = Tern::start_in(
         BIN,
         &tls_config(&["a"], "", "[limits]\nheader_read_timeout = \"1s\"\n", ""),
@@ -358,9 +353,7 @@ fn a_handshake_that_stalls_is_closed_within_the_header_read_timeout() {
 
 #[test]
 fn check_names_file_line_and_key_of_a_key_that_does_not_match() {
-    let dir = docroot(&[("index.html", b"x")]);
-    let ca = Ca::new(dir.path(), "one");
-    ca.issue(dir.path(), "a", &["a.test"], ECDSA);
+    let (dir, ca) = site_for_a(b"x");
     ca.issue(dir.path(), "b", &["b.test"], ECDSA);
     let cfg = config(
         "[listen.tls]\ncertificates = [\n  { cert = \"{dir}/a.pem\", key = \"{dir}/b.key\" },\n]\n",
@@ -421,9 +414,7 @@ fn a_reload_rotates_the_certificate_and_a_bad_new_one_leaves_the_old_serving() {
 
 #[test]
 fn the_json_access_log_records_the_tls_protocol_and_cipher() {
-    let dir = docroot(&[("index.html", b"x")]);
-    let ca = Ca::new(dir.path(), "one");
-    ca.issue(dir.path(), "a", &["a.test"], ECDSA);
+    let (dir, _) = site_for_a(b"x");
     let log = "[access_log]\npath = \"{dir}/access.log\"\nformat = \"json\"\n";
     let mut t = Tern::start_in(BIN, &tls_config(&["a"], "", log, ""), dir);
     ok_body(
@@ -549,9 +540,7 @@ fn client_certificates_are_required_or_optional_and_reach_cgi_programs() {
 
 #[test]
 fn a_plain_listener_sends_clients_to_https_but_not_acme_challenges() {
-    let dir = docroot(&[("index.html", b"secure")]);
-    let ca = Ca::new(dir.path(), "one");
-    ca.issue(dir.path(), "a", &["a.test"], ECDSA);
+    let (dir, _) = site_for_a(b"secure");
     let cfg = "[[listen]]\naddress = \"127.0.0.1:0\"\nredirect_to_https = true\n\
                [[listen]]\naddress = \"127.0.0.1:0\"\n[listen.tls]\n\
                certificates = [{ cert = \"{dir}/a.pem\", key = \"{dir}/a.key\" }]\n\

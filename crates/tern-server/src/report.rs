@@ -1,0 +1,48 @@
+//! Why a connection ended, in one log line: the timeout that closed it, a
+//! request head that was too large or malformed, or an error below HTTP.
+
+use tern_handler::ConnInfo;
+
+use crate::timeout::Expired;
+
+/// One log line for a connection that ended with an error, naming the cause.
+pub(crate) fn report(
+    e: &(dyn std::error::Error + Send + Sync + 'static),
+    conn: &ConnInfo,
+    expired: Option<Expired>,
+) {
+    match expired {
+        Some(Expired::Idle) => return,
+        Some(Expired::HeaderRead) => {
+            tracing::warn!(peer = %conn.peer, "connection closed: the client did not send a request head within header_read_timeout");
+            return;
+        }
+        None => {}
+    }
+    if let Some(he) = find_hyper(e) {
+        if he.is_parse_too_large() {
+            tracing::warn!(peer = %conn.peer, "431: request head larger than max_header_bytes or more than max_headers fields");
+        } else if he.is_parse() {
+            tracing::warn!(peer = %conn.peer, "400: malformed request: {he}");
+        } else if he.is_incomplete_message() || he.is_canceled() || he.is_closed() {
+            tracing::debug!(peer = %conn.peer, "connection ended early: {he}");
+        } else if he.is_timeout() {
+            tracing::warn!(peer = %conn.peer, "connection timed out: {he}");
+        } else {
+            tracing::debug!(peer = %conn.peer, "connection error: {he}");
+        }
+        return;
+    }
+    tracing::debug!(peer = %conn.peer, "connection error: {e}");
+}
+
+fn find_hyper<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a hyper::Error> {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if let Some(h) = err.downcast_ref::<hyper::Error>() {
+            return Some(h);
+        }
+        cur = err.source();
+    }
+    None
+}
