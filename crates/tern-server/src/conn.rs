@@ -81,29 +81,20 @@ pub(crate) async fn serve<I>(
     drop(site);
     let activity = Arc::new(Activity::default());
     let io = TimedIo::new(io, activity.clone(), timeouts);
-    let Some(tls) = tls else {
-        let http = Http {
-            builders,
-            shared,
-            listener,
-            activity,
-            cancel,
-            alpn: None,
-        };
-        return http.serve(io, Arc::new(conn)).await;
-    };
-    let Some(stream) = tls::handshake(io, tls, &mut conn, &activity, &cancel).await else {
-        return;
-    };
     let http = Http {
         builders,
         shared,
         listener,
         activity,
         cancel,
-        alpn: conn.tls.as_ref().and_then(|t| t.alpn),
     };
-    http.serve(stream, Arc::new(conn)).await
+    let Some(tls) = tls else {
+        return http.serve(io, Arc::new(conn)).await;
+    };
+    let handshake = tls::handshake(io, tls, &mut conn, &http.activity, &http.cancel);
+    if let Some(stream) = handshake.await {
+        http.serve(stream, Arc::new(conn)).await;
+    }
 }
 
 /// What serving HTTP on a connection needs, once any TLS is settled.
@@ -114,8 +105,6 @@ struct Http {
     listener: usize,
     activity: Arc<Activity>,
     cancel: CancellationToken,
-    /// The protocol ALPN chose, if any.
-    alpn: Option<&'static str>,
 }
 
 impl Http {
@@ -137,8 +126,9 @@ impl Http {
             listener,
             activity,
             cancel,
-            alpn,
         } = self;
+        // The protocol ALPN chose, on a TLS connection that negotiated one.
+        let alpn = conn.tls.as_ref().and_then(|t| t.alpn);
         let svc = Svc {
             shared,
             listener,

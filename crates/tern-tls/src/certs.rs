@@ -1,6 +1,7 @@
 //! One configured certificate: its chain and key read from PEM files and
 //! checked together, and the names it is valid for.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -27,15 +28,7 @@ pub(crate) fn load(c: &CertificateConfig, provider: &CryptoProvider) -> Result<L
         origin: c.origin.clone(),
         reason,
     };
-    let chain = CertificateDer::pem_file_iter(&c.cert)
-        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| fail(format!("cert `{}`: {e}", c.cert.display())))?;
-    if chain.is_empty() {
-        return Err(fail(format!(
-            "cert `{}`: no CERTIFICATE in the file",
-            c.cert.display()
-        )));
-    }
+    let chain = read_certificates(&c.cert).map_err(|e| fail(format!("cert {e}")))?;
     let key = PrivateKeyDer::from_pem_file(&c.key)
         .map_err(|e| fail(format!("key `{}`: {e}", c.key.display())))?;
     let signing = provider
@@ -82,6 +75,18 @@ pub(crate) fn load(c: &CertificateConfig, provider: &CryptoProvider) -> Result<L
         key: Arc::new(key),
         names,
     })
+}
+
+/// Every certificate in the PEM file at `path`, at least one; the error
+/// names the file (`` `path`: reason ``).
+pub(crate) fn read_certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
+    let certs = CertificateDer::pem_file_iter(path)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| format!("`{}`: {e}", path.display()))?;
+    if certs.is_empty() {
+        return Err(format!("`{}`: no CERTIFICATE in the file", path.display()));
+    }
+    Ok(certs)
 }
 
 /// The subject alternative names, or the common name of an old

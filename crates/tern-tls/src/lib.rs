@@ -25,8 +25,6 @@ mod resolve;
 use std::sync::Arc;
 
 use rustls::crypto::CryptoProvider;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::CertificateDer;
 use rustls::server::danger::ClientCertVerifier;
 use rustls::server::{ServerConfig, ServerSessionMemoryCache, WebPkiClientVerifier};
 use rustls::version::{TLS12, TLS13};
@@ -91,20 +89,11 @@ fn client_verifier(
         origin: auth.origin.clone(),
         reason,
     };
-    let certs = CertificateDer::pem_file_iter(&auth.ca)
-        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| fail(format!("ca `{}`: {e}", auth.ca.display())))?;
     let mut roots = RootCertStore::empty();
-    for c in certs {
+    for c in certs::read_certificates(&auth.ca).map_err(|e| fail(format!("ca {e}")))? {
         roots
             .add(c)
             .map_err(|e| fail(format!("ca `{}`: {e}", auth.ca.display())))?;
-    }
-    if roots.is_empty() {
-        return Err(fail(format!(
-            "ca `{}`: no CERTIFICATE in the file",
-            auth.ca.display()
-        )));
     }
     let builder = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider);
     let builder = if auth.required {

@@ -113,6 +113,20 @@ fn curl(t: &Tern, ca: &Path, name: &str, path: &str, extra: &[&str]) -> Output {
     out
 }
 
+/// Waits (at most 20 s) until curl trusting `ca` gets `a.test`'s index:
+/// the server has taken a new certificate.
+fn wait_until_trusted(t: &Tern, ca: &Path) {
+    let until = Instant::now() + Duration::from_secs(20);
+    while !curl(t, ca, "a.test", "/", &[]).status.success() {
+        assert!(
+            Instant::now() < until,
+            "the new certificate is not served:\n{}",
+            t.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 fn ok_body(out: &Output, t: &Tern) -> String {
     assert!(
         out.status.success(),
@@ -389,15 +403,7 @@ fn a_reload_rotates_the_certificate_and_a_bad_new_one_leaves_the_old_serving() {
     // A certificate from another CA, and SIGHUP.
     two.issue(t.path(), "a", &["a.test"], ECDSA);
     t.signal(1);
-    let until = Instant::now() + Duration::from_secs(20);
-    while !curl(&t, &root_two, "a.test", "/", &[]).status.success() {
-        assert!(
-            Instant::now() < until,
-            "the new certificate is not served:\n{}",
-            t.log()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_until_trusted(&t, &root_two);
 
     // A key that does not match: the reload is refused, the served
     // certificate stays.
@@ -456,15 +462,7 @@ fn certificate_files_replaced_on_disk_are_served_without_a_signal() {
     for f in ["a.key", "a.pem"] {
         std::fs::rename(fresh.join(f), t.file("certs").join(f)).unwrap();
     }
-    let until = Instant::now() + Duration::from_secs(20);
-    while !curl(&t, &root_two, "a.test", "/", &[]).status.success() {
-        assert!(
-            Instant::now() < until,
-            "the new certificate is not served:\n{}",
-            t.log()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_until_trusted(&t, &root_two);
     assert!(
         t.wait_log("certificate files changed: configuration reloaded"),
         "{}",
