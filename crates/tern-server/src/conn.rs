@@ -14,12 +14,12 @@ use hyper::server::conn::{http1, http2};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tern_config::Limits;
 use tern_handler::ConnInfo;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
 use crate::hpack_guard::HpackGuard;
 use crate::plaintext::Plaintext;
-use crate::report::report;
+use crate::report::{read_first, report};
 use crate::service::{Shared, Svc};
 use crate::timeout::{Activity, TimedIo, Timeouts};
 use crate::tls;
@@ -138,17 +138,8 @@ impl Http {
         let mut io = Plaintext::new(io, activity.clone());
         let mut first = BytesMut::with_capacity(4096);
         let sniffed = loop {
-            let read = tokio::select! {
-                r = io.read_buf(&mut first) => r,
-                _ = cancel.cancelled() => return,
-            };
-            match read {
-                Ok(0) => return,
-                Ok(_) => {}
-                Err(e) => {
-                    report(&e, &conn, activity.expired());
-                    return;
-                }
+            if !read_first(&mut io, &mut first, &conn, &activity, &cancel).await {
+                return;
             }
             let n = first.len().min(H2_PREFACE.len());
             if first[..n] != H2_PREFACE[..n] {

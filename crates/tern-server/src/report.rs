@@ -1,9 +1,37 @@
 //! Why a connection ended, in one log line: the timeout that closed it, a
 //! request head that was too large or malformed, or an error below HTTP.
+//! And the read of a connection's first bytes that may end it.
 
+use bytes::BytesMut;
 use tern_handler::ConnInfo;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio_util::sync::CancellationToken;
 
-use crate::timeout::Expired;
+use crate::timeout::{Activity, Expired};
+
+/// Reads more of a connection's first bytes into `buf`: `false` when the
+/// connection is over (the client left, the server is stopping, or an
+/// error, reported here).
+pub(crate) async fn read_first<R: AsyncRead + Unpin>(
+    io: &mut R,
+    buf: &mut BytesMut,
+    conn: &ConnInfo,
+    activity: &Activity,
+    cancel: &CancellationToken,
+) -> bool {
+    let read = tokio::select! {
+        r = io.read_buf(buf) => r,
+        _ = cancel.cancelled() => return false,
+    };
+    match read {
+        Ok(0) => false,
+        Ok(_) => true,
+        Err(e) => {
+            report(&e, conn, activity.expired());
+            false
+        }
+    }
+}
 
 /// One log line for a connection that ended with an error, naming the cause.
 pub(crate) fn report(

@@ -10,12 +10,13 @@ use std::sync::Arc;
 
 use bytes::BytesMut;
 use tern_handler::{ClientCert, ConnInfo, TlsInfo};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio_rustls::rustls::{ProtocolVersion, ServerConfig, ServerConnection};
 use tokio_rustls::server::TlsStream;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
+use crate::report::read_first;
 use crate::rewind::Rewind;
 use crate::timeout::{Activity, Expired, TimedIo};
 
@@ -44,17 +45,8 @@ where
     I: AsyncRead + AsyncWrite + Unpin,
 {
     let mut first = BytesMut::with_capacity(512);
-    let read = tokio::select! {
-        r = io.read_buf(&mut first) => r,
-        _ = cancel.cancelled() => return None,
-    };
-    match read {
-        Ok(0) => return None,
-        Ok(_) => {}
-        Err(e) => {
-            crate::report::report(&e, conn, activity.expired());
-            return None;
-        }
+    if !read_first(&mut io, &mut first, conn, activity, cancel).await {
+        return None;
     }
     if first[0] != HANDSHAKE_RECORD {
         if first[0].is_ascii_alphabetic() {
