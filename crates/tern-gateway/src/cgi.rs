@@ -75,8 +75,9 @@ impl Handler for Cgi {
         dispatch::call(&self.route, exchange)
     }
 
+    /// The route's kind: named once, by its `Run` impl.
     fn kind(&self) -> &'static str {
-        "cgi"
+        Run::kind(&*self.route)
     }
 }
 

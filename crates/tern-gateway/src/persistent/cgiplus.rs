@@ -149,8 +149,9 @@ impl Handler for CgiPlus {
         dispatch::call(&self.route, exchange)
     }
 
+    /// The route's kind: named once, by its `Run` impl.
     fn kind(&self) -> &'static str {
-        "cgiplus"
+        Run::kind(&*self.route)
     }
 }
 

@@ -126,8 +126,9 @@ impl Handler for FastCgi {
         dispatch::call(&self.route, exchange)
     }
 
+    /// The route's kind: named once, by its `Run` impl.
     fn kind(&self) -> &'static str {
-        "fastcgi"
+        Run::kind(&*self.route)
     }
 }
 
