@@ -18,6 +18,28 @@ pub const GRACE_PERIOD: Duration = Duration::from_secs(10);
 /// configuration without listeners exposes nothing.
 pub const LISTEN: SocketAddr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 8080));
 
+// [listen.tls]
+
+/// The names a certificate from the local CA (`internal = true`) is for.
+pub const INTERNAL_NAMES: &[&str] = &["localhost", "127.0.0.1", "::1"];
+
+/// Where tern keeps what it makes for itself (its local CA): `$TERN_STATE_DIR`,
+/// else `$XDG_DATA_HOME/tern`, else `~/.local/share/tern` (as Caddy keeps
+/// its own under `~/.local/share/caddy`), else `/var/lib/tern`.
+pub fn state_dir() -> std::path::PathBuf {
+    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    if let Some(d) = var("TERN_STATE_DIR") {
+        return d.into();
+    }
+    if let Some(d) = var("XDG_DATA_HOME") {
+        return std::path::PathBuf::from(d).join("tern");
+    }
+    match var("HOME") {
+        Some(h) => std::path::PathBuf::from(h).join(".local/share/tern"),
+        None => "/var/lib/tern".into(),
+    }
+}
+
 // [limits]
 
 /// Largest request head: 16 KiB.

@@ -77,6 +77,40 @@ pub struct TlsConfig {
     pub unknown_names: UnknownNames,
     /// Client certificates (mutual TLS), if asked for.
     pub client_auth: Option<ClientAuth>,
+    /// A certificate from tern's own local CA (`internal`), for
+    /// development: after the configured `certificates`, or the default
+    /// when there are none.
+    pub internal: Option<InternalCa>,
+    /// Session ticket keys shared by several tern processes
+    /// (`ticket_key_file`); without them, keys are made in memory and
+    /// rotate.
+    pub ticket_keys: Option<TicketKeys>,
+}
+
+/// Files of session ticket keys (`ticket_key_file`): the first encrypts new
+/// tickets, every one decrypts (so the previous key, listed second, still
+/// resumes the sessions it issued).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TicketKeys {
+    /// The key files, 80 bytes each (`openssl rand 80`, as nginx's).
+    pub files: Vec<PathBuf>,
+    /// Where they are configured (`file:line: key`).
+    pub origin: String,
+}
+
+/// tern's local certificate authority (`internal = true` or a table): a
+/// root kept in `dir`, and a certificate it issues for `names`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InternalCa {
+    /// The DNS names and IP addresses the certificate is for. Default:
+    /// [`INTERNAL_NAMES`](crate::defaults::INTERNAL_NAMES).
+    pub names: Vec<String>,
+    /// Where the root and the certificates are kept. Default:
+    /// [`state_dir`](crate::defaults::state_dir)`/pki`.
+    pub dir: PathBuf,
+    /// Where it is configured (`file:line: key`), for errors found when the
+    /// files are made or read.
+    pub origin: String,
 }
 
 /// Client certificates on a TLS listener (`client_auth`).

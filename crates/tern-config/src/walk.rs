@@ -84,6 +84,11 @@ impl<'a> Table<'a> {
         self.inner.get(key).is_some()
     }
 
+    /// Whether `key` holds a table (`[a.key]` or an inline table).
+    pub(crate) fn is_table(&self, key: &str) -> bool {
+        self.inner.get(key).is_some_and(|i| i.is_table_like())
+    }
+
     /// Where `key`'s value is, for an error found after reading it.
     pub(crate) fn span_of(&self, key: &str) -> Option<Range<usize>> {
         let (k, item) = self.inner.get_key_value(key)?;

@@ -15,6 +15,8 @@ pub struct Tern {
     child: Child,
     addr: SocketAddr,
     log: Arc<Mutex<String>>,
+    /// What it printed on stdout after its first line.
+    out: Arc<Mutex<String>>,
     /// The directory holding the config file (and anything else the test
     /// put there); removed on drop.
     pub dir: tempfile::TempDir,
@@ -39,8 +41,19 @@ impl Tern {
 
     /// Starts `bin` with `args` (which must make it print its address).
     pub fn spawn(bin: &str, args: &[&str], dir: tempfile::TempDir) -> Tern {
+        Self::spawn_env(bin, args, &[], dir)
+    }
+
+    /// Like [`Tern::spawn`], with `env` added to its environment.
+    pub fn spawn_env(
+        bin: &str,
+        args: &[&str],
+        env: &[(&str, &Path)],
+        dir: tempfile::TempDir,
+    ) -> Tern {
         let mut child = Command::new(bin)
             .args(args)
+            .envs(env.iter().copied())
             .env("TERN_LOG", "info")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -75,7 +88,15 @@ impl Tern {
             }
         };
         // Keep draining stdout so the child never blocks on it.
-        std::thread::spawn(move || for _ in lines {});
+        let out = Arc::new(Mutex::new(String::new()));
+        let sink = out.clone();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                let mut out = sink.lock().unwrap();
+                out.push_str(&line);
+                out.push('\n');
+            }
+        });
         let addr = first
             .split("://")
             .nth(1)
@@ -85,6 +106,7 @@ impl Tern {
             child,
             addr,
             log,
+            out,
             dir,
         }
     }
@@ -107,6 +129,16 @@ impl Tern {
     /// A path inside the temporary directory.
     pub fn file(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
+    }
+
+    /// Everything written to stdout so far, after the first line (the
+    /// address). Waits up to 10 s for at least one line.
+    pub fn stdout(&self) -> String {
+        let end = Instant::now() + Duration::from_secs(10);
+        while self.out.lock().unwrap().is_empty() && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.out.lock().unwrap().clone()
     }
 
     /// Everything written to stderr so far.

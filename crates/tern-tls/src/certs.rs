@@ -91,7 +91,7 @@ pub(crate) fn read_certificates(path: &Path) -> Result<Vec<CertificateDer<'stati
 
 /// The subject alternative names, or the common name of an old
 /// certificate without any.
-fn names_of(cert: &x509_parser::certificate::X509Certificate<'_>) -> Vec<String> {
+pub(crate) fn names_of(cert: &x509_parser::certificate::X509Certificate<'_>) -> Vec<String> {
     let mut names = Vec::new();
     if let Ok(Some(san)) = cert.subject_alternative_name() {
         for n in &san.value.general_names {

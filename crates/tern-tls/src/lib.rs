@@ -15,12 +15,20 @@
 //!   ("modern"). ALPN `h2` and `http/1.1`.
 //! - **Resumption**, on by default: TLS 1.3 (and 1.2) tickets under keys
 //!   that rotate, and a cache of TLS 1.2 sessions.
+//!   Tickets can instead be sealed under keys read from files shared by
+//!   several servers (`tickets.rs`).
 //! - **Client certificates** (mutual TLS), required or optional, verified
 //!   against the configured CA certificates.
+//! - **A local CA** for development (`internal.rs`): a root kept on disk
+//!   and a certificate it issues for `localhost`.
 #![forbid(unsafe_code)]
 
 mod certs;
+mod internal;
 mod resolve;
+mod tickets;
+
+pub use internal::root_path;
 
 use std::sync::Arc;
 
@@ -57,11 +65,14 @@ pub enum Error {
 /// The rustls configuration of a listener with `cfg`.
 pub fn server_config(cfg: &TlsConfig) -> Result<Arc<ServerConfig>, Error> {
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    let loaded = cfg
+    let mut loaded = cfg
         .certificates
         .iter()
         .map(|c| certs::load(c, &provider))
         .collect::<Result<Vec<_>, _>>()?;
+    if let Some(ca) = &cfg.internal {
+        loaded.push(certs::load(&internal::ensure(ca)?, &provider)?);
+    }
     let resolver = resolve::ByName::new(loaded, cfg.unknown_names == UnknownNames::Default);
     let versions: &[&rustls::SupportedProtocolVersion] = match cfg.profile {
         TlsProfile::Intermediate => &[&TLS13, &TLS12],
@@ -76,7 +87,10 @@ pub fn server_config(cfg: &TlsConfig) -> Result<Arc<ServerConfig>, Error> {
     let mut sc = builder.with_cert_resolver(Arc::new(resolver));
     sc.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     sc.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE);
-    sc.ticketer = rustls::crypto::aws_lc_rs::Ticketer::new()?;
+    sc.ticketer = match &cfg.ticket_keys {
+        None => rustls::crypto::aws_lc_rs::Ticketer::new()?,
+        Some(keys) => Arc::new(tickets::FileTicketer::load(keys)?),
+    };
     Ok(Arc::new(sc))
 }
 

@@ -27,15 +27,22 @@ pub(crate) struct CertWatch {
 }
 
 impl CertWatch {
-    /// Watches the certificate and key files `cfg` names. With none, or
-    /// if watching fails (logged), [`CertWatch::changed`] never returns.
+    /// Watches the certificate, key and ticket key files `cfg` names. With
+    /// none, or if watching fails (logged), [`CertWatch::changed`] never
+    /// returns. (The local CA's files are tern's own, not watched.)
     pub(crate) fn new(cfg: &Config) -> CertWatch {
         let files: BTreeSet<PathBuf> = cfg
             .listeners
             .iter()
             .filter_map(|l| l.tls.as_ref())
-            .flat_map(|t| &t.certificates)
-            .flat_map(|c| [c.cert.clone(), c.key.clone()])
+            .flat_map(|t| {
+                let pairs = t
+                    .certificates
+                    .iter()
+                    .flat_map(|c| [c.cert.clone(), c.key.clone()]);
+                let tickets = t.ticket_keys.iter().flat_map(|k| k.files.iter().cloned());
+                pairs.chain(tickets)
+            })
             .collect();
         let (tx, events) = mpsc::unbounded_channel();
         if files.is_empty() {

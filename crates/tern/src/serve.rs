@@ -36,6 +36,11 @@ pub(crate) struct ServeArgs {
     /// The private key (PEM) of --tls-cert.
     #[arg(long, requires = "tls_cert", value_name = "FILE")]
     tls_key: Option<PathBuf>,
+    /// Serve TLS on every listener with a certificate for localhost from
+    /// tern's local CA, made on first use and kept in the state directory
+    /// ($TERN_STATE_DIR, else ~/.local/share/tern); prints the root to trust.
+    #[arg(long, conflicts_with = "tls_cert")]
+    tls_internal: bool,
     /// Switch the file cache off.
     #[arg(long)]
     no_cache: bool,
@@ -152,17 +157,36 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 .with_context(|| format!("--listen {l}"))?,
         );
     }
+    let tls_on = |certificates, internal| {
+        Some(tern_config::TlsConfig {
+            certificates,
+            profile: Default::default(),
+            unknown_names: Default::default(),
+            client_auth: None,
+            internal,
+            ticket_keys: None,
+        })
+    };
     let tls = match (args.tls_cert, args.tls_key) {
-        (Some(cert), Some(key)) => Some(tern_config::TlsConfig {
-            certificates: vec![tern_config::CertificateConfig {
+        (Some(cert), Some(key)) => tls_on(
+            vec![tern_config::CertificateConfig {
                 cert: std::path::absolute(&cert).unwrap_or(cert),
                 key: std::path::absolute(&key).unwrap_or(key),
                 origin: "--tls-cert/--tls-key".into(),
             }],
-            profile: Default::default(),
-            unknown_names: Default::default(),
-            client_auth: None,
-        }),
+            None,
+        ),
+        _ if args.tls_internal => tls_on(
+            Vec::new(),
+            Some(tern_config::InternalCa {
+                names: tern_config::defaults::INTERNAL_NAMES
+                    .iter()
+                    .map(|n| n.to_string())
+                    .collect(),
+                dir: tern_config::defaults::state_dir().join("pki"),
+                origin: "--tls-internal".into(),
+            }),
+        ),
         _ => None,
     };
     let ov = Overrides {
@@ -219,6 +243,21 @@ async fn run_server(cfg: Config, source: Source, ov: Overrides, demo: bool) -> a
                 }
                 other => writeln!(out, "tern: serving {what}on {other}").ok(),
             };
+        }
+        let mut roots: Vec<PathBuf> = cfg
+            .listeners
+            .iter()
+            .filter_map(|l| l.tls.as_ref()?.internal.as_ref())
+            .map(tern_tls::root_path)
+            .collect();
+        roots.dedup();
+        for root in roots {
+            writeln!(
+                out,
+                "tern: certificates from the local CA; trust its root: curl --cacert {}",
+                root.display()
+            )
+            .ok();
         }
         out.flush().ok();
     }

@@ -556,3 +556,71 @@ fn listeners_with_tls_load_and_their_errors_name_line_and_key() {
     assert!(has(":5: listen[0].tls.profile: `old`"), "{text:?}");
     assert!(has(":6: listen[0].tls.ciphers: unknown key"), "{text:?}");
 }
+
+#[test]
+fn tls_from_the_local_ca_and_shared_ticket_keys_load_and_their_errors_name_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("www")).unwrap();
+    std::fs::write(dir.path().join("t1.key"), [0u8; 80]).unwrap();
+    let cfg = load(&write(
+        dir.path(),
+        "[[listen]]\naddress = \"127.0.0.1:0\"\n\
+         [listen.tls]\ninternal = true\nticket_key_file = \"t1.key\"\n\
+         [[listen]]\naddress = \"127.0.0.1:0\"\n\
+         [listen.tls]\ninternal = { names = [\"dev.test\", \"10.0.0.1\"], dir = \"pki\" }\n\
+         [[site]]\nroot = \"www\"\n",
+    ))
+    .unwrap();
+    let first = cfg.listeners[0].tls.as_ref().unwrap();
+    assert!(first.certificates.is_empty());
+    let ca = first.internal.as_ref().unwrap();
+    assert_eq!(ca.names, ["localhost", "127.0.0.1", "::1"]);
+    assert!(ca.dir.ends_with("pki"), "{}", ca.dir.display());
+    let keys = first.ticket_keys.as_ref().unwrap();
+    assert_eq!(keys.files, [dir.path().join("t1.key")]);
+    assert!(
+        keys.origin
+            .ends_with("tern.toml:5: listen[0].tls.ticket_key_file"),
+        "{}",
+        keys.origin
+    );
+    let second = cfg.listeners[1]
+        .tls
+        .as_ref()
+        .unwrap()
+        .internal
+        .as_ref()
+        .unwrap();
+    assert_eq!(second.names, ["dev.test", "10.0.0.1"]);
+    assert_eq!(second.dir, dir.path().join("pki"));
+    assert!(second
+        .origin
+        .ends_with("tern.toml:9: listen[1].tls.internal"));
+
+    let text: Vec<String> = errors(
+        dir.path(),
+        "[[listen]]\naddress = \"127.0.0.1:8443\"\n\
+         [listen.tls]\ninternal = \"yes\"\nticket_key_file = [\"t1.key\", \"gone.key\"]\n\
+         [[listen]]\naddress = \"127.0.0.1:8444\"\n\
+         [listen.tls]\ninternal = { names = [], dir = 3 }\n\
+         [[listen]]\naddress = \"127.0.0.1:8445\"\n\
+         [listen.tls]\ninternal = false\n\
+         [[site]]\nroot = \"www\"\n",
+    )
+    .iter()
+    .map(ToString::to_string)
+    .collect();
+    let has = |s: &str| text.iter().any(|t| t.contains(s));
+    assert!(
+        has(":4: listen[0].tls.internal: expected true or false"),
+        "{text:?}"
+    );
+    assert!(has(":5: listen[0].tls.ticket_key_file: `"), "{text:?}");
+    assert!(has("gone.key`: No such file"), "{text:?}");
+    assert!(has(":9: listen[1].tls.internal.names: empty"), "{text:?}");
+    assert!(
+        has(":9: listen[1].tls.internal.dir: expected a string"),
+        "{text:?}"
+    );
+    assert!(has(":12: listen[2].tls.certificates: missing"), "{text:?}");
+}

@@ -594,3 +594,115 @@ fn a_plain_listener_sends_clients_to_https_but_not_acme_challenges() {
         "{err}"
     );
 }
+
+#[test]
+fn tls_internal_serves_https_from_a_local_root_that_is_kept_across_restarts() {
+    let state = tempfile::tempdir().unwrap();
+    let root = state.path().join("pki/root.pem");
+    let start = || {
+        Tern::spawn_env(
+            BIN,
+            &["serve", "--listen", "127.0.0.1:0", "--tls-internal"],
+            &[("TERN_STATE_DIR", state.path())],
+            tempfile::tempdir().unwrap(),
+        )
+    };
+    let t = start();
+    let said = t.stdout();
+    assert!(
+        said.contains(&format!("trust its root: curl --cacert {}", root.display())),
+        "{said}"
+    );
+    for name in ["localhost", "127.0.0.1"] {
+        let body = ok_body(&curl(&t, &root, name, "/", &[]), &t);
+        assert!(body.contains("tern"), "{body}");
+    }
+    let first_root = std::fs::read(&root).unwrap();
+    drop(t);
+    let t = start();
+    assert_eq!(
+        std::fs::read(&root).unwrap(),
+        first_root,
+        "the root is kept"
+    );
+    ok_body(&curl(&t, &root, "localhost", "/", &[]), &t);
+    // A name the certificate is not for does not verify.
+    let other = curl(&t, &root, "other.test", "/", &[]);
+    assert!(!other.status.success());
+}
+
+#[test]
+fn an_internal_certificate_is_for_the_configured_names() {
+    let dir = docroot(&[("index.html", b"dev")]);
+    let t = Tern::start_in(
+        BIN,
+        &config(
+            "[listen.tls]\ninternal = { names = [\"dev.test\"], dir = \"{dir}/pki\" }\n",
+            "",
+        ),
+        dir,
+    );
+    let root = t.file("pki/root.pem");
+    assert_eq!(
+        ok_body(&curl(&t, &root, "dev.test", "/", &[]), &t),
+        "dev\n2"
+    );
+    assert!(!curl(&t, &root, "localhost", "/", &[]).status.success());
+}
+
+#[test]
+fn servers_sharing_a_ticket_key_file_resume_each_others_sessions() {
+    let (dir, _) = site_for_a(b"x");
+    let mut key = [0u8; 80];
+    for (i, b) in key.iter_mut().enumerate() {
+        *b = (i * 7 + 3) as u8;
+    }
+    std::fs::write(dir.path().join("ticket.key"), key).unwrap();
+    let copy = twin(dir.path(), &["a.pem", "a.key", "ticket.key"]);
+    let shared = "ticket_key_file = \"{dir}/ticket.key\"";
+    let a = Tern::start_in(BIN, &tls_config(&["a"], shared, "", ""), dir);
+    let b = Tern::start_in(BIN, &tls_config(&["a"], shared, "", ""), copy);
+    let get = "GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n";
+    for version in ["-tls1_2", "-tls1_3"] {
+        let session = a.file(&format!("session{version}"));
+        let session = session.to_string_lossy();
+        let args =
+            |io: &'static str| vec!["-servername", "a.test", version, io, &session, "-ign_eof"];
+        let (ok, text) = s_client(&a, &args("-sess_out"), get);
+        assert!(ok && text.contains("New, "), "{version}: {text}");
+        let (ok, text) = s_client(&b, &args("-sess_in"), get);
+        assert!(
+            ok && text.contains("Reused, "),
+            "{version}: a session from the other server did not resume:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn servers_with_keys_of_their_own_do_not_resume_each_others_sessions() {
+    let (dir, _) = site_for_a(b"x");
+    let copy = twin(dir.path(), &["a.pem", "a.key"]);
+    let a = Tern::start_in(BIN, &tls_config(&["a"], "", "", ""), dir);
+    let b = Tern::start_in(BIN, &tls_config(&["a"], "", "", ""), copy);
+    let session = a.file("session");
+    let session = session.to_string_lossy();
+    let get = "GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n";
+    let args =
+        |io: &'static str| vec!["-servername", "a.test", "-tls1_3", io, &session, "-ign_eof"];
+    let (ok, text) = s_client(&a, &args("-sess_out"), get);
+    assert!(ok && text.contains("New, "), "{text}");
+    let (ok, text) = s_client(&b, &args("-sess_in"), get);
+    assert!(ok && text.contains("New, "), "{text}");
+}
+
+/// A second server's directory: `files` of `dir` and its `www/index.html`.
+fn twin(dir: &Path, files: &[&str]) -> tempfile::TempDir {
+    let copy = docroot(&[(
+        "index.html",
+        &std::fs::read(dir.join("www/index.html")).unwrap(),
+    )]);
+    for f in files {
+        std::fs::copy(dir.join(f), copy.path().join(f)).unwrap();
+    }
+    copy
+}
