@@ -222,12 +222,13 @@ fn walk_access_log(w: &mut Walker<'_>, top: &mut Table<'_>) -> Option<AccessLogC
         Some((f, span)) => match f.as_str() {
             "common" => Some(LogFormat::Common),
             "combined" => Some(LogFormat::Combined),
+            "combined_tls" => Some(LogFormat::CombinedTls),
             "json" => Some(LogFormat::Json),
             other => {
                 w.error(
                     span,
                     t.key_path("format"),
-                    format!("`{other}` is not a format (common, combined or json)"),
+                    format!("`{other}` is not a format (common, combined, combined_tls or json)"),
                 );
                 None
             }

@@ -228,6 +228,10 @@ pub enum LogFormat {
     /// NCSA Combined: common plus Referer and User-Agent; the default.
     #[default]
     Combined,
+    /// Combined plus the TLS protocol and cipher, as words (`TLSv1.3
+    /// TLS13_AES_128_GCM_SHA256`, `- -` in plain HTTP): Apache's
+    /// `%{SSL_PROTOCOL}x %{SSL_CIPHER}x`, nginx's `$ssl_protocol $ssl_cipher`.
+    CombinedTls,
     /// One JSON object per line.
     Json,
 }

@@ -21,6 +21,7 @@ use crate::{AccessRecord, ParseError};
 /// - [`LogFormat::Common`]: remote address, user, time to the second,
 ///   method, target, protocol, status, bytes.
 /// - [`LogFormat::Combined`]: Common plus referer and user agent.
+/// - [`LogFormat::CombinedTls`]: Combined plus TLS protocol and cipher.
 /// - [`LogFormat::Json`]: every field; time to the millisecond.
 ///
 /// Values are escaped so that no value can end its field early or start a
@@ -29,6 +30,7 @@ pub fn render(format: LogFormat, rec: &AccessRecord, out: &mut Vec<u8>) {
     match format {
         LogFormat::Common => ncsa::render(ncsa::Variant::Common, rec, out),
         LogFormat::Combined => ncsa::render(ncsa::Variant::Combined, rec, out),
+        LogFormat::CombinedTls => ncsa::render(ncsa::Variant::CombinedTls, rec, out),
         LogFormat::Json => json::render(rec, out),
     }
 }
@@ -45,12 +47,15 @@ pub fn parse(format: LogFormat, line: &str) -> Result<AccessRecord, ParseError> 
     match format {
         LogFormat::Common => ncsa::parse(ncsa::Variant::Common, line),
         LogFormat::Combined => ncsa::parse(ncsa::Variant::Combined, line),
+        LogFormat::CombinedTls => ncsa::parse(ncsa::Variant::CombinedTls, line),
         LogFormat::Json => json::parse(line),
     }
 }
 
 /// The format `line` parses in, trying the richest first: JSON, then
-/// Combined, then Common. `None` if it parses in none of them.
+/// Combined, then Common. `None` if it parses in none of them. (A
+/// CombinedTls line reads as Combined: its two extra words are taken for
+/// the extra fields other servers' lines often carry.)
 pub fn detect_format(line: &str) -> Option<LogFormat> {
     [LogFormat::Json, LogFormat::Combined, LogFormat::Common]
         .into_iter()

@@ -1,5 +1,7 @@
 //! The NCSA formats nginx and Apache write: Common, `%h %l %u %t "%r" %>s %b`,
-//! and Combined, which adds `"%{Referer}i" "%{User-Agent}i"`.
+//! and Combined, which adds `"%{Referer}i" "%{User-Agent}i"`; tern's
+//! CombinedTls adds `%{SSL_PROTOCOL}x %{SSL_CIPHER}x` to that (`-` in
+//! plain HTTP).
 //!
 //! ```text
 //! 127.0.0.1 - frank [10/Oct/2000:13:55:36 +0000] "GET /apache_pb.gif HTTP/1.0" 200 2326 "http://example.com/start.html" "Mozilla/4.08"
@@ -9,6 +11,7 @@
 //! Apache's backslash escapes, and extra fields after the last one (the
 //! common `"$http_x_forwarded_for"` suffix), which are ignored.
 
+use std::borrow::Cow;
 use std::net::IpAddr;
 use std::time::Duration;
 
@@ -21,6 +24,7 @@ use crate::{AccessRecord, ParseError};
 pub(crate) enum Variant {
     Common,
     Combined,
+    CombinedTls,
 }
 
 pub(crate) fn render(variant: Variant, rec: &AccessRecord, out: &mut Vec<u8>) {
@@ -50,11 +54,20 @@ pub(crate) fn render(variant: Variant, rec: &AccessRecord, out: &mut Vec<u8>) {
         0 => out.push(b'-'),
         n => push_display(out, n),
     }
-    if variant == Variant::Combined {
+    if variant != Variant::Common {
         out.push(b' ');
         write_quoted_header(out, rec.referer.as_deref());
         out.push(b' ');
         write_quoted_header(out, rec.user_agent.as_deref());
+    }
+    if variant == Variant::CombinedTls {
+        for value in [&rec.tls_protocol, &rec.tls_cipher] {
+            out.push(b' ');
+            match value.as_deref() {
+                None | Some("") => out.push(b'-'),
+                Some(v) => escape_distinct_from_absent(out, v, Context::Word),
+            }
+        }
     }
     out.push(b'\n');
 }
@@ -82,12 +95,22 @@ pub(crate) fn parse(variant: Variant, line: &str) -> Result<AccessRecord, ParseE
     })?;
     let (referer, user_agent) = match variant {
         Variant::Common => (None, None),
-        Variant::Combined => {
+        Variant::Combined | Variant::CombinedTls => {
             line.space("referer")?;
             let referer = absent_or(line.quoted("referer")?);
             line.space("user agent")?;
             (referer, absent_or(line.quoted("user agent")?))
         }
+    };
+    let (tls_protocol, tls_cipher) = match variant {
+        Variant::CombinedTls => {
+            line.space("TLS protocol")?;
+            let protocol = absent_or(line.word("TLS protocol")?);
+            line.space("TLS cipher")?;
+            let cipher = absent_or(line.word("TLS cipher")?);
+            (protocol.map(Cow::Owned), cipher.map(Cow::Owned))
+        }
+        _ => (None, None),
     };
     line.end_or_more_fields()?;
     Ok(AccessRecord {
@@ -105,8 +128,8 @@ pub(crate) fn parse(variant: Variant, line: &str) -> Result<AccessRecord, ParseE
         host: None,
         duration: Duration::ZERO,
         request_id: 0,
-        tls_protocol: None,
-        tls_cipher: None,
+        tls_protocol,
+        tls_cipher,
     })
 }
 

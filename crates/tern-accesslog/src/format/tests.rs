@@ -9,7 +9,12 @@ use proptest::prelude::*;
 use super::{detect_format, parse, render};
 use crate::{AccessRecord, LogFormat, ParseError};
 
-const FORMATS: [LogFormat; 3] = [LogFormat::Common, LogFormat::Combined, LogFormat::Json];
+const FORMATS: [LogFormat; 4] = [
+    LogFormat::Common,
+    LogFormat::Combined,
+    LogFormat::CombinedTls,
+    LogFormat::Json,
+];
 
 fn ip(text: &str) -> Option<IpAddr> {
     Some(text.parse().unwrap())
@@ -86,8 +91,12 @@ fn carried(format: LogFormat, rec: &AccessRecord) -> AccessRecord {
     rec.host = None;
     rec.duration = Duration::ZERO;
     rec.request_id = 0;
-    rec.tls_protocol = None;
-    rec.tls_cipher = None;
+    if format != LogFormat::CombinedTls {
+        rec.tls_protocol = None;
+        rec.tls_cipher = None;
+    }
+    rec.tls_protocol = rec.tls_protocol.filter(|p| !p.is_empty());
+    rec.tls_cipher = rec.tls_cipher.filter(|c| !c.is_empty());
     if format == LogFormat::Common {
         rec.referer = None;
         rec.user_agent = None;
@@ -113,6 +122,24 @@ fn golden_lines() {
             .to_owned()
             + "\n"
     );
+}
+
+#[test]
+fn combined_tls_adds_protocol_and_cipher_as_words() {
+    let tls = AccessRecord {
+        tls_protocol: Some(Cow::Borrowed("TLSv1.3")),
+        tls_cipher: Some(Cow::Borrowed("TLS13_AES_128_GCM_SHA256")),
+        ..frank()
+    };
+    let text = line(LogFormat::CombinedTls, &tls);
+    assert_eq!(
+        text,
+        "192.0.2.7 - frank [10/Oct/2000:20:55:36 +0000] \"GET /apache_pb.gif?x=1 HTTP/1.0\" 200 2326 \
+         \"http://example.com/start.html\" \"Mozilla/4.08 [en] (Win98; I ;Nav)\" TLSv1.3 TLS13_AES_128_GCM_SHA256\n"
+    );
+    // Read as Combined (what other tools see), the two words are extra fields.
+    assert_eq!(detect_format(&text), Some(LogFormat::Combined));
+    assert!(line(LogFormat::CombinedTls, &frank()).ends_with("(Win98; I ;Nav)\" - -\n"));
 }
 
 #[test]
@@ -251,7 +278,11 @@ fn broken_lines_are_errors() {
 fn detect_format_names_the_richest_format_that_parses() {
     let rec = frank();
     for format in FORMATS {
-        assert_eq!(detect_format(&line(format, &rec)), Some(format));
+        let read_as = match format {
+            LogFormat::CombinedTls => LogFormat::Combined,
+            f => f,
+        };
+        assert_eq!(detect_format(&line(format, &rec)), Some(read_as));
     }
     let with_trailing_word = line(LogFormat::Common, &rec).replace('\n', " vhost.example");
     assert_eq!(detect_format(&with_trailing_word), Some(LogFormat::Common));

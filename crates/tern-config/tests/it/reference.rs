@@ -95,6 +95,7 @@ fn the_reference_states_the_defaults_the_walkers_use() {
     let format = match LogFormat::default() {
         LogFormat::Common => "\"common\"",
         LogFormat::Combined => "\"combined\"",
+        LogFormat::CombinedTls => "\"combined_tls\"",
         LogFormat::Json => "\"json\"",
     };
     says(&s, "format", format);

@@ -419,28 +419,34 @@ fn a_reload_rotates_the_certificate_and_a_bad_new_one_leaves_the_old_serving() {
 }
 
 #[test]
-fn the_json_access_log_records_the_tls_protocol_and_cipher() {
-    let (dir, _) = site_for_a(b"x");
-    let log = "[access_log]\npath = \"{dir}/access.log\"\nformat = \"json\"\n";
-    let mut t = Tern::start_in(BIN, &tls_config(&["a"], "", log, ""), dir);
-    ok_body(
-        &curl(
-            &t,
-            &t.file("one-ca.pem"),
-            "a.test",
-            "/",
-            &["--tlsv1.2", "--tls-max", "1.2"],
+fn the_json_and_combined_tls_access_logs_record_the_tls_protocol_and_cipher() {
+    for (format, protocol, cipher) in [
+        (
+            "json",
+            r#""tls_protocol":"TLSv1.2""#,
+            r#""tls_cipher":"TLS_ECDHE_ECDSA_WITH_"#,
         ),
-        &t,
-    );
-    t.signal(15);
-    assert!(t.wait_exit(Duration::from_secs(10)).unwrap().success());
-    let line = std::fs::read_to_string(t.file("access.log")).unwrap();
-    assert!(line.contains(r#""tls_protocol":"TLSv1.2""#), "{line}");
-    assert!(
-        line.contains(r#""tls_cipher":"TLS_ECDHE_ECDSA_WITH_"#),
-        "{line}"
-    );
+        ("combined_tls", "\" TLSv1.2 ", " TLS_ECDHE_ECDSA_WITH_"),
+    ] {
+        let (dir, _) = site_for_a(b"x");
+        let log = format!("[access_log]\npath = \"{{dir}}/access.log\"\nformat = \"{format}\"\n");
+        let mut t = Tern::start_in(BIN, &tls_config(&["a"], "", &log, ""), dir);
+        ok_body(
+            &curl(
+                &t,
+                &t.file("one-ca.pem"),
+                "a.test",
+                "/",
+                &["--tlsv1.2", "--tls-max", "1.2"],
+            ),
+            &t,
+        );
+        t.signal(15);
+        assert!(t.wait_exit(Duration::from_secs(10)).unwrap().success());
+        let line = std::fs::read_to_string(t.file("access.log")).unwrap();
+        assert!(line.contains(protocol), "{format}: {line}");
+        assert!(line.contains(cipher), "{format}: {line}");
+    }
 }
 
 #[test]
