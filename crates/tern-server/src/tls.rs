@@ -54,7 +54,7 @@ where
             let _ = io.write_all(PLAIN_HTTP_ANSWER).await;
             let _ = io.shutdown().await;
         } else {
-            tracing::warn!(peer = %conn.peer, "TLS handshake failed: the client did not start one");
+            tracing::info!(peer = %conn.peer, "TLS handshake failed: the client did not start one");
         }
         return None;
     }
@@ -76,7 +76,9 @@ where
             } else if e.kind() == std::io::ErrorKind::UnexpectedEof {
                 tracing::debug!(peer = %conn.peer, "the client left during the TLS handshake");
             } else {
-                tracing::warn!(peer = %conn.peer, "TLS handshake failed: {e}");
+                // The client's doing (scanners, old clients, a wrong name):
+                // nginx logs these at `info` too.
+                tracing::info!(peer = %conn.peer, "TLS handshake failed: {e}");
             }
             None
         }

@@ -9,8 +9,11 @@
 //! - `root.pem`, `root.key`: the root, ECDSA P-256, valid 10 years, its
 //!   name unique to this directory (`tern local CA 1a2b3c4d`).
 //! - `<names>.pem`, `<names>.key`: a certificate for the names, ECDSA
-//!   P-256, valid 180 days, issued again when fewer than 60 days are left,
-//!   the names change, or the root is not the one that issued it.
+//!   P-256, valid 88 days (Mozilla's "modern" profile wants less than 90),
+//!   issued again when a configuration is built (start, reload, and the
+//!   daily reload `tern serve` does while a listener uses the local CA) and
+//!   fewer than 30 days are left, the names change, or the root is not the
+//!   one that issued it.
 //!
 //! Files are written to a temporary name and renamed into place, so a
 //! reader never sees half a key.
@@ -28,10 +31,12 @@ use tern_config::{CertificateConfig, InternalCa};
 use crate::Error;
 
 const DAY: Duration = Duration::from_secs(24 * 60 * 60);
+/// How far back `not_before` is set, for clocks a little behind.
+const BACKDATE: Duration = Duration::from_secs(60 * 60);
 const ROOT_VALIDITY: Duration = Duration::from_secs(10 * 365 * 24 * 60 * 60);
-const LEAF_VALIDITY: Duration = Duration::from_secs(180 * 24 * 60 * 60);
+const LEAF_VALIDITY: Duration = Duration::from_secs(88 * 24 * 60 * 60);
 /// A certificate with less than this left is issued again.
-const LEAF_RENEW: Duration = Duration::from_secs(60 * 24 * 60 * 60);
+const LEAF_RENEW: Duration = Duration::from_secs(30 * 24 * 60 * 60);
 
 /// The root certificate clients are to trust (`curl --cacert`).
 pub fn root_path(ca: &InternalCa) -> PathBuf {
@@ -121,7 +126,7 @@ fn issue(
     params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
     params.use_authority_key_identifier_extension = true;
     let now = SystemTime::now();
-    params.not_before = (now - DAY).into();
+    params.not_before = (now - BACKDATE).into();
     params.not_after = (now + LEAF_VALIDITY).into();
     let made = params
         .signed_by(&pair, &issuer)

@@ -315,10 +315,17 @@ async fn watch_signals(
         mut int,
     } = signals;
     let mut certs = CertWatch::new(&generation.cfg);
+    // The local CA's certificates are issued again, when due, as a
+    // configuration is built: a daily reload keeps a long-running server's
+    // fresh (see tern_tls's internal.rs).
+    let mut daily =
+        tokio::time::interval_at(tokio::time::Instant::now() + LOCAL_CA_CHECK, LOCAL_CA_CHECK);
     loop {
+        let local_ca = uses_local_ca(&generation.cfg);
         let why = tokio::select! {
             _ = hup.recv() => "SIGHUP",
             _ = certs.changed() => "certificate files changed",
+            _ = daily.tick(), if local_ca => "the local CA's daily check",
             _ = usr1.recv() => {
                 if let Some(log) = handle.site().sinks.access_log.clone() {
                     log.reopen();
@@ -340,6 +347,15 @@ async fn watch_signals(
             }
         }
     }
+}
+
+/// How often the local CA's certificates are looked at.
+const LOCAL_CA_CHECK: std::time::Duration = std::time::Duration::from_secs(24 * 60 * 60);
+
+fn uses_local_ca(cfg: &Config) -> bool {
+    cfg.listeners
+        .iter()
+        .any(|l| l.tls.as_ref().is_some_and(|t| t.internal.is_some()))
 }
 
 async fn reload(
