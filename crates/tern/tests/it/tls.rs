@@ -712,3 +712,78 @@ fn twin(dir: &Path, files: &[&str]) -> tempfile::TempDir {
     }
     copy
 }
+
+#[test]
+fn certificates_rotated_under_load_fail_no_handshake_and_no_request() {
+    let dir = docroot(&[("index.html", b"busy")]);
+    let cas = [Ca::new(dir.path(), "one"), Ca::new(dir.path(), "two")];
+    cas[0].issue(dir.path(), "a", &["a.test"], ECDSA);
+    // Clients trust both roots: whichever certificate is served verifies.
+    let bundle = [
+        std::fs::read(dir.path().join("one-ca.pem")).unwrap(),
+        std::fs::read(dir.path().join("two-ca.pem")).unwrap(),
+    ]
+    .concat();
+    std::fs::write(dir.path().join("both-ca.pem"), bundle).unwrap();
+    let t = Tern::start_in(BIN, &tls_config(&["a"], "", "", ""), dir);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (done, failures) = std::thread::scope(|s| {
+        let clients: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    let (mut done, mut failures) = (0, Vec::new());
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        // A new connection, so a new handshake, each time.
+                        let out = curl(&t, &t.file("both-ca.pem"), "a.test", "/", &[]);
+                        match out.status.success() && out.stdout.starts_with(b"busy") {
+                            true => done += 1,
+                            false => {
+                                failures.push(String::from_utf8_lossy(&out.stderr).into_owned())
+                            }
+                        }
+                    }
+                    (done, failures)
+                })
+            })
+            .collect();
+        // Six rotations between the two CAs, each written to a temporary
+        // name and renamed into place (as a renewal tool does), then SIGHUP;
+        // certwatch sees the renames too.
+        for i in 1..=6 {
+            let ca = &cas[i % 2];
+            ca.issue(t.path(), "next", &["a.test"], ECDSA);
+            std::fs::rename(t.file("next.key"), t.file("a.key")).unwrap();
+            std::fs::rename(t.file("next.pem"), t.file("a.pem")).unwrap();
+            t.signal(1);
+            std::thread::sleep(Duration::from_millis(400));
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        clients.into_iter().map(|c| c.join().unwrap()).fold(
+            (0, Vec::new()),
+            |(n, mut f), (d, more)| {
+                f.extend(more);
+                (n + d, f)
+            },
+        )
+    });
+    assert!(
+        failures.is_empty(),
+        "{} failed of {}: {failures:#?}\n{}",
+        failures.len(),
+        done + failures.len(),
+        t.log()
+    );
+    assert!(
+        done >= 10,
+        "only {done} requests were made during the rotations"
+    );
+    // The last rotation (to CA "one", i = 6) is what is served now.
+    wait_until_trusted(&t, &t.file("one-ca.pem"));
+    assert!(
+        !curl(&t, &t.file("two-ca.pem"), "a.test", "/", &[])
+            .status
+            .success(),
+        "the certificate did not rotate:\n{}",
+        t.log()
+    );
+}
