@@ -18,6 +18,11 @@ pub const GRACE_PERIOD: Duration = Duration::from_secs(10);
 /// configuration without listeners exposes nothing.
 pub const LISTEN: SocketAddr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 8080));
 
+// [listen.tls]
+
+/// Where `acme` keeps its account and certificates.
+pub const ACME_STATE: &str = "/var/lib/tern/acme";
+
 // [limits]
 
 /// Largest request head: 16 KiB.

@@ -17,8 +17,15 @@
 //!   that rotate, and a cache of TLS 1.2 sessions.
 //! - **Client certificates** (mutual TLS), required or optional, verified
 //!   against the configured CA certificates.
+//! - **ACME** (`acme.rs`): with `acme`, the certificate the ACME manager
+//!   (`tern-acme`) keeps for those names is read by every handshake and
+//!   swapped in place when renewed; a TLS-ALPN-01 validation (ALPN
+//!   `acme-tls/1`) gets the challenge certificate. Before the first
+//!   certificate exists, a handshake for those names gets a configured
+//!   certificate that covers them, or fails.
 #![forbid(unsafe_code)]
 
+mod acme;
 mod certs;
 mod resolve;
 
@@ -29,8 +36,9 @@ use rustls::server::danger::ClientCertVerifier;
 use rustls::server::{ServerConfig, ServerSessionMemoryCache, WebPkiClientVerifier};
 use rustls::version::{TLS12, TLS13};
 use rustls::RootCertStore;
-use tern_config::{ClientAuth, TlsConfig, TlsProfile, UnknownNames};
+use tern_config::{AcmeChallenge, ClientAuth, TlsConfig, TlsProfile, UnknownNames};
 
+pub use acme::{certified_key, AcmeLink, Challenges, ManagedCert, ACME_TLS_ALPN};
 pub use rustls;
 
 /// TLS 1.2 sessions kept for resumption by session id (nginx's
@@ -54,15 +62,22 @@ pub enum Error {
     Rustls(#[from] rustls::Error),
 }
 
-/// The rustls configuration of a listener with `cfg`.
-pub fn server_config(cfg: &TlsConfig) -> Result<Arc<ServerConfig>, Error> {
+/// The rustls configuration of a listener with `cfg`; `acme` links it to
+/// the ACME manager when `cfg.acme` is set (without it, as in `tern
+/// check`, the managed names have no certificate).
+pub fn server_config(cfg: &TlsConfig, acme: Option<AcmeLink>) -> Result<Arc<ServerConfig>, Error> {
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let loaded = cfg
         .certificates
         .iter()
         .map(|c| certs::load(c, &provider))
         .collect::<Result<Vec<_>, _>>()?;
-    let resolver = resolve::ByName::new(loaded, cfg.unknown_names == UnknownNames::Default);
+    let alpn01 = acme.is_some()
+        && cfg
+            .acme
+            .as_ref()
+            .is_some_and(|a| a.challenge == AcmeChallenge::TlsAlpn01);
+    let resolver = resolve::ByName::new(loaded, cfg.unknown_names == UnknownNames::Default, acme);
     let versions: &[&rustls::SupportedProtocolVersion] = match cfg.profile {
         TlsProfile::Intermediate => &[&TLS13, &TLS12],
         TlsProfile::Modern => &[&TLS13],
@@ -75,6 +90,10 @@ pub fn server_config(cfg: &TlsConfig) -> Result<Arc<ServerConfig>, Error> {
     };
     let mut sc = builder.with_cert_resolver(Arc::new(resolver));
     sc.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    if alpn01 {
+        // Last: chosen only for a client that offers nothing else.
+        sc.alpn_protocols.push(ACME_TLS_ALPN.to_vec());
+    }
     sc.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE);
     sc.ticketer = rustls::crypto::aws_lc_rs::Ticketer::new()?;
     Ok(Arc::new(sc))

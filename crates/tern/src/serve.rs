@@ -162,6 +162,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             profile: Default::default(),
             unknown_names: Default::default(),
             client_auth: None,
+            acme: None,
         }),
         _ => None,
     };
@@ -225,6 +226,7 @@ async fn run_server(cfg: Config, source: Source, ov: Overrides, demo: bool) -> a
     let server = Server::new(site);
     let handle = server.handle();
     let workers = cfg.server.workers;
+    let acme = generation.acme.clone();
     let signals = tokio::spawn(watch_signals(
         signals,
         handle.clone(),
@@ -234,6 +236,7 @@ async fn run_server(cfg: Config, source: Source, ov: Overrides, demo: bool) -> a
     ));
     let result = server.run(listeners, workers).await;
     signals.abort();
+    acme.stop();
     result.context("starting the worker threads")?;
     // Flush the access log before exiting (blocking; off the runtime threads).
     let site = handle.site();
