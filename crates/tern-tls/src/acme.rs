@@ -125,9 +125,15 @@ pub fn certified_key(chain_pem: &[u8], key_pem: &[u8]) -> Result<Arc<CertifiedKe
         .load_private_key(key)
         .map_err(|e| format!("key: {e}"))?;
     let key = CertifiedKey::new(chain, signing);
-    key.keys_match()
-        .map_err(|_| "the key does not belong to the certificate".to_owned())?;
-    Ok(Arc::new(key))
+    // Only a definite mismatch fails: webpki cannot read a TLS-ALPN-01
+    // certificate (its acmeIdentifier extension is critical and unknown
+    // to it), so that comparison is `Unknown`.
+    match key.keys_match() {
+        Err(rustls::Error::InconsistentKeys(rustls::InconsistentKeys::KeyMismatch)) => {
+            Err("the key does not belong to the certificate".to_owned())
+        }
+        _ => Ok(Arc::new(key)),
+    }
 }
 
 /// The certificate for a handshake on a listener with `acme`: a
