@@ -157,7 +157,7 @@ pub(crate) async fn run(
                 let serving = if cert.current().is_some() {
                     "the current certificate keeps serving"
                 } else {
-                    "no certificate for these names yet"
+                    "none issued yet (a configured certificate for these names serves meanwhile)"
                 };
                 tracing::error!(
                     names,
