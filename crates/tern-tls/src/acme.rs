@@ -159,3 +159,64 @@ pub(crate) fn resolve(
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+#[cfg(test)]
+mod tests {
+    use rcgen::{CertificateParams, KeyPair};
+
+    use super::*;
+
+    fn key_for(name: &str) -> Arc<CertifiedKey> {
+        let key = KeyPair::generate().unwrap();
+        let cert = CertificateParams::new(vec![name.to_owned()])
+            .unwrap()
+            .self_signed(&key)
+            .unwrap();
+        certified_key(cert.pem().as_bytes(), key.serialize_pem().as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn managed_names_get_the_managed_certificate_and_validations_the_challenge() {
+        let link = AcmeLink {
+            cert: Arc::new(ManagedCert::new(vec!["a.test".into()])),
+            challenges: Arc::new(Challenges::default()),
+        };
+        // Nothing yet: the configured certificates decide.
+        assert!(resolve(&link, Some("a.test"), false).is_none());
+        let issued = key_for("a.test");
+        link.cert.install(issued.clone());
+        let got = resolve(&link, Some("A.Test"), false).unwrap();
+        assert!(Arc::ptr_eq(&got, &issued));
+        assert!(resolve(&link, Some("b.test"), false).is_none());
+        assert!(resolve(&link, None, false).is_none());
+        // A validation gets the challenge certificate, and nothing else.
+        assert!(resolve(&link, Some("a.test"), true).is_none());
+        let challenge = key_for("a.test");
+        link.challenges.open_alpn01("A.test", challenge.clone());
+        assert!(Arc::ptr_eq(
+            &resolve(&link, Some("a.test"), true).unwrap(),
+            &challenge
+        ));
+        link.challenges.close_alpn01("a.test");
+        assert!(resolve(&link, Some("a.test"), true).is_none());
+        // HTTP-01 tokens open and close.
+        link.challenges.open_http01("tok", "tok.thumb");
+        assert_eq!(link.challenges.http01("tok").as_deref(), Some("tok.thumb"));
+        link.challenges.close_http01("tok");
+        assert_eq!(link.challenges.http01("tok"), None);
+    }
+
+    #[test]
+    fn a_key_that_does_not_belong_to_the_certificate_is_refused() {
+        let key = KeyPair::generate().unwrap();
+        let other = KeyPair::generate().unwrap();
+        let cert = CertificateParams::new(vec!["a.test".to_owned()])
+            .unwrap()
+            .self_signed(&key)
+            .unwrap();
+        let err =
+            certified_key(cert.pem().as_bytes(), other.serialize_pem().as_bytes()).unwrap_err();
+        assert!(err.contains("does not belong"), "{err}");
+        assert!(certified_key(b"", key.serialize_pem().as_bytes()).is_err());
+    }
+}
