@@ -245,35 +245,36 @@ fn get_trusted(port: u16, root: &Path) -> std::process::Output {
 }
 
 #[test]
-fn acme_http01_issues_a_certificate_and_a_reload_orders_no_second() {
+fn acme_http01_issues_a_certificate_a_reload_orders_no_second_and_a_restart_serves_it() {
     let Some(bin) = pebble_bin() else { return };
     let dir = docroot(&[("index.html", b"issued by pebble")]);
+    // The state outlives the first tern, for the restart.
+    let state = tempfile::tempdir().unwrap();
+    let pebble_dir = tempfile::tempdir().unwrap();
     let (http, https) = (free_port(), free_port());
-    let pebble = Pebble::start(&bin, dir.path(), http, https, 3600);
-    let t = Tern::start_in(
-        BIN,
-        &config(http, https, &acme_table(&pebble, "http-01")),
-        dir,
-    );
-    let both = || format!("tern:\n{}\npebble:\n{}", t.log(), pebble.log());
+    let pebble = Pebble::start(&bin, pebble_dir.path(), http, https, 3600);
+    let cfg = config(http, https, &acme_table(&pebble, "http-01"))
+        .replace("{dir}/state", &state.path().to_string_lossy());
+    let mut t = Tern::start_in(BIN, &cfg, dir);
+    let both = |t: &Tern| format!("tern:\n{}\npebble:\n{}", t.log(), pebble.log());
 
-    let cert = wait_for(60, "certificate", both, || served(https, NAME));
+    let cert = wait_for(60, "certificate", || both(&t), || served(https, NAME));
     assert!(cert.contains(&format!("DNS:{NAME}")), "{cert}");
-    let root = pebble.root(t.path());
+    let root = pebble.root(state.path());
     let out = get_trusted(https, &root);
-    assert!(out.status.success(), "{out:?}\n{}", both());
+    assert!(out.status.success(), "{out:?}\n{}", both(&t));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "issued by pebble");
-    // The pair is kept in the state directory.
-    let kept = t.path().join("state/certs").join(NAME);
+    // The pair and the account are kept in the state directory.
+    let kept = state.path().join("certs").join(NAME);
     assert!(kept.join("cert.pem").is_file() && kept.join("key.pem").is_file());
-    assert_eq!(
-        std::fs::read_dir(t.path().join("state"))
+    let accounts = || {
+        std::fs::read_dir(state.path())
             .unwrap()
             .filter_map(|e| e.ok())
             .filter(|e| e.file_name().to_string_lossy().starts_with("account-"))
-            .count(),
-        1
-    );
+            .count()
+    };
+    assert_eq!(accounts(), 1);
     // A token no order opened is not found, on the plain listener.
     let r = crate::request(
         ([127, 0, 0, 1], http).into(),
@@ -284,20 +285,34 @@ fn acme_http01_issues_a_certificate_and_a_reload_orders_no_second() {
 
     // A reload keeps the task: no second order, the same certificate.
     t.signal(SIGHUP);
-    assert!(t.wait_log("SIGHUP: configuration reloaded"), "{}", both());
+    assert!(t.wait_log("SIGHUP: configuration reloaded"), "{}", both(&t));
     assert_eq!(served(https, NAME).as_deref(), Some(cert.as_str()));
-    assert_eq!(
-        pebble.log().matches("Issued certificate serial").count(),
-        1,
-        "{}",
-        both()
-    );
+    let issued = || pebble.log().matches("Issued certificate serial").count();
+    assert_eq!(issued(), 1, "{}", both(&t));
     assert_eq!(
         t.log().matches("new certificate issued").count(),
         1,
         "{}",
-        both()
+        both(&t)
     );
+
+    // A restart serves the kept certificate and orders nothing.
+    t.signal(15);
+    assert!(
+        t.wait_exit(Duration::from_secs(20)).is_some(),
+        "{}",
+        both(&t)
+    );
+    drop(t);
+    let t = Tern::start_in(BIN, &cfg, docroot(&[("index.html", b"issued by pebble")]));
+    assert!(
+        t.wait_log("ACME: serving the kept certificate"),
+        "{}",
+        both(&t)
+    );
+    assert_eq!(served(https, NAME).as_deref(), Some(cert.as_str()));
+    assert_eq!(issued(), 1, "{}", both(&t));
+    assert_eq!(accounts(), 1);
 }
 
 #[test]
