@@ -101,6 +101,9 @@ pub(crate) async fn run(
         if let Some(r) = retry_at {
             wake = wake.max(r);
             due = due.max(r);
+            // A CA may refuse to replace a certificate (already replaced,
+            // say): after a failure, order without naming it.
+            replaces = None;
         }
         let wait = wake.duration_since(now).unwrap_or(Duration::ZERO);
         if !wait.is_zero() {
@@ -170,7 +173,9 @@ pub(crate) async fn run(
     }
 }
 
-/// One attempt: the account (once), then an order.
+/// One attempt: the account (once), then an order. Cancel safe: dropped
+/// midway, it closes the challenges it opened and leaves the order to
+/// expire at the CA.
 async fn attempt(
     cfg: &AcmeConfig,
     account: &mut Option<Account>,

@@ -427,3 +427,30 @@ fn acme_ca_refusing_logs_the_order_url_and_the_configured_certificate_serves() {
     assert!(out.status.success(), "{out:?}\n{}", both());
     assert_eq!(String::from_utf8_lossy(&out.stdout), "still serving");
 }
+
+#[test]
+fn acme_before_the_first_certificate_a_handshake_fails_cleanly() {
+    let dir = docroot(&[("index.html", b"plain still works")]);
+    let (http, https, down) = (free_port(), free_port(), free_port());
+    let tls = format!(
+        "acme = {{ names = [\"{NAME}\"], directory = \"https://127.0.0.1:{down}/dir\", state = \"{{dir}}/state\" }}"
+    );
+    let mut t = Tern::start_in(BIN, &config(http, https, &tls), dir);
+    assert!(t.wait_log("ACME: https://127.0.0.1:"), "{}", t.log());
+    // No certificate to serve: the handshake ends with an alert, for the
+    // managed name and for any other.
+    assert_eq!(served(https, NAME), None);
+    assert_eq!(served(https, "other.test"), None);
+    assert!(t.wait_log("TLS handshake failed"), "{}", t.log());
+    let r = crate::request(
+        ([127, 0, 0, 1], http).into(),
+        b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+    )
+    .unwrap();
+    assert_eq!((r.status, r.text().as_str()), (200, "plain still works"));
+    assert!(
+        t.wait_exit(Duration::from_millis(1)).is_none(),
+        "{}",
+        t.log()
+    );
+}
