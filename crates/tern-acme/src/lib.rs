@@ -25,7 +25,6 @@ mod schedule;
 mod state;
 mod task;
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use tern_config::AcmeConfig;
@@ -63,28 +62,12 @@ pub enum Error {
     },
 }
 
-/// What identifies one task: the configuration without where it is
-/// written (moving the table in the file is no reason to order again).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-struct Key {
-    names: Vec<String>,
-    directory: String,
-    email: Option<String>,
-    challenge: String,
-    directory_ca: Option<std::path::PathBuf>,
-    state: std::path::PathBuf,
-}
-
-impl Key {
-    fn of(cfg: &AcmeConfig) -> Key {
-        Key {
-            names: cfg.names.clone(),
-            directory: cfg.directory.clone(),
-            email: cfg.email.clone(),
-            challenge: format!("{:?}", cfg.challenge),
-            directory_ca: cfg.directory_ca.clone(),
-            state: cfg.state.clone(),
-        }
+/// What identifies one task: the table as configured, without where it
+/// is written (moving it in the file is no reason to order again).
+fn key_of(cfg: &AcmeConfig) -> AcmeConfig {
+    AcmeConfig {
+        origin: String::new(),
+        ..cfg.clone()
     }
 }
 
@@ -98,7 +81,8 @@ struct Running {
 #[derive(Debug)]
 pub struct Manager {
     challenges: Arc<Challenges>,
-    running: Mutex<HashMap<Key, Running>>,
+    /// By table (few: a linear search).
+    running: Mutex<Vec<(AcmeConfig, Running)>>,
     stop: CancellationToken,
 }
 
@@ -113,7 +97,7 @@ impl Manager {
     pub fn new() -> Manager {
         Manager {
             challenges: Arc::new(Challenges::default()),
-            running: Mutex::new(HashMap::new()),
+            running: Mutex::new(Vec::new()),
             stop: CancellationToken::new(),
         }
     }
@@ -128,9 +112,9 @@ impl Manager {
     /// called inside a tokio runtime, which runs the task.
     pub fn link(&self, cfg: &AcmeConfig) -> AcmeLink {
         let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
-        let key = Key::of(cfg);
-        let cert = match running.get(&key) {
-            Some(r) => r.cert.clone(),
+        let key = key_of(cfg);
+        let cert = match running.iter().find(|(k, _)| *k == key) {
+            Some((_, r)) => r.cert.clone(),
             None => {
                 let cert = Arc::new(ManagedCert::new(cfg.names.clone()));
                 let stop = self.stop.child_token();
@@ -140,13 +124,13 @@ impl Manager {
                     self.challenges.clone(),
                     stop.clone(),
                 ));
-                running.insert(
+                running.push((
                     key,
                     Running {
                         cert: cert.clone(),
                         stop,
                     },
-                );
+                ));
                 cert
             }
         };
@@ -159,9 +143,9 @@ impl Manager {
     /// Stops the tasks of tables that `keep` no longer has (after a
     /// reload).
     pub fn retain<'a>(&self, keep: impl IntoIterator<Item = &'a AcmeConfig>) {
-        let keep: Vec<Key> = keep.into_iter().map(Key::of).collect();
+        let keep: Vec<AcmeConfig> = keep.into_iter().map(key_of).collect();
         let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
-        running.retain(|k, r| {
+        running.retain(|(k, r)| {
             let kept = keep.contains(k);
             if !kept {
                 tracing::info!(names = ?k.names, "ACME: no longer configured, stopped");
@@ -180,5 +164,50 @@ impl Manager {
 impl Drop for Manager {
     fn drop(&mut self) {
         self.stop.cancel();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(state: &std::path::Path, origin: &str, names: &[&str]) -> AcmeConfig {
+        AcmeConfig {
+            names: names.iter().map(|n| n.to_string()).collect(),
+            // Nothing listens on port 1: each order fails and backs off.
+            directory: "https://127.0.0.1:1/dir".into(),
+            email: None,
+            challenge: Default::default(),
+            directory_ca: None,
+            state: state.to_owned(),
+            origin: origin.into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_reload_keeps_a_table_s_task_and_stops_a_dropped_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = Manager::new();
+        let a = m.link(&table(dir.path(), "tern.toml:3", &["a.test"]));
+        // The same table, moved in the file: the same task and certificate.
+        let again = m.link(&table(dir.path(), "tern.toml:9", &["a.test"]));
+        assert!(Arc::ptr_eq(&a.cert, &again.cert));
+        let b = m.link(&table(dir.path(), "tern.toml:5", &["b.test"]));
+        assert!(!Arc::ptr_eq(&a.cert, &b.cert));
+        let stops = |m: &Manager| {
+            m.running
+                .lock()
+                .unwrap()
+                .iter()
+                .map(|(_, r)| r.stop.clone())
+                .collect::<Vec<_>>()
+        };
+        let before = stops(&m);
+        assert_eq!(before.len(), 2);
+        m.retain([&table(dir.path(), "tern.toml:3", &["b.test"])]);
+        assert!(before[0].is_cancelled() && !before[1].is_cancelled());
+        assert_eq!(stops(&m).len(), 1);
+        m.stop();
+        assert!(before[1].is_cancelled());
     }
 }

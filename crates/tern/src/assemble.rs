@@ -109,6 +109,18 @@ pub(crate) fn build(
         .iter()
         .filter_map(|l| l.tls.as_ref()?.acme.as_ref())
         .collect();
+    let plain = cfg
+        .listeners
+        .iter()
+        .any(|l| l.tls.is_none() && matches!(l.addr, ListenAddr::Tcp(_)));
+    for a in &acme_tables {
+        if a.challenge == tern_config::AcmeChallenge::Http01 && !plain {
+            tracing::warn!(
+                "{}: challenge \"http-01\" is answered on a plain listener, and none is configured (the CA connects to port 80)",
+                a.origin
+            );
+        }
+    }
     let http01 = (!acme_tables.is_empty())
         .then(|| Arc::new(Http01Tokens(acme.challenges())) as Arc<dyn tern_server::Http01>);
     acme.retain(acme_tables);
