@@ -180,6 +180,7 @@ mod tests {
             challenge: Default::default(),
             directory_ca: None,
             state: state.to_owned(),
+            timeout: std::time::Duration::from_secs(300),
             origin: origin.into(),
         }
     }

@@ -16,10 +16,6 @@ use crate::schedule::{self, Backoff};
 use crate::state::CertFiles;
 use crate::Error;
 
-/// How long one attempt (account, order, validation, issuance) may take
-/// before it counts as failed: a CA that hangs is retried like one that
-/// refuses.
-const ATTEMPT: Duration = Duration::from_secs(300);
 /// How often ARI is asked again at most, whatever the CA's Retry-After.
 const ARI_POLL_MIN: Duration = Duration::from_secs(3600);
 
@@ -116,12 +112,15 @@ pub(crate) async fn run(
         if SystemTime::now() < due {
             continue; // asked ARI again before the window
         }
-        let attempt =
-            tokio::time::timeout(ATTEMPT, attempt(&cfg, &mut account, &challenges, replaces));
+        // A CA that hangs is retried like one that refuses.
+        let attempt = tokio::time::timeout(
+            cfg.timeout,
+            attempt(&cfg, &mut account, &challenges, replaces),
+        );
         let result = tokio::select! {
             r = attempt => r.unwrap_or_else(|_| Err(Error::Order {
                 at: cfg.directory.clone(),
-                reason: format!("no certificate within {}s", ATTEMPT.as_secs()),
+                reason: format!("no certificate within {:?}", cfg.timeout),
             })),
             () = stop.cancelled() => return,
         };

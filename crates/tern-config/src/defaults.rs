@@ -22,6 +22,9 @@ pub const LISTEN: SocketAddr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALH
 
 /// Where `acme` keeps its account and certificates.
 pub const ACME_STATE: &str = "/var/lib/tern/acme";
+/// How long one ACME attempt (account, order, validation, issuance) may
+/// take before it counts as failed.
+pub const ACME_TIMEOUT: Duration = Duration::from_secs(300);
 
 // [limits]
 

@@ -100,6 +100,10 @@ pub struct AcmeConfig {
     /// Where the account and the certificates are kept. Default:
     /// [`ACME_STATE`](crate::defaults::ACME_STATE).
     pub state: PathBuf,
+    /// How long one attempt may take before it counts as failed (a CA
+    /// that hangs is retried like one that refuses). Default:
+    /// [`ACME_TIMEOUT`](crate::defaults::ACME_TIMEOUT).
+    pub timeout: Duration,
     /// Where it is configured (`file:line: key`), for errors found later.
     pub origin: String,
 }

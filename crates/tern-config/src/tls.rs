@@ -129,7 +129,7 @@ pub(crate) fn walk_tls(w: &mut Walker<'_>, mut t: Table<'_>) -> Option<TlsConfig
     })
 }
 
-/// `acme = { names, directory, email, challenge, directory_ca, state }`.
+/// `acme = { names, directory, email, challenge, directory_ca, state, timeout }`.
 fn walk_acme(w: &mut Walker<'_>, mut a: Table<'_>) -> Option<AcmeConfig> {
     let origin = format!(
         "{}:{}: {}",
@@ -222,6 +222,9 @@ fn walk_acme(w: &mut Walker<'_>, mut a: Table<'_>) -> Option<AcmeConfig> {
     let state = w
         .string(&mut a, "state")
         .map_or_else(|| crate::defaults::ACME_STATE.into(), |s| w.relative(s));
+    let timeout = w
+        .duration(&mut a, "timeout", true)
+        .unwrap_or(crate::defaults::ACME_TIMEOUT);
     w.finish(a);
     Some(AcmeConfig {
         names: names?,
@@ -230,6 +233,7 @@ fn walk_acme(w: &mut Walker<'_>, mut a: Table<'_>) -> Option<AcmeConfig> {
         challenge,
         directory_ca,
         state,
+        timeout,
         origin,
     })
 }

@@ -567,7 +567,7 @@ fn acme_tables_load_without_certificates_and_their_errors_name_line_and_key() {
         "[[listen]]\naddress = \"127.0.0.1:0\"\n\
          [listen.tls]\n\
          acme = { names = [\"A.Example.com\", \"b.example.com.\"], directory = \"https://ca.test/dir\", \
-         email = \"ops@example.com\", challenge = \"tls-alpn-01\", directory_ca = \"ca.pem\", state = \"st\" }\n\
+         email = \"ops@example.com\", challenge = \"tls-alpn-01\", directory_ca = \"ca.pem\", state = \"st\", timeout = \"30s\" }\n\
          [[listen]]\naddress = \"127.0.0.1:0\"\n\
          [listen.tls]\nacme = { names = [\"c.example.com\"], directory = \"https://ca.test/dir\" }\n\
          [[site]]\nroot = \"www\"\n",
@@ -582,6 +582,7 @@ fn acme_tables_load_without_certificates_and_their_errors_name_line_and_key() {
     assert_eq!(acme.challenge, AcmeChallenge::TlsAlpn01);
     assert_eq!(acme.directory_ca, Some(dir.path().join("ca.pem")));
     assert_eq!(acme.state, dir.path().join("st"));
+    assert_eq!(acme.timeout, Duration::from_secs(30));
     assert!(
         acme.origin.ends_with("tern.toml:4: listen[0].tls.acme"),
         "{}",
@@ -597,6 +598,7 @@ fn acme_tables_load_without_certificates_and_their_errors_name_line_and_key() {
         .unwrap();
     assert_eq!(acme.challenge, AcmeChallenge::Http01);
     assert_eq!(acme.state, Path::new(defaults::ACME_STATE));
+    assert_eq!(acme.timeout, defaults::ACME_TIMEOUT);
     assert_eq!(
         (acme.email.as_ref(), acme.directory_ca.as_ref()),
         (None, None)
@@ -606,7 +608,7 @@ fn acme_tables_load_without_certificates_and_their_errors_name_line_and_key() {
         dir.path(),
         "[[listen]]\naddress = \"127.0.0.1:8443\"\n\
          [listen.tls]\nacme = { names = [\"*.example.com\", \"10.0.0.1\", \"a_b.test\"], directory = \"http://ca.test/dir\", \
-         challenge = \"dns-01\", email = \"nobody\", directory_ca = \"missing.pem\", renew = 3 }\n\
+         challenge = \"dns-01\", email = \"nobody\", directory_ca = \"missing.pem\", renew = 3, timeout = 0 }\n\
          [[listen]]\naddress = \"127.0.0.1:8444\"\n\
          [listen.tls]\nacme = { names = [] }\n\
          [[site]]\nroot = \"www\"\n",
@@ -638,6 +640,10 @@ fn acme_tables_load_without_certificates_and_their_errors_name_line_and_key() {
     assert!(has(":4: listen[0].tls.acme.email: `nobody`"), "{text:?}");
     assert!(has(":4: listen[0].tls.acme.directory_ca: `"), "{text:?}");
     assert!(has(":4: listen[0].tls.acme.renew: unknown key"), "{text:?}");
+    assert!(
+        has(":4: listen[0].tls.acme.timeout: must be more than zero"),
+        "{text:?}"
+    );
     assert!(has(":8: listen[1].tls.acme.names: empty"), "{text:?}");
     assert!(has(":8: listen[1].tls.acme.directory: missing"), "{text:?}");
     // An `acme` table, even a wrong one, stands in for `certificates`.

@@ -454,3 +454,46 @@ fn acme_before_the_first_certificate_a_handshake_fails_cleanly() {
         t.log()
     );
 }
+
+#[test]
+fn acme_ca_that_hangs_times_out_and_the_configured_certificate_serves() {
+    // A "CA" that takes connections and never answers.
+    let slow = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = slow.local_addr().unwrap().port();
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let keep = held.clone();
+    std::thread::spawn(move || {
+        for s in slow.incoming().map_while(Result::ok) {
+            keep.lock().unwrap().push(s);
+        }
+    });
+    let dir = docroot(&[("index.html", b"still serving")]);
+    old_certificate(dir.path());
+    let (http, https) = (free_port(), free_port());
+    let directory = format!("https://127.0.0.1:{port}/dir");
+    let tls = format!(
+        "certificates = [{{ cert = \"{{dir}}/old.pem\", key = \"{{dir}}/old.key\" }}]\n\
+         acme = {{ names = [\"{NAME}\"], directory = \"{directory}\", state = \"{{dir}}/state\", timeout = \"1s\" }}"
+    );
+    let t = Tern::start_in(BIN, &config(http, https, &tls), dir);
+    wait_for(
+        30,
+        "the timeout in the log",
+        || t.log(),
+        || {
+            t.log()
+                .lines()
+                .any(|l| {
+                    l.contains("ERROR")
+                        && l.contains(&directory)
+                        && l.contains("no certificate within 1s")
+                        && l.contains("retrying in 10s")
+                })
+                .then_some(())
+        },
+    );
+    assert!(!held.lock().unwrap().is_empty());
+    let out = get_trusted(https, &t.path().join("ca.pem"));
+    assert!(out.status.success(), "{out:?}\n{}", t.log());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "still serving");
+}
