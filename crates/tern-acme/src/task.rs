@@ -18,6 +18,8 @@ use crate::Error;
 
 /// How often ARI is asked again at most, whatever the CA's Retry-After.
 const ARI_POLL_MIN: Duration = Duration::from_secs(3600);
+/// The longest sleep before the task looks at its certificate again.
+const RECHECK: Duration = Duration::from_secs(3600);
 
 /// The certificate serving now, and what renewal needs to know of it.
 struct Held {
@@ -79,21 +81,24 @@ pub(crate) async fn run(
         };
         let mut replaces = None;
         let mut wake = due;
-        if let (Some(h), Some(acct)) = (&held, &account) {
-            if let Some(id) = &h.id {
-                match acct.renewal_info(id).await {
-                    Ok((info, retry_after)) => {
-                        due = schedule::in_window(
-                            info.suggested_window.start.into(),
-                            info.suggested_window.end.into(),
-                        );
-                        replaces = Some(id.clone());
-                        wake = due.min(now + retry_after.max(ARI_POLL_MIN));
-                    }
-                    Err(e) => tracing::debug!(names, "ACME: no renewal information: {e}"),
+        if let Some(h) = &held {
+            let asked = tokio::time::timeout(cfg.timeout, renewal_info(&cfg, &mut account, h));
+            let answer = tokio::select! {
+                r = asked => r.unwrap_or_else(|_| Err("timed out".into())),
+                () = stop.cancelled() => return,
+            };
+            match answer {
+                Ok((window, retry_after, id)) => {
+                    due = window;
+                    replaces = Some(id);
+                    wake = due.min(now + retry_after.max(ARI_POLL_MIN));
                 }
+                Err(e) => tracing::debug!(names, "ACME: no renewal information: {e}"),
             }
         }
+        // Look again at least this often: a long sleep on the monotonic
+        // clock drifts from the wall clock certificates are dated by.
+        wake = wake.min(now + RECHECK);
         if let Some(r) = retry_at {
             wake = wake.max(r);
             due = due.max(r);
@@ -110,7 +115,7 @@ pub(crate) async fn run(
             () = stop.cancelled() => return,
         }
         if SystemTime::now() < due {
-            continue; // asked ARI again before the window
+            continue; // a look before renewal is due (ARI, or RECHECK)
         }
         // A CA that hangs is retried like one that refuses.
         let attempt = tokio::time::timeout(
@@ -170,6 +175,28 @@ pub(crate) async fn run(
             }
         }
     }
+}
+
+/// When the CA suggests renewing `held` (ARI, RFC 9773): a time in its
+/// window, when to ask again, and the identifier an order names as
+/// replaced. The account is loaded if need be (after a restart). Cancel
+/// safe.
+async fn renewal_info(
+    cfg: &AcmeConfig,
+    account: &mut Option<Account>,
+    held: &Held,
+) -> Result<(SystemTime, Duration, CertificateIdentifier<'static>), Box<dyn std::error::Error>> {
+    let id = held.id.clone().ok_or("no Authority Key Identifier")?;
+    let acct = match account {
+        Some(a) => a,
+        None => account.insert(order::account(cfg).await?),
+    };
+    let (info, retry_after) = acct.renewal_info(&id).await?;
+    let at = schedule::in_window(
+        info.suggested_window.start.into(),
+        info.suggested_window.end.into(),
+    );
+    Ok((at, retry_after, id))
 }
 
 /// One attempt: the account (once), then an order. Cancel safe: dropped
