@@ -23,7 +23,8 @@ pub const LISTEN: SocketAddr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALH
 /// The names a certificate from the local CA (`internal = true`) is for.
 pub const INTERNAL_NAMES: &[&str] = &["localhost", "127.0.0.1", "::1"];
 
-/// Where tern keeps what it makes for itself (its local CA): `$TERN_STATE_DIR`,
+/// Where tern keeps what it makes for itself (its local CA in `pki/`, ACME
+/// accounts and certificates in `acme/`): `$TERN_STATE_DIR`,
 /// else `$XDG_DATA_HOME/tern`, else `~/.local/share/tern` (as Caddy keeps
 /// its own under `~/.local/share/caddy`), else `/var/lib/tern`.
 pub fn state_dir() -> std::path::PathBuf {
@@ -39,6 +40,10 @@ pub fn state_dir() -> std::path::PathBuf {
         None => "/var/lib/tern".into(),
     }
 }
+
+/// How long one ACME attempt (account, order, validation, issuance) may
+/// take before it counts as failed.
+pub const ACME_TIMEOUT: Duration = Duration::from_secs(300);
 
 // [limits]
 

@@ -69,7 +69,7 @@ pub struct Listener {
 pub struct TlsConfig {
     /// Certificates with their keys, chosen per connection by the name the
     /// client asks for (SNI) and the key types it accepts; the first is
-    /// the default.
+    /// the default. May be empty when `acme` is set.
     pub certificates: Vec<CertificateConfig>,
     /// The protocol versions offered.
     pub profile: TlsProfile,
@@ -85,6 +85,8 @@ pub struct TlsConfig {
     /// (`ticket_key_file`); without them, keys are made in memory and
     /// rotate.
     pub ticket_keys: Option<TicketKeys>,
+    /// Certificates ordered and renewed from an ACME CA (`acme`), if asked for.
+    pub acme: Option<AcmeConfig>,
 }
 
 /// Files of session ticket keys (`ticket_key_file`): the first encrypts new
@@ -111,6 +113,45 @@ pub struct InternalCa {
     /// Where it is configured (`file:line: key`), for errors found when the
     /// files are made or read.
     pub origin: String,
+}
+
+/// Certificates from an ACME CA (RFC 8555) for one set of names
+/// (`[listen.tls] acme = { ... }`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AcmeConfig {
+    /// The names of the certificate (DNS names, lower case); the first is
+    /// its subject.
+    pub names: Vec<String>,
+    /// The CA's directory URL (`https://...`).
+    pub directory: String,
+    /// A contact address for the account (`mailto:` is added), if any.
+    pub email: Option<String>,
+    /// How the CA checks that tern serves the names.
+    pub challenge: AcmeChallenge,
+    /// A PEM root to trust for the CA's own HTTPS instead of the system's
+    /// (a test CA such as Pebble), if any.
+    pub directory_ca: Option<PathBuf>,
+    /// Where the account and the certificates are kept. Default:
+    /// [`ACME_STATE`](crate::defaults::ACME_STATE).
+    pub state: PathBuf,
+    /// How long one attempt may take before it counts as failed (a CA
+    /// that hangs is retried like one that refuses). Default:
+    /// [`ACME_TIMEOUT`](crate::defaults::ACME_TIMEOUT).
+    pub timeout: Duration,
+    /// Where it is configured (`file:line: key`), for errors found later.
+    pub origin: String,
+}
+
+/// An ACME challenge type.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AcmeChallenge {
+    /// HTTP-01: a token answered at `/.well-known/acme-challenge/` on a
+    /// plain listener on port 80 (the default).
+    #[default]
+    Http01,
+    /// TLS-ALPN-01 (RFC 8737): a certificate served to ALPN `acme-tls/1`
+    /// on a TLS listener on port 443.
+    TlsAlpn01,
 }
 
 /// Client certificates on a TLS listener (`client_auth`).

@@ -13,7 +13,11 @@
 //! client_auth = { ca = "certs/clients-ca.pem", mode = "require" }  # or "optional"
 //! ticket_key_file = ["secrets/ticket.key", "secrets/ticket.key.old"]
 //! internal = true   # or { names = ["localhost", "dev.test"], dir = "pki" }
+//! acme = { names = ["example.com"], directory = "https://acme-v02.api.letsencrypt.org/directory",
+//!          email = "ops@example.com", challenge = "http-01" }  # or "tls-alpn-01"
 //! ```
+//!
+//! With `acme` or `internal`, `certificates` may be left out.
 //!
 //! The files are read, parsed and matched with their keys by `tern-tls`
 //! (for `tern check` as for `serve`); here they are only located, and
@@ -22,7 +26,8 @@
 
 use crate::walk::{Table, Walker};
 use crate::{
-    CertificateConfig, ClientAuth, InternalCa, TicketKeys, TlsConfig, TlsProfile, UnknownNames,
+    AcmeChallenge, AcmeConfig, CertificateConfig, ClientAuth, InternalCa, TicketKeys, TlsConfig,
+    TlsProfile, UnknownNames,
 };
 
 pub(crate) fn walk_tls(w: &mut Walker<'_>, mut t: Table<'_>) -> Option<TlsConfig> {
@@ -134,23 +139,28 @@ pub(crate) fn walk_tls(w: &mut Walker<'_>, mut t: Table<'_>) -> Option<TlsConfig
             })
         }
     };
+    // With an `acme` table (even a wrong one, reported on its own), no
+    // `certificates` are needed.
+    let acme_given = t.contains("acme");
+    let acme = w.table(&mut t, "acme").and_then(|a| walk_acme(w, a));
     let path = t.key_path("certificates");
     w.finish(t);
-    if none_listed && internal.is_none() {
+    if none_listed && !acme_given && internal.is_none() {
         w.error(
             list_span,
             path,
-            "missing: at least one { cert = \"...pem\", key = \"...key\" }, or `internal = true`",
+            "missing: at least one { cert = \"...pem\", key = \"...key\" }, or `acme` or `internal = true`",
         );
         return None;
     }
-    (!certificates.is_empty() || internal.is_some()).then_some(TlsConfig {
+    (!certificates.is_empty() || internal.is_some() || acme.is_some()).then_some(TlsConfig {
         certificates,
         profile,
         unknown_names,
         client_auth,
         internal,
         ticket_keys,
+        acme,
     })
 }
 
@@ -195,6 +205,139 @@ fn walk_internal(w: &mut Walker<'_>, t: &mut Table<'_>) -> Option<InternalCa> {
         dir: dir.unwrap_or_else(|| crate::defaults::state_dir().join("pki")),
         origin,
     })
+}
+
+/// `acme = { names, directory, email, challenge, directory_ca, state, timeout }`.
+fn walk_acme(w: &mut Walker<'_>, mut a: Table<'_>) -> Option<AcmeConfig> {
+    let origin = format!(
+        "{}:{}: {}",
+        w.file().display(),
+        w.line_of(a.span()),
+        a.path()
+    );
+    let names = match w.strings_spanned(&mut a, "names") {
+        None => {
+            if !a.contains("names") {
+                w.error(
+                    a.span(),
+                    a.key_path("names"),
+                    "missing: the certificate's DNS names",
+                );
+            }
+            None
+        }
+        Some(list) if list.is_empty() => {
+            w.error(
+                a.span_of("names"),
+                a.key_path("names"),
+                "empty: at least one DNS name",
+            );
+            None
+        }
+        Some(list) => {
+            let mut names = Vec::new();
+            for (n, span) in list {
+                match dns_name(&n) {
+                    Ok(n) => names.push(n),
+                    Err(why) => w.error(span, a.key_path("names"), format!("`{n}`: {why}")),
+                }
+            }
+            Some(names)
+        }
+    };
+    let directory = match w.string_spanned(&mut a, "directory") {
+        None => {
+            if !a.contains("directory") {
+                w.error(
+                    a.span(),
+                    a.key_path("directory"),
+                    "missing: the CA's directory URL (https://...)",
+                );
+            }
+            None
+        }
+        Some((d, span)) if !d.starts_with("https://") => {
+            w.error(
+                span,
+                a.key_path("directory"),
+                format!("`{d}`: expected an https:// URL"),
+            );
+            None
+        }
+        Some((d, _)) => Some(d),
+    };
+    let email = match w.string_spanned(&mut a, "email") {
+        Some((e, span)) if !e.contains('@') || e.contains(char::is_whitespace) => {
+            w.error(
+                span,
+                a.key_path("email"),
+                format!("`{e}`: expected an address"),
+            );
+            None
+        }
+        other => other.map(|(e, _)| e),
+    };
+    let challenge = match w.string_spanned(&mut a, "challenge") {
+        None => AcmeChallenge::default(),
+        Some((c, span)) => match c.as_str() {
+            "http-01" => AcmeChallenge::Http01,
+            "tls-alpn-01" => AcmeChallenge::TlsAlpn01,
+            _ => {
+                w.error(
+                    span,
+                    a.key_path("challenge"),
+                    format!("`{c}`: expected \"http-01\" or \"tls-alpn-01\""),
+                );
+                AcmeChallenge::default()
+            }
+        },
+    };
+    let directory_ca = if a.contains("directory_ca") {
+        file(w, &mut a, "directory_ca")
+    } else {
+        None
+    };
+    let state = w.string(&mut a, "state").map_or_else(
+        || crate::defaults::state_dir().join("acme"),
+        |s| w.relative(s),
+    );
+    let timeout = w
+        .duration(&mut a, "timeout", true)
+        .unwrap_or(crate::defaults::ACME_TIMEOUT);
+    w.finish(a);
+    Some(AcmeConfig {
+        names: names?,
+        directory: directory?,
+        email,
+        challenge,
+        directory_ca,
+        state,
+        timeout,
+        origin,
+    })
+}
+
+/// `name` as a DNS name a certificate can carry, lower case (a wildcard
+/// needs DNS-01, which tern does not answer).
+fn dns_name(name: &str) -> Result<String, &'static str> {
+    let n = name.trim_end_matches('.').to_ascii_lowercase();
+    if n.starts_with("*.") {
+        return Err("wildcard names need the DNS-01 challenge, which tern does not answer");
+    }
+    if n.parse::<std::net::IpAddr>().is_ok() {
+        return Err("an IP address: expected a DNS name");
+    }
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && l.len() <= 63
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    };
+    if n.is_empty() || n.len() > 253 || !n.split('.').all(label_ok) {
+        return Err("not a DNS name");
+    }
+    Ok(n)
 }
 
 /// A file named by `key`, relative to the configuration file, checked to

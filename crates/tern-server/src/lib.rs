@@ -76,4 +76,4 @@ pub use phase::rewrite::Rewrite;
 pub use phase::{Flow, SiteRules};
 pub use route::{Match, Router, SiteRoutes, Target};
 pub use server::{Server, ServerHandle};
-pub use site::Site;
+pub use site::{Http01, Site};

@@ -414,6 +414,7 @@ mod tests {
             redirects: Vec::new(),
             sinks: Sinks::default(),
             grace_period: Duration::from_secs(1),
+            http01: None,
         };
         let listener =
             BoundListener::bind(&ListenAddr::Tcp(([127, 0, 0, 1], 0).into())).expect("a port");

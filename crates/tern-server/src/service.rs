@@ -27,6 +27,24 @@ use crate::phase::Flow;
 use crate::site::Site;
 use crate::timeout::Activity;
 
+/// Where ACME HTTP-01 challenges are asked for (RFC 8555 §8.3).
+const ACME_CHALLENGE: &str = "/.well-known/acme-challenge/";
+
+/// The answer to an HTTP-01 challenge: the key authorization, or 404.
+fn http01_answer(key_authorization: Option<String>) -> Response<ResponseBody> {
+    match key_authorization {
+        Some(k) => {
+            let mut resp = Response::new(ResponseBody::full(k));
+            resp.headers_mut().insert(
+                header::CONTENT_TYPE,
+                header::HeaderValue::from_static("text/plain"),
+            );
+            resp
+        }
+        None => error_response(StatusCode::NOT_FOUND),
+    }
+}
+
 /// State shared by every connection: the current site and the id counter.
 #[derive(Debug)]
 pub(crate) struct Shared {
@@ -77,10 +95,20 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
             Ok(path) => path,
             Err(refusal) => return RespFuture::answer(self.refuse(&req, id, refusal), None, log),
         };
+        // ACME HTTP-01 challenges, on plain listeners, before anything a
+        // site's rules or a redirect could do to the path.
+        if let Some(tokens) = &site.http01 {
+            if let Some(token) = path.as_str().strip_prefix(ACME_CHALLENGE) {
+                if self.conn.tls.is_none() {
+                    let resp = http01_answer(tokens.key_authorization(token));
+                    return RespFuture::answer(resp, None, log);
+                }
+            }
+        }
         // A plain listener that sends clients to HTTPS (but lets an ACME
         // HTTP-01 challenge through: it must be answered over plain HTTP).
         if let Some(to) = site.redirects.get(self.listener).copied().flatten() {
-            if !path.as_str().starts_with("/.well-known/acme-challenge/") {
+            if !path.as_str().starts_with(ACME_CHALLENGE) {
                 let resp = match self.to_https(&req, to) {
                     Ok(resp) => resp,
                     Err(refusal) => self.refuse(&req, id, refusal),

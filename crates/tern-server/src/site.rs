@@ -29,4 +29,15 @@ pub struct Site {
     pub sinks: Sinks,
     /// How long requests in flight may take to finish at shutdown.
     pub grace_period: Duration,
+    /// The open ACME HTTP-01 challenges, answered on plain listeners at
+    /// `/.well-known/acme-challenge/TOKEN` before routing and before a
+    /// redirect to HTTPS (`None`: no `acme`, such paths are routed as usual).
+    pub http01: Option<Arc<dyn Http01>>,
+}
+
+/// The key authorizations of open ACME HTTP-01 challenges (RFC 8555
+/// §8.3), by token; kept by the ACME manager, which outlives the site.
+pub trait Http01: Send + Sync + std::fmt::Debug {
+    /// The key authorization to answer for `token`, if it is open.
+    fn key_authorization(&self, token: &str) -> Option<String>;
 }

@@ -20,6 +20,9 @@ use crate::report::read_first;
 use crate::rewind::Rewind;
 use crate::timeout::{Activity, Expired, TimedIo};
 
+/// The ALPN protocol of an ACME TLS-ALPN-01 validation (RFC 8737).
+const ACME_TLS_ALPN: &[u8] = b"acme-tls/1";
+
 /// A TLS record's first byte when it carries a handshake.
 const HANDSHAKE_RECORD: u8 = 22;
 
@@ -65,6 +68,13 @@ where
         _ = cancel.cancelled() => return None,
     };
     match accepted {
+        Ok(mut stream) if stream.get_ref().1.alpn_protocol() == Some(ACME_TLS_ALPN) => {
+            // A TLS-ALPN-01 validation (RFC 8737): the handshake was the
+            // answer; no HTTP follows.
+            tracing::info!(peer = %conn.peer, sni = ?stream.get_ref().1.server_name(), "ACME TLS-ALPN-01 validation answered");
+            let _ = stream.shutdown().await;
+            None
+        }
         Ok(stream) => {
             conn.secure = true;
             conn.tls = Some(info(stream.get_ref().1));

@@ -21,8 +21,15 @@
 //!   against the configured CA certificates.
 //! - **A local CA** for development (`internal.rs`): a root kept on disk
 //!   and a certificate it issues for `localhost`.
+//! - **ACME** (`acme.rs`): with `acme`, the certificate the ACME manager
+//!   (`tern-acme`) keeps for those names is read by every handshake and
+//!   swapped in place when renewed; a TLS-ALPN-01 validation (ALPN
+//!   `acme-tls/1`) gets the challenge certificate. Before the first
+//!   certificate exists, a handshake for those names gets a configured
+//!   certificate that covers them, or fails.
 #![forbid(unsafe_code)]
 
+mod acme;
 mod certs;
 mod internal;
 mod resolve;
@@ -37,8 +44,9 @@ use rustls::server::danger::ClientCertVerifier;
 use rustls::server::{ServerConfig, ServerSessionMemoryCache, WebPkiClientVerifier};
 use rustls::version::{TLS12, TLS13};
 use rustls::RootCertStore;
-use tern_config::{ClientAuth, TlsConfig, TlsProfile, UnknownNames};
+use tern_config::{AcmeChallenge, ClientAuth, TlsConfig, TlsProfile, UnknownNames};
 
+pub use acme::{certified_key, AcmeLink, Challenges, ManagedCert, ACME_TLS_ALPN};
 pub use rustls;
 
 /// TLS 1.2 sessions kept for resumption by session id (nginx's
@@ -62,8 +70,10 @@ pub enum Error {
     Rustls(#[from] rustls::Error),
 }
 
-/// The rustls configuration of a listener with `cfg`.
-pub fn server_config(cfg: &TlsConfig) -> Result<Arc<ServerConfig>, Error> {
+/// The rustls configuration of a listener with `cfg`; `acme` links it to
+/// the ACME manager when `cfg.acme` is set (without it, as in `tern
+/// check`, the managed names have no certificate).
+pub fn server_config(cfg: &TlsConfig, acme: Option<AcmeLink>) -> Result<Arc<ServerConfig>, Error> {
     let provider = Arc::new(server_provider());
     let mut loaded = cfg
         .certificates
@@ -73,7 +83,12 @@ pub fn server_config(cfg: &TlsConfig) -> Result<Arc<ServerConfig>, Error> {
     if let Some(ca) = &cfg.internal {
         loaded.push(certs::load(&internal::ensure(ca)?, &provider)?);
     }
-    let resolver = resolve::ByName::new(loaded, cfg.unknown_names == UnknownNames::Default);
+    let alpn01 = acme.is_some()
+        && cfg
+            .acme
+            .as_ref()
+            .is_some_and(|a| a.challenge == AcmeChallenge::TlsAlpn01);
+    let resolver = resolve::ByName::new(loaded, cfg.unknown_names == UnknownNames::Default, acme);
     let versions: &[&rustls::SupportedProtocolVersion] = match cfg.profile {
         TlsProfile::Intermediate => &[&TLS13, &TLS12],
         TlsProfile::Modern => &[&TLS13],
@@ -89,6 +104,10 @@ pub fn server_config(cfg: &TlsConfig) -> Result<Arc<ServerConfig>, Error> {
     // strong, and a fixed order is what scanners (testssl) ask for.
     sc.ignore_client_order = true;
     sc.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    if alpn01 {
+        // Last: chosen only for a client that offers nothing else.
+        sc.alpn_protocols.push(ACME_TLS_ALPN.to_vec());
+    }
     sc.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE);
     sc.ticketer = match &cfg.ticket_keys {
         None => rustls::crypto::aws_lc_rs::Ticketer::new()?,

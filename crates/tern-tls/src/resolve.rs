@@ -1,7 +1,9 @@
 //! The certificate for one handshake: by the name the client asks for
 //! (exact names, then a wildcard one label up), then by the signature
 //! schemes it offers, so that an ECDSA and an RSA certificate for the same
-//! names each go to the clients that can use them.
+//! names each go to the clients that can use them. On a listener with
+//! `acme`, the managed certificate comes first for its names, and a
+//! TLS-ALPN-01 validation gets its challenge certificate (`acme.rs`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -9,6 +11,7 @@ use std::sync::Arc;
 use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 
+use crate::acme::{self, AcmeLink, ACME_TLS_ALPN};
 use crate::certs::Loaded;
 
 /// Certificates by name.
@@ -22,10 +25,15 @@ pub(crate) struct ByName {
     /// For a client naming no configured host: the first certificate and
     /// those with the same names, or none (refused).
     fallback: Vec<usize>,
+    /// The ACME manager's certificate and challenges, if `acme` is set.
+    acme: Option<AcmeLink>,
+    /// Whether a client naming no configured host gets a certificate
+    /// anyway (with no configured certificates: the managed one).
+    default: bool,
 }
 
 impl ByName {
-    pub(crate) fn new(loaded: Vec<Loaded>, default: bool) -> Self {
+    pub(crate) fn new(loaded: Vec<Loaded>, default: bool, acme: Option<AcmeLink>) -> Self {
         let mut exact: HashMap<String, Vec<usize>> = HashMap::new();
         let mut wildcard: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, l) in loaded.iter().enumerate() {
@@ -47,6 +55,8 @@ impl ByName {
             exact,
             wildcard,
             fallback,
+            acme,
+            default,
         }
     }
 
@@ -65,6 +75,20 @@ impl ByName {
 
 impl ResolvesServerCert for ByName {
     fn resolve(&self, hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        if let Some(link) = &self.acme {
+            let validation = hello
+                .alpn()
+                .is_some_and(|mut offered| offered.any(|p| p == ACME_TLS_ALPN));
+            if validation {
+                return acme::resolve(link, hello.server_name(), true);
+            }
+            if let Some(key) = acme::resolve(link, hello.server_name(), false) {
+                return Some(key);
+            }
+            if self.keys.is_empty() {
+                return self.default.then(|| link.cert.current()).flatten();
+            }
+        }
         let candidates = self.candidates(hello.server_name());
         let schemes = hello.signature_schemes();
         candidates
@@ -117,7 +141,7 @@ mod tests {
                 loaded(d, "wild", &["*.b.test", "b.test"]),
             ]
         };
-        let by_name = ByName::new(all(), true);
+        let by_name = ByName::new(all(), true, None);
         assert_eq!(by_name.candidates(Some("a.test")), &[0, 1]);
         assert_eq!(by_name.candidates(Some("A.Test")), &[0, 1]);
         assert_eq!(by_name.candidates(Some("x.b.test")), &[2]);
@@ -127,7 +151,7 @@ mod tests {
         assert_eq!(by_name.candidates(Some("y.x.b.test")), &[0, 1]);
         assert_eq!(by_name.candidates(None), &[0, 1]);
 
-        let refusing = ByName::new(all(), false);
+        let refusing = ByName::new(all(), false, None);
         assert!(refusing.candidates(Some("unknown.test")).is_empty());
         assert!(refusing.candidates(None).is_empty());
         assert_eq!(refusing.candidates(Some("a.test")), &[0, 1]);

@@ -22,6 +22,20 @@ pub(crate) struct Generation {
     /// The addresses the server listens on, as bound at start (a reload
     /// does not rebind): `Site::tls` follows their order.
     pub(crate) bound: Arc<[ListenAddr]>,
+    /// The ACME tasks, made with the first generation and handed on, so
+    /// that a reload keeping an `acme` table keeps its certificate and
+    /// places no second order.
+    pub(crate) acme: Arc<tern_acme::Manager>,
+}
+
+/// The plain listeners' view of the ACME manager's open HTTP-01 challenges.
+#[derive(Debug)]
+struct Http01Tokens(Arc<tern_tls::Challenges>);
+
+impl tern_server::Http01 for Http01Tokens {
+    fn key_authorization(&self, token: &str) -> Option<String> {
+        self.0.http01(token)
+    }
 }
 
 /// Builds a site, and the generation it makes. `previous` is the running
@@ -41,7 +55,11 @@ pub(crate) fn build(
         Some((g, _)) => g.bound.clone(),
         None => cfg.listeners.iter().map(|l| l.addr.clone()).collect(),
     };
-    let built = tls(&cfg)?;
+    let acme = match previous {
+        Some((g, _)) => g.acme.clone(),
+        None => Arc::new(tern_acme::Manager::new()),
+    };
+    let built = tls(&cfg, Some(&acme))?;
     // Each bound listener matched to the first listener of the new
     // configuration with its address not yet taken (several may ask for
     // port 0); one the new configuration drops (it stays bound until a
@@ -86,6 +104,26 @@ pub(crate) fn build(
             }
         }
     };
+    let acme_tables: Vec<_> = cfg
+        .listeners
+        .iter()
+        .filter_map(|l| l.tls.as_ref()?.acme.as_ref())
+        .collect();
+    let plain = cfg
+        .listeners
+        .iter()
+        .any(|l| l.tls.is_none() && matches!(l.addr, ListenAddr::Tcp(_)));
+    for a in &acme_tables {
+        if a.challenge == tern_config::AcmeChallenge::Http01 && !plain {
+            tracing::warn!(
+                "{}: challenge \"http-01\" is answered on a plain listener, and none is configured (the CA connects to port 80)",
+                a.origin
+            );
+        }
+    }
+    let http01 = (!acme_tables.is_empty())
+        .then(|| Arc::new(Http01Tokens(acme.challenges())) as Arc<dyn tern_server::Http01>);
+    acme.retain(acme_tables);
     let site = Site {
         router,
         limits: cfg.limits.clone(),
@@ -93,8 +131,17 @@ pub(crate) fn build(
         redirects,
         sinks: Sinks { access_log },
         grace_period: cfg.server.grace_period,
+        http01,
     };
-    Ok((site, Generation { cfg, cache, bound }))
+    Ok((
+        site,
+        Generation {
+            cfg,
+            cache,
+            bound,
+            acme,
+        },
+    ))
 }
 
 /// A route's name in pool log lines: `site /prefix` or `site *.ext`.
@@ -111,19 +158,26 @@ fn route_name(site: &str, m: &RouteMatcher) -> String {
 /// reason. Persistent routes stop short of their pools: nothing is
 /// spawned or connected to, no file written.
 pub(crate) fn check(cfg: &Config) -> anyhow::Result<()> {
-    tls(cfg)?;
+    tls(cfg, None)?;
     routes(cfg, &None, Start::No).map(drop)
 }
 
 /// Each listener's TLS, in the listeners' order: certificates read and
-/// checked against their keys.
-fn tls(cfg: &Config) -> anyhow::Result<Vec<Option<Arc<tern_tls::rustls::ServerConfig>>>> {
+/// checked against their keys; a listener with `acme` linked to its task
+/// in `acme` (started the first time; `None` when only checking).
+fn tls(
+    cfg: &Config,
+    acme: Option<&tern_acme::Manager>,
+) -> anyhow::Result<Vec<Option<Arc<tern_tls::rustls::ServerConfig>>>> {
     cfg.listeners
         .iter()
         .map(|l| {
             l.tls
                 .as_ref()
-                .map(tern_tls::server_config)
+                .map(|t| {
+                    let link = acme.zip(t.acme.as_ref()).map(|(m, a)| m.link(a));
+                    tern_tls::server_config(t, link)
+                })
                 .transpose()
                 .with_context(|| format!("listener {}", l.addr))
         })

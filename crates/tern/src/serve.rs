@@ -165,6 +165,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             client_auth: None,
             internal,
             ticket_keys: None,
+            acme: None,
         })
     };
     let tls = match (args.tls_cert, args.tls_key) {
@@ -264,6 +265,7 @@ async fn run_server(cfg: Config, source: Source, ov: Overrides, demo: bool) -> a
     let server = Server::new(site);
     let handle = server.handle();
     let workers = cfg.server.workers;
+    let acme = generation.acme.clone();
     let signals = tokio::spawn(watch_signals(
         signals,
         handle.clone(),
@@ -273,6 +275,7 @@ async fn run_server(cfg: Config, source: Source, ov: Overrides, demo: bool) -> a
     ));
     let result = server.run(listeners, workers).await;
     signals.abort();
+    acme.stop();
     result.context("starting the worker threads")?;
     // Flush the access log before exiting (blocking; off the runtime threads).
     let site = handle.site();

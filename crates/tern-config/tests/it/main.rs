@@ -624,3 +624,96 @@ fn tls_from_the_local_ca_and_shared_ticket_keys_load_and_their_errors_name_line_
     );
     assert!(has(":12: listen[2].tls.certificates: missing"), "{text:?}");
 }
+
+#[test]
+fn acme_tables_load_without_certificates_and_their_errors_name_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("www")).unwrap();
+    std::fs::write(dir.path().join("ca.pem"), "").unwrap();
+    let cfg = load(&write(
+        dir.path(),
+        "[[listen]]\naddress = \"127.0.0.1:0\"\n\
+         [listen.tls]\n\
+         acme = { names = [\"A.Example.com\", \"b.example.com.\"], directory = \"https://ca.test/dir\", \
+         email = \"ops@example.com\", challenge = \"tls-alpn-01\", directory_ca = \"ca.pem\", state = \"st\", timeout = \"30s\" }\n\
+         [[listen]]\naddress = \"127.0.0.1:0\"\n\
+         [listen.tls]\nacme = { names = [\"c.example.com\"], directory = \"https://ca.test/dir\" }\n\
+         [[site]]\nroot = \"www\"\n",
+    ))
+    .unwrap();
+    let tls = cfg.listeners[0].tls.as_ref().unwrap();
+    assert!(tls.certificates.is_empty());
+    let acme = tls.acme.as_ref().unwrap();
+    assert_eq!(acme.names, ["a.example.com", "b.example.com"]);
+    assert_eq!(acme.directory, "https://ca.test/dir");
+    assert_eq!(acme.email.as_deref(), Some("ops@example.com"));
+    assert_eq!(acme.challenge, AcmeChallenge::TlsAlpn01);
+    assert_eq!(acme.directory_ca, Some(dir.path().join("ca.pem")));
+    assert_eq!(acme.state, dir.path().join("st"));
+    assert_eq!(acme.timeout, Duration::from_secs(30));
+    assert!(
+        acme.origin.ends_with("tern.toml:4: listen[0].tls.acme"),
+        "{}",
+        acme.origin
+    );
+    // The defaults.
+    let acme = cfg.listeners[1]
+        .tls
+        .as_ref()
+        .unwrap()
+        .acme
+        .as_ref()
+        .unwrap();
+    assert_eq!(acme.challenge, AcmeChallenge::Http01);
+    assert_eq!(acme.state, defaults::state_dir().join("acme"));
+    assert_eq!(acme.timeout, defaults::ACME_TIMEOUT);
+    assert_eq!(
+        (acme.email.as_ref(), acme.directory_ca.as_ref()),
+        (None, None)
+    );
+
+    let text: Vec<String> = errors(
+        dir.path(),
+        "[[listen]]\naddress = \"127.0.0.1:8443\"\n\
+         [listen.tls]\nacme = { names = [\"*.example.com\", \"10.0.0.1\", \"a_b.test\"], directory = \"http://ca.test/dir\", \
+         challenge = \"dns-01\", email = \"nobody\", directory_ca = \"missing.pem\", renew = 3, timeout = 0 }\n\
+         [[listen]]\naddress = \"127.0.0.1:8444\"\n\
+         [listen.tls]\nacme = { names = [] }\n\
+         [[site]]\nroot = \"www\"\n",
+    )
+    .iter()
+    .map(ToString::to_string)
+    .collect();
+    let has = |s: &str| text.iter().any(|t| t.contains(s));
+    assert!(
+        has(":4: listen[0].tls.acme.names: `*.example.com`: wildcard"),
+        "{text:?}"
+    );
+    assert!(
+        has(":4: listen[0].tls.acme.names: `10.0.0.1`: an IP address"),
+        "{text:?}"
+    );
+    assert!(
+        has(":4: listen[0].tls.acme.names: `a_b.test`: not a DNS name"),
+        "{text:?}"
+    );
+    assert!(
+        has(":4: listen[0].tls.acme.directory: `http://ca.test/dir`: expected an https:// URL"),
+        "{text:?}"
+    );
+    assert!(
+        has(":4: listen[0].tls.acme.challenge: `dns-01`"),
+        "{text:?}"
+    );
+    assert!(has(":4: listen[0].tls.acme.email: `nobody`"), "{text:?}");
+    assert!(has(":4: listen[0].tls.acme.directory_ca: `"), "{text:?}");
+    assert!(has(":4: listen[0].tls.acme.renew: unknown key"), "{text:?}");
+    assert!(
+        has(":4: listen[0].tls.acme.timeout: must be more than zero"),
+        "{text:?}"
+    );
+    assert!(has(":8: listen[1].tls.acme.names: empty"), "{text:?}");
+    assert!(has(":8: listen[1].tls.acme.directory: missing"), "{text:?}");
+    // An `acme` table, even a wrong one, stands in for `certificates`.
+    assert!(!has("tls.certificates: missing"), "{text:?}");
+}

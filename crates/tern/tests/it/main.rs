@@ -1,6 +1,7 @@
 //! End-to-end tests: the built `tern` binary on 127.0.0.1:0, driven over real
 //! sockets with raw bytes.
 
+mod acme;
 mod bad_input;
 mod cgi;
 mod check;
