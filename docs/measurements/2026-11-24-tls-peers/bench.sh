@@ -127,7 +127,6 @@ start() { # name: the server, started in the background ($! is its pid)
     h2o) h2o -c $w/h2o.conf > $w/h2o.log 2>&1 & ;;
     caddy) env GOMAXPROCS=2 HOME=$w/caddy-data XDG_DATA_HOME=$w/caddy-data caddy run --config $w/Caddyfile --adapter caddyfile > $w/caddy.log 2>&1 & ;;
   esac
-  echo $!
 }
 declare -A port=([tern]=18443 [nginx]=18444 [h2o]=18445 [caddy]=18446)
 for r in $(seq 1 $rounds); do
