@@ -2,6 +2,7 @@
 //! sockets with raw bytes.
 
 mod bad_input;
+mod bench_tls;
 mod cgi;
 mod check;
 mod hardening;
