@@ -3,7 +3,7 @@
 //! off) and the feature a server must offer to take part; fixtures are the
 //! files the rows need in the docroot.
 //!
-//! [`Registry::seed`] holds five sections. "static": the static-file rows
+//! [`Registry::seed`] holds six sections. "static": the static-file rows
 //! of the founding reports (WASD 21.1: 0 KB and 64 KB files at 1 and 10
 //! connections, cache on and off; the 3.9 MB transfer-rate file), each
 //! without keep-alive as in the reports and with it. "cgi": a process per
@@ -19,6 +19,9 @@
 //! WebAssembly module run in process (tern), beside the static 0 KB and
 //! 64 KB files, the same bodies from CGI programs, and the persistent ways
 //! (CGIplus, a spawned FastCGI responder), on the same grid.
+//! "ssl" (the IIS report's Table 4.3 and WASD 21.3): an 8 KB file,
+//! WebAssembly, FastCGI, CGI and WASD's 0 KB and 64 KB files, each plain
+//! and over TLS (full handshakes, resumed sessions, keep-alive).
 //! A [`Comparison`] asks for a ratio of two ways under a table.
 //! New rows come the same way: `add_fixture` for their files, `add_row`
 //! with a new [`Feature`] if need be, and the servers that offer it take

@@ -530,7 +530,11 @@ fn ssl_rows_measure_each_server_plain_and_over_tls_with_the_ratio() {
         let servers: Vec<&str> = row.cells.iter().map(|c| c.server.as_str()).collect();
         assert_eq!(
             servers,
-            if nginx { vec!["tern", "nginx"] } else { vec!["tern"] },
+            if nginx {
+                vec!["tern", "nginx"]
+            } else {
+                vec!["tern"]
+            },
             "{:?}",
             report.notes
         );
@@ -574,7 +578,11 @@ fn ssl_rows_measure_each_server_plain_and_over_tls_with_the_ratio() {
         "{}",
         ratio.text
     );
-    for load in ["(c=1, full handshakes)", "(c=1, resumed)", "(c=1, keep-alive)"] {
+    for load in [
+        "(c=1, full handshakes)",
+        "(c=1, resumed)",
+        "(c=1, keep-alive)",
+    ] {
         assert!(ratio.text.contains(load), "{load}: {}", ratio.text);
     }
     if nginx {
