@@ -152,3 +152,31 @@ fn bench_names_the_url_and_the_reason_of_an_untrusted_certificate() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains(&*missing.to_string_lossy()), "{stderr}");
 }
+
+#[test]
+fn suite_ssl_rows_run_tern_plain_and_over_tls_with_the_ratio() {
+    let out = Command::new(BIN)
+        .args(["suite", "-q", "--tern", BIN, "--sections", "ssl"])
+        .args(["--only", "8 KB file", "-d", "300ms", "--warmup", "100ms"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run tern suite");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for line in [
+        "| 8 KB file | 1 | no | on | tern |",
+        "| 8 KB file over TLS (full handshakes) | 10 | no | on | tern |",
+        "| 8 KB file over TLS (resumed) | 1 | no | on | tern |",
+        "| 8 KB file over TLS | 10 | yes | on | tern |",
+        "Note: req/s of 8 KB file over TLS over 8 KB file: tern ",
+        "(c=10, full handshakes)",
+        "/handshake |",
+    ] {
+        assert!(text.contains(line), "{line}\n{text}");
+    }
+    assert!(!text.contains("[1]"), "a cell has a note:\n{text}");
+}
