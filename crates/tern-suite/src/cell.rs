@@ -72,10 +72,17 @@ pub(super) fn check(
         tls: tls_settings(row, s),
         ..PlanSettings::default()
     };
-    let r = run_plan(
-        &Plan::new(vec![target(row, s)?], settings)?,
-        &RunControl::default(),
-    )?;
+    let target = match target(row, s) {
+        Ok(t) => t,
+        Err(e) => return Ok(Some(e.to_string())),
+    };
+    let r = match run_plan(&Plan::new(vec![target], settings)?, &RunControl::default()) {
+        Ok(r) => r,
+        // A server whose TLS the bench refuses gets a note, not the end
+        // of the suite.
+        Err(e @ Error::Tls { .. }) => return Ok(Some(e.to_string())),
+        Err(e) => return Err(e),
+    };
     let status = r.counts.status.keys().next().copied();
     let fits = |len: u64| row.length.accepts(row.body_bytes, len);
     Ok(match (status, r.document_length) {

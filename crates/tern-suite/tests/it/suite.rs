@@ -48,6 +48,12 @@ fn assert_all_stopped(r: &SuiteReport) {
 /// `[listen.tls]` is served over TLS with its certificate (Python's ssl,
 /// which resumes sessions).
 fn fake_tern(dir: &Path) -> std::path::PathBuf {
+    fake_tern_speaking_tls(dir, true)
+}
+
+/// The stand-in, serving its TLS listeners as told or, with `tls` false,
+/// as plain HTTP (a server whose TLS is broken).
+fn fake_tern_speaking_tls(dir: &Path, tls: bool) -> std::path::PathBuf {
     let script = dir.join("tern");
     let log = dir.join("args.log");
     std::fs::write(
@@ -88,7 +94,7 @@ servers = []
 for listen in conf["listen"]:
     host, port = listen["address"].rsplit(":", 1)
     server = Server((host, int(port)), Handler)
-    if "tls" in listen:
+    if "tls" in listen and {}:
         pair = listen["tls"]["certificates"][0]
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(pair["cert"], pair["key"])
@@ -98,7 +104,8 @@ for server in servers[1:]:
     threading.Thread(target=server.serve_forever, daemon=True).start()
 servers[0].serve_forever()
 "#,
-            log.display()
+            log.display(),
+            if tls { "True" } else { "False" }
         ),
     )
     .unwrap();
@@ -587,6 +594,34 @@ fn ssl_rows_measure_each_server_plain_and_over_tls_with_the_ratio() {
     }
     if nginx {
         assert!(ratio.text.contains("; nginx "), "{}", ratio.text);
+    }
+    assert_all_stopped(&report);
+}
+
+#[test]
+fn a_server_whose_tls_fails_gets_a_note_on_its_tls_rows_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = quick(SuiteConfig::new(Some(fake_tern_speaking_tls(
+        dir.path(),
+        false,
+    ))));
+    config.registry = tern_suite::row::Registry::ssl();
+    config.registry.retain_matching("0 KB file");
+    config.registry.retain_matching("c=1, no keep-alive");
+    let report = run(&config, &StopHandle::new()).unwrap();
+    assert_eq!(report.rows.len(), 3, "{:?}", report.notes);
+    for row in &report.rows {
+        let cell = &row.cells[0];
+        if row.row.tls == tern_suite::row::TlsMode::Off {
+            assert!(cell.note.is_none() && cell.responses > 0, "{cell:?}");
+        } else {
+            let note = cell.note.as_deref().unwrap_or_default();
+            assert!(
+                note.contains("https://127.0.0.1:") && note.contains("TLS handshake failed"),
+                "{}: {cell:?}",
+                row.row.name()
+            );
+        }
     }
     assert_all_stopped(&report);
 }
