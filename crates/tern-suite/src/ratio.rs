@@ -42,7 +42,12 @@ pub fn footnotes(comparisons: &[Comparison], rows: &[RowReport]) -> Vec<Footnote
                         _ => "",
                     }
                 );
-                let entry = format!("{ratio:.1}× ({load})");
+                // Below 1 (TLS over plain: IIS had 0.04×), two decimals.
+                let entry = if ratio < 1.0 {
+                    format!("{ratio:.2}× ({load})")
+                } else {
+                    format!("{ratio:.1}× ({load})")
+                };
                 match per_server.iter_mut().find(|(s, _)| *s == cell.server) {
                     Some((_, list)) => list.push(entry),
                     None => per_server.push((cell.server.clone(), vec![entry])),
