@@ -39,6 +39,7 @@ use crate::plan::{
 };
 use crate::progress::{Extent, Progress, Style};
 use crate::report::{self, ab, json, Format};
+use crate::tls::{TlsSettings, TlsVersion, Trust};
 use crate::{merge, Error};
 
 /// `tern bench`: load one or more URLs and report.
@@ -65,7 +66,7 @@ pub struct BenchArgs {
     /// /sys/fs/cgroup) over the measured window.
     #[arg(long, value_name = "PATH")]
     pub server_cgroup: Option<PathBuf>,
-    /// The URLs to load (http://host:port/path; the port defaults to 80).
+    /// The URLs to load (http[s]://host:port/path; the port defaults to 80 or 443).
     #[arg(value_name = "URL", required = true)]
     pub urls: Vec<String>,
 }
@@ -155,7 +156,7 @@ pub struct LoadArgs {
     /// Content-Type of the body (as ab -T).
     #[arg(short = 'T', long = "content-type", value_name = "TYPE")]
     pub content_type: Option<String>,
-    /// HTTP/2 over cleartext with prior knowledge (h2c).
+    /// HTTP/2: h2c with prior knowledge on http:// URLs, h2 by ALPN on https:// ones.
     #[arg(long)]
     pub http2: bool,
     /// HTTP/2 requests in flight per connection.
@@ -167,6 +168,30 @@ pub struct LoadArgs {
     /// Seed of Poisson arrivals.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub seed: u64,
+    /// TLS version offered to https:// URLs (default: 1.2 and 1.3).
+    #[arg(long, value_enum, value_name = "1.2|1.3")]
+    pub tls_version: Option<TlsVersionArg>,
+    /// No TLS session resumption: every new connection makes a full handshake.
+    #[arg(long)]
+    pub no_resume: bool,
+    /// Trust the PEM root certificates of this file (default: the system's).
+    #[arg(long, value_name = "FILE", conflicts_with = "insecure")]
+    pub cacert: Option<PathBuf>,
+    /// Accept any server certificate (handshake signatures are still checked).
+    /// There is no -k for it: -k is keep-alive, as in ab.
+    #[arg(long)]
+    pub insecure: bool,
+}
+
+/// `--tls-version`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TlsVersionArg {
+    /// TLS 1.2 only.
+    #[value(name = "1.2")]
+    Tls12,
+    /// TLS 1.3 only.
+    #[value(name = "1.3")]
+    Tls13,
 }
 
 /// Open-loop arrival process.
@@ -430,6 +455,19 @@ pub fn settings(load: &LoadArgs, default_warmup: Duration) -> Result<PlanSetting
         timeout: load.timeout,
         threads: load.threads,
         seed: load.seed,
+        tls: TlsSettings {
+            version: match load.tls_version {
+                None => TlsVersion::Any,
+                Some(TlsVersionArg::Tls12) => TlsVersion::Tls12,
+                Some(TlsVersionArg::Tls13) => TlsVersion::Tls13,
+            },
+            resume: !load.no_resume,
+            trust: match (&load.cacert, load.insecure) {
+                (Some(path), _) => Trust::CaFile(path.clone()),
+                (None, true) => Trust::Insecure,
+                (None, false) => Trust::System,
+            },
+        },
     };
     Ok(settings)
 }
@@ -622,7 +660,11 @@ mod tests {
         // Semantic errors exit with 2.
         let code = run_bench(bench_args(&["-c", "0", "http://127.0.0.1:1/"]).unwrap());
         assert_eq!(code, ExitCode::from(2));
-        let code = run_bench(bench_args(&["https://127.0.0.1:1/"]).unwrap());
+        let code = run_bench(bench_args(&["ftp://127.0.0.1:1/"]).unwrap());
+        assert_eq!(code, ExitCode::from(2));
+        let code = run_bench(
+            bench_args(&["--cacert", "/nonexistent/ca.pem", "https://127.0.0.1:1/"]).unwrap(),
+        );
         assert_eq!(code, ExitCode::from(2));
         let code = run_bench(bench_args(&["--weights", "1,2", "http://127.0.0.1:1/"]).unwrap());
         assert_eq!(code, ExitCode::from(2));

@@ -31,6 +31,15 @@ pub enum Error {
         /// What is wrong with it.
         message: String,
     },
+    /// The TLS handshake with a target failed before the run (an untrusted
+    /// certificate, a name it does not cover, a version the server refuses).
+    #[error("{url}: {reason}")]
+    Tls {
+        /// The URL.
+        url: String,
+        /// rustls' reason.
+        reason: String,
+    },
     /// Server CPU accounting failed (no such process, no such cgroup).
     #[error("server CPU: {0}")]
     Cpu(String),

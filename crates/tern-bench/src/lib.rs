@@ -33,6 +33,8 @@
 //! tern bench --json --save run.json URL / --csv / -e ab.csv # machine-readable
 //! tern bench --server-pid $(cat nginx.pid) -k -c 10 URL     # + server CPU s and µs per request
 //! tern bench --http2 --streams 8 -c 4 URL                   # h2c with prior knowledge
+//! tern bench --cacert ca.pem -c 10 https://a.test:8443/    # a TLS handshake per request (resumed)
+//! tern bench --no-resume --server-pid PID -c 10 https://... # full handshakes, server CPU per handshake
 //! tern bench compare --rounds 5 -k -c 10 -d 10s nginx=http://127.0.0.1:8081/,pid=123 tern=http://127.0.0.1:8082/
 //! tern bench merge host1.json host2.json                    # exact merge of histograms
 //! ```
@@ -73,6 +75,7 @@ pub mod report;
 pub mod result;
 pub mod sample;
 pub mod schedule;
+pub mod tls;
 
 pub use driver::{run, ProgressCounters, RunControl, StopHandle};
 pub use error::Error;
@@ -81,5 +84,6 @@ pub use plan::{
 };
 pub use recorder::Recorder;
 pub use result::RunResult;
-pub use sample::{ErrorClass, Outcome, Sample};
+pub use sample::{ErrorClass, Handshake, Outcome, Sample};
 pub use schedule::{Phase, Schedule, Ticket};
+pub use tls::{TlsSettings, TlsVersion, Trust};

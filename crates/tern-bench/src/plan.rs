@@ -7,6 +7,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
+use crate::tls::TlsSettings;
 use crate::Error;
 
 /// One URL to load, with its share of the requests.
@@ -16,8 +17,11 @@ pub struct Target {
     pub url: String,
     /// Host as written in the URL; sent in `Host` and resolved once per run.
     pub host: String,
-    /// TCP port (80 when the URL has none).
+    /// TCP port (80, or 443 for https, when the URL has none).
     pub port: u16,
+    /// An `https://` URL: TLS, SNI from `host`.
+    #[serde(default)]
+    pub tls: bool,
     /// Path and query, `/` when the URL has none.
     pub path: String,
     /// Relative share of the requests (default 1). With weights 3 and 1 the
@@ -26,25 +30,21 @@ pub struct Target {
 }
 
 impl Target {
-    /// Parses an `http://host[:port][/path][?query]` URL. `https` is refused
-    /// for now (TLS comes later), as is anything without a host.
+    /// Parses an `http[s]://host[:port][/path][?query]` URL; anything
+    /// without a host is refused.
     pub fn parse(url: &str) -> Result<Target, Error> {
         let uri: http::Uri = url
             .parse()
             .map_err(|e| Error::usage(format!("invalid URL {url:?}: {e}")))?;
-        match uri.scheme_str() {
-            Some("http") => {}
-            Some("https") => {
-                return Err(Error::usage(format!(
-                    "{url}: https is not supported yet (TLS comes later); use http://"
-                )))
-            }
+        let tls = match uri.scheme_str() {
+            Some("http") => false,
+            Some("https") => true,
             _ => {
                 return Err(Error::usage(format!(
-                    "invalid URL {url:?}: expected http://host[:port]/path"
+                    "invalid URL {url:?}: expected http[s]://host[:port]/path"
                 )))
             }
-        }
+        };
         let authority = uri
             .authority()
             .ok_or_else(|| Error::usage(format!("invalid URL {url:?}: no host")))?;
@@ -67,7 +67,8 @@ impl Target {
         Ok(Target {
             url: url.to_owned(),
             host: host.to_owned(),
-            port: authority.port_u16().unwrap_or(80),
+            port: authority.port_u16().unwrap_or(if tls { 443 } else { 80 }),
+            tls,
             path,
             weight: 1,
         })
@@ -77,6 +78,15 @@ impl Target {
     pub fn with_weight(mut self, weight: u32) -> Target {
         self.weight = weight;
         self
+    }
+
+    /// The scheme's port: 443 for https, 80 for http.
+    pub fn default_port(&self) -> u16 {
+        if self.tls {
+            443
+        } else {
+            80
+        }
     }
 
     /// `host:port`, bracketing IPv6 literals, as sent in the `Host` header.
@@ -195,8 +205,9 @@ pub enum Reuse {
 pub enum Protocol {
     /// HTTP/1.1.
     Http1,
-    /// HTTP/2 over cleartext TCP with prior knowledge (h2c); connections are
-    /// always kept open.
+    /// HTTP/2: over cleartext TCP with prior knowledge (h2c) for http URLs,
+    /// chosen by ALPN (`h2`) for https ones; connections are always kept
+    /// open.
     Http2 {
         /// Requests in flight on each connection.
         streams: u32,
@@ -228,6 +239,8 @@ pub struct PlanSettings {
     pub threads: u32,
     /// Seed of the Poisson arrivals.
     pub seed: u64,
+    /// Versions, resumption and trust of `https://` targets.
+    pub tls: TlsSettings,
 }
 
 impl Default for PlanSettings {
@@ -242,6 +255,7 @@ impl Default for PlanSettings {
             timeout: Duration::from_secs(10),
             threads: 1,
             seed: 1,
+            tls: TlsSettings::default(),
         }
     }
 }
@@ -317,6 +331,11 @@ impl Plan {
         Plan::new(targets, self.settings.clone())
     }
 
+    /// True when some target is `https://`.
+    pub fn uses_tls(&self) -> bool {
+        self.targets.iter().any(|t| t.tls)
+    }
+
     /// Requests in flight at most: connections, times streams for HTTP/2.
     pub fn concurrency(&self) -> u64 {
         let streams = match self.settings.protocol {
@@ -355,9 +374,23 @@ impl fmt::Display for Plan {
             },
             Protocol::Http2 { streams } => write!(
                 f,
-                ", h2c with {streams} stream{} per connection",
+                ", {} with {streams} stream{} per connection",
+                if self.uses_tls() { "h2" } else { "h2c" },
                 plural(streams)
             )?,
+        }
+        if self.uses_tls() {
+            let version = match s.tls.version {
+                crate::tls::TlsVersion::Any => "TLS 1.2/1.3",
+                crate::tls::TlsVersion::Tls12 => "TLS 1.2",
+                crate::tls::TlsVersion::Tls13 => "TLS 1.3",
+            };
+            let resume = if s.tls.resume {
+                "resumption on"
+            } else {
+                "full handshakes"
+            };
+            write!(f, ", {version} ({resume})")?;
         }
         write!(f, ", {} thread{}; ", s.threads, plural(s.threads))?;
         match s.stop {
@@ -456,8 +489,12 @@ mod tests {
             (t.host.as_str(), t.authority()),
             ("::1", "[::1]:81".to_owned())
         );
+        let t = Target::parse("https://a.test/x").unwrap();
+        assert_eq!(
+            (t.tls, t.port, t.authority()),
+            (true, 443, "a.test:443".to_owned())
+        );
         for bad in [
-            "https://x/",
             "ftp://x/",
             "127.0.0.1:80/",
             "http://",

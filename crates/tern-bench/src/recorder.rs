@@ -68,15 +68,25 @@ impl Recorder {
                 self.widen(origin, s.done);
                 let total = s.done - s.sent;
                 let connect = s.connect.unwrap_or(Duration::ZERO);
+                let handshake = s.handshake.map_or(Duration::ZERO, |h| h.time);
                 record_us(&mut self.hist.latency, s.done - origin);
                 record_us(&mut self.hist.latency_uncorrected, total);
                 record_us(&mut self.hist.connect, connect);
+                record_us(&mut self.hist.handshake, handshake);
                 record_us(
                     &mut self.hist.ttfb,
                     s.first_byte.saturating_duration_since(s.written),
                 );
-                record_us(&mut self.hist.processing, total.saturating_sub(connect));
+                record_us(
+                    &mut self.hist.processing,
+                    total.saturating_sub(connect + handshake),
+                );
                 let c = &mut self.counts;
+                match s.handshake {
+                    Some(h) if h.resumed => c.handshakes.resumed += 1,
+                    Some(_) => c.handshakes.full += 1,
+                    None => {}
+                }
                 c.responses += 1;
                 *c.status.entry(s.status).or_default() += 1;
                 c.bytes_total += s.head_bytes + s.body_bytes;

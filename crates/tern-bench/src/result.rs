@@ -112,6 +112,9 @@ pub struct Counts {
     pub connections: u64,
     /// Requests finished in the warm-up and cool-down (not in the figures).
     pub excluded: u64,
+    /// TLS handshakes of the connections measured requests opened.
+    #[serde(default)]
+    pub handshakes: Handshakes,
     /// Measured requests sent more than [`LATE_AFTER`] after they were due
     /// (open loop: every connection was busy). Their wait is in the
     /// corrected latency; many of them mean `-c` is too small for the rate.
@@ -155,6 +158,24 @@ impl Counts {
         self.connections += o.connections;
         self.excluded += o.excluded;
         self.late += o.late;
+        self.handshakes.full += o.handshakes.full;
+        self.handshakes.resumed += o.handshakes.resumed;
+    }
+}
+
+/// TLS handshakes by kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Handshakes {
+    /// Full handshakes (with or without a HelloRetryRequest).
+    pub full: u64,
+    /// Resumed sessions (TLS 1.3 tickets, TLS 1.2 session IDs or tickets).
+    pub resumed: u64,
+}
+
+impl Handshakes {
+    /// All handshakes.
+    pub fn total(&self) -> u64 {
+        self.full + self.resumed
     }
 }
 
@@ -217,10 +238,14 @@ pub struct Histograms {
     /// Connect time; 0 for a request on a reused connection (as ab).
     #[serde(with = "serde_v2")]
     pub connect: Histogram<u64>,
+    /// TLS handshake time; 0 for a request that opened no TLS connection.
+    #[serde(with = "serde_v2", default = "new_histogram")]
+    pub handshake: Histogram<u64>,
     /// Time to first byte after the request was written (ab's "Waiting").
     #[serde(with = "serde_v2")]
     pub ttfb: Histogram<u64>,
-    /// Uncorrected latency minus connect time (ab's "Processing").
+    /// Uncorrected latency minus connect and handshake time (ab's
+    /// "Processing").
     #[serde(with = "serde_v2")]
     pub processing: Histogram<u64>,
 }
@@ -231,6 +256,7 @@ impl Default for Histograms {
             latency: new_histogram(),
             latency_uncorrected: new_histogram(),
             connect: new_histogram(),
+            handshake: new_histogram(),
             ttfb: new_histogram(),
             processing: new_histogram(),
         }
@@ -245,6 +271,7 @@ impl Histograms {
         let _ = self.latency.add(&o.latency);
         let _ = self.latency_uncorrected.add(&o.latency_uncorrected);
         let _ = self.connect.add(&o.connect);
+        let _ = self.handshake.add(&o.handshake);
         let _ = self.ttfb.add(&o.ttfb);
         let _ = self.processing.add(&o.processing);
     }
@@ -259,6 +286,10 @@ pub struct CpuFigures {
     pub seconds: f64,
     /// `seconds` per measured response, in µs (0 with no responses).
     pub us_per_request: f64,
+    /// `seconds` per TLS handshake of the measured requests, in µs; only
+    /// when there were handshakes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub us_per_handshake: Option<f64>,
 }
 
 impl RunResult {
@@ -301,9 +332,19 @@ impl RunResult {
         if self.document_length.is_none() {
             self.document_length = o.document_length;
         }
-        let responses = self.counts.responses;
-        self.server_cpu = merge_cpu(self.server_cpu.take(), o.server_cpu.as_ref(), responses);
-        self.client_cpu = merge_cpu(self.client_cpu.take(), o.client_cpu.as_ref(), responses);
+        let (responses, handshakes) = (self.counts.responses, self.counts.handshakes.total());
+        self.server_cpu = merge_cpu(
+            self.server_cpu.take(),
+            o.server_cpu.as_ref(),
+            responses,
+            handshakes,
+        );
+        self.client_cpu = merge_cpu(
+            self.client_cpu.take(),
+            o.client_cpu.as_ref(),
+            responses,
+            handshakes,
+        );
         self.runs += o.runs;
         for n in &o.notes {
             if !self.notes.contains(n) {
@@ -317,6 +358,7 @@ fn merge_cpu(
     mine: Option<CpuFigures>,
     other: Option<&CpuFigures>,
     responses: u64,
+    handshakes: u64,
 ) -> Option<CpuFigures> {
     let merged = match (mine, other) {
         (None, None) => return None,
@@ -330,12 +372,27 @@ fn merge_cpu(
             },
             seconds: a.seconds + b.seconds,
             us_per_request: 0.0,
+            us_per_handshake: None,
         },
     };
-    Some(CpuFigures {
-        us_per_request: per_request_us(merged.seconds, responses),
-        ..merged
-    })
+    Some(CpuFigures::new(
+        merged.source,
+        merged.seconds,
+        responses,
+        handshakes,
+    ))
+}
+
+impl CpuFigures {
+    /// `seconds` of `source`, shared over `responses` and `handshakes`.
+    pub fn new(source: String, seconds: f64, responses: u64, handshakes: u64) -> CpuFigures {
+        CpuFigures {
+            source,
+            seconds,
+            us_per_request: per_request_us(seconds, responses),
+            us_per_handshake: (handshakes > 0).then(|| per_request_us(seconds, handshakes)),
+        }
+    }
 }
 
 /// CPU seconds per response, in µs.

@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorClass {
-    /// No connection: refused, unreachable, unresolvable host, or the connect
-    /// did not finish in time.
+    /// No connection: refused, unreachable, unresolvable host, the connect
+    /// did not finish in time, or the TLS handshake failed.
     Connect,
     /// No complete response within the timeout, counted from the time the
     /// request was due (open loop: a request that waited too long for a free
@@ -58,8 +58,12 @@ impl fmt::Display for ErrorClass {
 pub struct Sample {
     /// When the tool started on it (before connecting, if it had to).
     pub sent: Instant,
-    /// Time to connect, or `None` on a reused connection (ab counts 0 there).
+    /// Time to connect (TCP), or `None` on a reused connection (ab counts 0
+    /// there).
     pub connect: Option<Duration>,
+    /// The TLS handshake this request's connection made, when it opened one
+    /// over TLS.
+    pub handshake: Option<Handshake>,
     /// The request was fully written.
     pub written: Instant,
     /// The first byte of the response arrived.
@@ -78,6 +82,16 @@ pub struct Sample {
     pub kept_alive: bool,
     /// The `Server` header, captured only when the recorder asked for it.
     pub server: Option<String>,
+}
+
+/// A TLS handshake, after the TCP connect and before the request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Handshake {
+    /// From the end of the TCP connect to the end of the handshake.
+    pub time: Duration,
+    /// The session was resumed (rustls' `HandshakeKind::Resumed`); else it
+    /// was full (with or without a HelloRetryRequest).
+    pub resumed: bool,
 }
 
 /// What became of one ticket.

@@ -11,12 +11,12 @@ use tern_bench::driver::{run as run_plan, RunControl, StopHandle};
 use tern_bench::histogram::Stats;
 use tern_bench::plan::{Load, Plan, PlanSettings, Reuse, Stop, Target, Windows};
 use tern_bench::report::human::MB;
-use tern_bench::Error;
+use tern_bench::{Error, TlsSettings, Trust};
 
 use crate::config::SuiteConfig;
 use crate::fetch;
 use crate::report::{Cell, SpreadFigures};
-use crate::row::{LengthCheck, RowSpec};
+use crate::row::{LengthCheck, RowSpec, TlsMode};
 use crate::server::RunningServer;
 use crate::spec::ServerSpec;
 
@@ -29,13 +29,34 @@ pub(super) struct CellRun {
     p99: f64,
     cpu_s: Option<f64>,
     cpu_us: Option<f64>,
+    cpu_us_per_handshake: Option<f64>,
     pub(super) errors: u64,
     responses: u64,
 }
 
 /// The row's URL on `s`.
 fn target(row: &RowSpec, s: &RunningServer) -> Result<Target, Error> {
-    Target::parse(&format!("http://127.0.0.1:{}{}", s.port(), row.path))
+    match (row.tls, s.tls()) {
+        (TlsMode::Off, _) => Target::parse(&format!("http://127.0.0.1:{}{}", s.port(), row.path)),
+        (_, Some((port, _))) => Target::parse(&format!("https://127.0.0.1:{port}{}", row.path)),
+        (_, None) => Err(Error::usage(format!(
+            "{}: a TLS row, but the server has no TLS port",
+            row.name()
+        ))),
+    }
+}
+
+/// How the row's connections speak TLS: the run's CA as the only root,
+/// every handshake full or sessions resumed as the row says.
+fn tls_settings(row: &RowSpec, s: &RunningServer) -> TlsSettings {
+    TlsSettings {
+        resume: row.tls != TlsMode::Full,
+        trust: match s.tls() {
+            Some((_, ca)) => Trust::CaFile(ca.to_owned()),
+            None => Trust::System,
+        },
+        ..TlsSettings::default()
+    }
 }
 
 /// Fetches the row's URL once; `Some(note)` when the answer is not a 200 of
@@ -48,12 +69,20 @@ pub(super) fn check(
     let settings = PlanSettings {
         stop: Stop::Count(1),
         timeout: config.timeout,
+        tls: tls_settings(row, s),
         ..PlanSettings::default()
     };
-    let r = run_plan(
-        &Plan::new(vec![target(row, s)?], settings)?,
-        &RunControl::default(),
-    )?;
+    let target = match target(row, s) {
+        Ok(t) => t,
+        Err(e) => return Ok(Some(e.to_string())),
+    };
+    let r = match run_plan(&Plan::new(vec![target], settings)?, &RunControl::default()) {
+        Ok(r) => r,
+        // A server whose TLS the bench refuses gets a note, not the end
+        // of the suite.
+        Err(e @ Error::Tls { .. }) => return Ok(Some(e.to_string())),
+        Err(e) => return Err(e),
+    };
     let status = r.counts.status.keys().next().copied();
     let fits = |len: u64| row.length.accepts(row.body_bytes, len);
     Ok(match (status, r.document_length) {
@@ -101,6 +130,7 @@ pub(super) fn measure(
             Reuse::Close
         },
         timeout: config.timeout,
+        tls: tls_settings(row, s),
         ..PlanSettings::default()
     };
     let plan = Plan::new(vec![target(row, s)?], settings)?;
@@ -118,6 +148,7 @@ pub(super) fn measure(
         p99: lat.percentile(99.0) as f64 / 1000.0,
         cpu_s: r.server_cpu.as_ref().map(|c| c.seconds),
         cpu_us: r.server_cpu.as_ref().map(|c| c.us_per_request),
+        cpu_us_per_handshake: r.server_cpu.as_ref().and_then(|c| c.us_per_handshake),
         errors: r.counts.errors.total(),
         responses: r.counts.responses,
     })
@@ -148,6 +179,7 @@ pub(super) fn summarise(spec: &ServerSpec, runs: &[CellRun], note: Option<String
         p99_ms: med(&|r| Some(r.p99)),
         server_cpu_s: med(&|r| r.cpu_s),
         cpu_us_per_request: med(&|r| r.cpu_us),
+        cpu_us_per_handshake: med(&|r| r.cpu_us_per_handshake),
         errors: runs.iter().map(|r| r.errors).sum(),
         responses: runs.iter().map(|r| r.responses).sum(),
         note: note.or_else(|| {

@@ -53,7 +53,7 @@ pub struct SuiteArgs {
     #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
     pub warmup: Option<Duration>,
     /// Only these sections, comma-separated (static, cgi, persistent, engines,
-    /// wasm; default: all).
+    /// wasm, ssl; default: all).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub sections: Vec<String>,
     /// Only rows whose name contains this text (e.g. "64 KB").

@@ -34,7 +34,7 @@ pub struct SuiteConfig {
 
 impl SuiteConfig {
     /// Defaults: tern from `tern`, no peers, the seed rows (static, CGI,
-    /// persistent, engines, wasm), one round of 5 s after a 1 s warm-up
+    /// persistent, engines, wasm, ssl), one round of 5 s after a 1 s warm-up
     /// with a 10 s request timeout, peers looked for in
     /// [`default_search_path`].
     pub fn new(tern: Option<PathBuf>) -> SuiteConfig {

@@ -12,8 +12,9 @@
 //!
 //! [`run`] goes through its steps in order, each a function below:
 //! 1. **discover**: write a temporary docroot with the rows' fixtures
-//!    ([`workdir`], compiling the C programs with `cc`), and find tern and
-//!    the requested peers;
+//!    ([`workdir`], compiling the C programs with `cc`; for TLS rows, the
+//!    one certificate every server serves, [`certificate`]), and find tern
+//!    and the requested peers;
 //! 2. **start backends** ([`backends`]): fcgiwrap when nginx is to run CGI;
 //!    the C FastCGI responder built, php-fpm and php-cgi found;
 //! 3. **start servers** ([`server`]): every variant of every server
@@ -41,6 +42,7 @@ mod about;
 pub mod backend;
 pub mod backends;
 mod cell;
+pub mod certificate;
 pub mod cli;
 pub mod config;
 pub mod fcgi_app;
@@ -123,7 +125,10 @@ fn write_docroot(
     notes: &mut Vec<String>,
 ) -> Result<Workdir, Error> {
     let cc = find_program(&config.search_path, "cc");
-    let work = Workdir::create(&registry.fixtures_in_use(), cc.as_deref())?;
+    let mut work = Workdir::create(&registry.fixtures_in_use(), cc.as_deref())?;
+    if registry.uses_tls() {
+        work.make_certificate()?;
+    }
     for u in work.unbuilt() {
         let skipped = registry.remove_rows_fetching(&format!("/{}", u.path));
         notes.push(format!("{}: {}; its {skipped} rows skipped", u.path, u.why));

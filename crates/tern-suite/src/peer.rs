@@ -73,6 +73,19 @@ pub struct PeerSetup<'a> {
     pub user: Option<RunAs>,
     /// The gateways beyond static files (none: static files only).
     pub gateways: &'a [Gateway<'a>],
+    /// A second, TLS, port serving the same (for the "ssl" rows).
+    pub tls: Option<TlsListen<'a>>,
+}
+
+/// A TLS port and the certificate it serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TlsListen<'a> {
+    /// Loopback port.
+    pub port: u16,
+    /// Certificate (PEM).
+    pub cert: &'a Path,
+    /// Its key (PEM).
+    pub key: &'a Path,
 }
 
 impl PeerSetup<'_> {
@@ -282,6 +295,15 @@ fn nginx(s: &PeerSetup<'_>, run: &Path, logs: &Path) -> Result<String, String> {
         s.port,
         s.docroot.display()
     );
+    if let Some(tls) = &s.tls {
+        let _ = writeln!(
+            t,
+            "    listen 127.0.0.1:{} ssl;\n    ssl_certificate {};\n    ssl_certificate_key {};\n    ssl_session_cache shared:SSL:10m;\n    ssl_session_timeout 1h;",
+            tls.port,
+            tls.cert.display(),
+            tls.key.display()
+        );
+    }
     for g in s.gateways {
         let (location, socket) = match *g {
             Gateway::Cgi { fcgiwrap } => (
@@ -358,8 +380,20 @@ fn lighttpd(s: &PeerSetup<'_>, logs: &Path) -> String {
     if s.any(&[Feature::FastCgi, Feature::PhpFpm]) {
         modules.push("\"mod_fastcgi\"");
     }
+    if s.tls.is_some() {
+        modules.push("\"mod_openssl\"");
+    }
     if !modules.is_empty() {
         let _ = writeln!(t, "server.modules = ( {} )", modules.join(", "));
+    }
+    if let Some(tls) = &s.tls {
+        let _ = writeln!(
+            t,
+            "$SERVER[\"socket\"] == \"127.0.0.1:{}\" {{\n  ssl.engine = \"enable\"\n  ssl.pemfile = \"{}\"\n  ssl.privkey = \"{}\"\n}}",
+            tls.port,
+            tls.cert.display(),
+            tls.key.display()
+        );
     }
     for g in s.gateways {
         match *g {
@@ -432,6 +466,10 @@ fn apache2(s: &PeerSetup<'_>, run: &Path, logs: &Path) -> Result<String, String>
         wanted.push(("proxy_module", "mod_proxy.so"));
         wanted.push(("proxy_fcgi_module", "mod_proxy_fcgi.so"));
     }
+    if s.tls.is_some() {
+        wanted.push(("socache_shmcb_module", "mod_socache_shmcb.so"));
+        wanted.push(("ssl_module", "mod_ssl.so"));
+    }
     for (name, file) in wanted {
         if !modules.join(file).is_file() {
             return Err(format!("no {file} in {}", modules.display()));
@@ -499,6 +537,19 @@ fn apache2(s: &PeerSetup<'_>, run: &Path, logs: &Path) -> Result<String, String>
             _ => {} // refused in `configure`
         }
     }
+    if let Some(tls) = &s.tls {
+        // The main server's mappings (ScriptAlias, ProxyPass) are the
+        // virtual host's too.
+        let _ = writeln!(t, "Listen 127.0.0.1:{}", tls.port);
+        let _ = writeln!(t, "SSLSessionCache shmcb:{r}/ssl_scache(512000)");
+        let _ = writeln!(
+            t,
+            "<VirtualHost 127.0.0.1:{}>\n  SSLEngine on\n  SSLCertificateFile {}\n  SSLCertificateKeyFile {}\n</VirtualHost>",
+            tls.port,
+            tls.cert.display(),
+            tls.key.display()
+        );
+    }
     Ok(t)
 }
 
@@ -512,6 +563,16 @@ fn h2o(s: &PeerSetup<'_>, logs: &Path) -> String {
     let _ = writeln!(t, "num-threads: 2");
     let _ = writeln!(t, "error-log: {}/error.log", logs.display());
     let _ = writeln!(t, "listen:\n  host: 127.0.0.1\n  port: {}", s.port);
+    if let Some(tls) = &s.tls {
+        // h2o takes `listen` once per port.
+        let _ = writeln!(
+            t,
+            "listen:\n  host: 127.0.0.1\n  port: {}\n  ssl:\n    certificate-file: {}\n    key-file: {}",
+            tls.port,
+            tls.cert.display(),
+            tls.key.display()
+        );
+    }
     let _ = writeln!(t, "hosts:\n  \"default\":\n    paths:");
     for g in s.gateways {
         match *g {
@@ -541,10 +602,26 @@ fn h2o(s: &PeerSetup<'_>, logs: &Path) -> String {
 
 fn caddy(s: &PeerSetup<'_>) -> String {
     let mut t = format!(
-        "{{\n\tadmin off\n\tauto_https off\n\tservers {{\n\t\tprotocols h1\n\t}}\n}}\nhttp://:{} {{\n\tbind 127.0.0.1\n\troot * {}\n",
-        s.port,
-        s.docroot.display()
+        "{{\n\tadmin off\n\tauto_https off\n\tservers {{\n\t\tprotocols h1\n\t}}\n}}\nhttp://:{} {{\n\tbind 127.0.0.1\n",
+        s.port
     );
+    let site = caddy_site(s);
+    t.push_str(&site);
+    if let Some(tls) = &s.tls {
+        let _ = write!(
+            t,
+            "https://127.0.0.1:{} {{\n\tbind 127.0.0.1\n\ttls {} {}\n{site}",
+            tls.port,
+            tls.cert.display(),
+            tls.key.display()
+        );
+    }
+    t
+}
+
+/// What a Caddy site block holds after its address and binding.
+fn caddy_site(s: &PeerSetup<'_>) -> String {
+    let mut t = format!("\troot * {}\n", s.docroot.display());
     for g in s.gateways {
         match *g {
             Gateway::FastCgi { socket } => {
@@ -593,6 +670,7 @@ mod tests {
                 group: "www-data".into(),
             }),
             gateways: &[],
+            tls: None,
         };
         let launch = PeerKind::Nginx
             .configure(Path::new("/usr/sbin/nginx"), &setup)
@@ -620,6 +698,41 @@ mod tests {
             .contains("http://:18999 {"));
     }
 
+    #[test]
+    fn a_tls_port_serves_the_given_certificate_on_every_peer() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("run")).unwrap();
+        std::fs::create_dir_all(dir.path().join("logs")).unwrap();
+        let setup = PeerSetup {
+            dir: dir.path(),
+            docroot: Path::new("/srv/www"),
+            port: 18999,
+            cache: None,
+            user: None,
+            gateways: &[],
+            tls: Some(TlsListen {
+                port: 18443,
+                cert: Path::new("/t/cert.pem"),
+                key: Path::new("/t/key.pem"),
+            }),
+        };
+        for (p, file, port) in [
+            (PeerKind::Nginx, "nginx.conf", "listen 127.0.0.1:18443 ssl;"),
+            (PeerKind::Lighttpd, "lighttpd.conf", "\"127.0.0.1:18443\""),
+            (PeerKind::H2o, "h2o.yaml", "port: 18443\n  ssl:"),
+            (PeerKind::Caddy, "Caddyfile", "https://127.0.0.1:18443 {"),
+        ] {
+            p.configure(Path::new("/usr/sbin/x"), &setup).unwrap();
+            let conf = std::fs::read_to_string(dir.path().join(file)).unwrap();
+            assert!(conf.contains(port), "{file}: {conf}");
+            assert!(
+                conf.contains("/t/cert.pem") && conf.contains("/t/key.pem"),
+                "{file}: {conf}"
+            );
+            assert!(conf.contains("18999"), "{file}: the plain port stays");
+        }
+    }
+
     /// A peer's config with `gateways`, or why it cannot have one.
     fn config_with(p: PeerKind, gateways: &[Gateway<'_>]) -> Result<String, String> {
         let dir = tempfile::tempdir().unwrap();
@@ -632,6 +745,7 @@ mod tests {
             cache: Some(CacheMode::On),
             user: None,
             gateways,
+            tls: None,
         };
         p.configure(Path::new("/usr/sbin/x"), &setup)?;
         let name = match p {

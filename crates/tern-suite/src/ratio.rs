@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use crate::report::{Cell, Footnote, RowReport};
-use crate::row::Comparison;
+use crate::row::{Comparison, TlsMode};
 
 /// One footnote per comparison with at least one ratio.
 pub fn footnotes(comparisons: &[Comparison], rows: &[RowReport]) -> Vec<Footnote> {
@@ -33,11 +33,21 @@ pub fn footnotes(comparisons: &[Comparison], rows: &[RowReport]) -> Vec<Footnote
                     continue;
                 };
                 let load = format!(
-                    "c={}{}",
+                    "c={}{}{}",
                     r.row.connections,
-                    if r.row.keepalive { ", keep-alive" } else { "" }
+                    if r.row.keepalive { ", keep-alive" } else { "" },
+                    match (r.row.tls, r.row.keepalive) {
+                        (TlsMode::Full, _) => ", full handshakes",
+                        (TlsMode::Resumed, false) => ", resumed",
+                        _ => "",
+                    }
                 );
-                let entry = format!("{ratio:.1}× ({load})");
+                // Below 1 (TLS over plain: IIS had 0.04×), two decimals.
+                let entry = if ratio < 1.0 {
+                    format!("{ratio:.2}× ({load})")
+                } else {
+                    format!("{ratio:.1}× ({load})")
+                };
                 match per_server.iter_mut().find(|(s, _)| *s == cell.server) {
                     Some((_, list)) => list.push(entry),
                     None => per_server.push((cell.server.clone(), vec![entry])),
@@ -94,6 +104,7 @@ mod tests {
             p99_ms: None,
             server_cpu_s: None,
             cpu_us_per_request: None,
+            cpu_us_per_handshake: None,
             errors: 0,
             responses: 0,
             note: None,

@@ -92,6 +92,9 @@ pub struct Cell {
     pub server_cpu_s: Option<f64>,
     /// Server CPU µs per request.
     pub cpu_us_per_request: Option<f64>,
+    /// Server CPU per TLS handshake (µs, median over rounds), in TLS rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_us_per_handshake: Option<f64>,
     /// Failed requests over all rounds.
     pub errors: u64,
     /// Responses over all rounds.

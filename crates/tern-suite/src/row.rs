@@ -3,7 +3,7 @@
 //! off) and the feature a server must offer to take part; fixtures are the
 //! files the rows need in the docroot.
 //!
-//! [`Registry::seed`] holds five sections. "static": the static-file rows
+//! [`Registry::seed`] holds six sections. "static": the static-file rows
 //! of the founding reports (WASD 21.1: 0 KB and 64 KB files at 1 and 10
 //! connections, cache on and off; the 3.9 MB transfer-rate file), each
 //! without keep-alive as in the reports and with it. "cgi": a process per
@@ -19,6 +19,9 @@
 //! WebAssembly module run in process (tern), beside the static 0 KB and
 //! 64 KB files, the same bodies from CGI programs, and the persistent ways
 //! (CGIplus, a spawned FastCGI responder), on the same grid.
+//! "ssl" (the IIS report's Table 4.3 and WASD 21.3): an 8 KB file,
+//! WebAssembly, FastCGI, CGI and WASD's 0 KB and 64 KB files, each plain
+//! and over TLS (full handshakes, resumed sessions, keep-alive).
 //! A [`Comparison`] asks for a ratio of two ways under a table.
 //! New rows come the same way: `add_fixture` for their files, `add_row`
 //! with a new [`Feature`] if need be, and the servers that offer it take
@@ -141,6 +144,20 @@ pub enum CacheMode {
     Off,
 }
 
+/// TLS on a row's connections.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TlsMode {
+    /// Plain HTTP (the default).
+    #[default]
+    Off,
+    /// HTTPS, every handshake full (`tern bench --no-resume`).
+    Full,
+    /// HTTPS, sessions resumed (the bench's default); with keep-alive, one
+    /// handshake per connection.
+    Resumed,
+}
+
 /// One row of the tables.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RowSpec {
@@ -163,13 +180,17 @@ pub struct RowSpec {
     pub keepalive: bool,
     /// What a server must offer.
     pub needs: Feature,
+    /// TLS (the "ssl" rows), on the server's TLS port.
+    #[serde(default)]
+    pub tls: TlsMode,
 }
 
 impl RowSpec {
-    /// "64 KB file, c=10, keep-alive, cache off".
+    /// "64 KB file, c=10, keep-alive, cache off"; TLS rows end with
+    /// ", TLS full handshakes" or ", TLS resumed".
     pub fn name(&self) -> String {
         format!(
-            "{}, c={}, {}, cache {}",
+            "{}, c={}, {}, cache {}{}",
             self.case,
             self.connections,
             if self.keepalive {
@@ -180,8 +201,23 @@ impl RowSpec {
             match self.cache {
                 CacheMode::On => "on",
                 CacheMode::Off => "off",
+            },
+            match self.tls {
+                TlsMode::Off => "",
+                TlsMode::Full => ", TLS full handshakes",
+                TlsMode::Resumed => ", TLS resumed",
             }
         )
+    }
+
+    /// The case as the tables print it: with how TLS rows handshake
+    /// ("8 KB file over TLS (full handshakes)").
+    pub fn case_label(&self) -> String {
+        match (self.tls, self.keepalive) {
+            (TlsMode::Off, _) | (TlsMode::Resumed, true) => self.case.clone(),
+            (TlsMode::Full, _) => format!("{} (full handshakes)", self.case),
+            (TlsMode::Resumed, false) => format!("{} (resumed)", self.case),
+        }
     }
 }
 
@@ -361,6 +397,7 @@ impl Registry {
         r.append(Registry::persistent());
         r.append(Registry::engines());
         r.append(Registry::wasm());
+        r.append(Registry::ssl());
         r
     }
 
@@ -388,6 +425,7 @@ impl Registry {
                             connections,
                             keepalive,
                             needs: Feature::StaticFiles,
+                            tls: TlsMode::Off,
                         });
                     }
                 }
@@ -405,6 +443,7 @@ impl Registry {
                     connections,
                     keepalive,
                     needs: Feature::StaticFiles,
+                    tls: TlsMode::Off,
                 });
             }
         }
@@ -434,6 +473,7 @@ impl Registry {
                         connections,
                         keepalive,
                         needs: Feature::Cgi,
+                        tls: TlsMode::Off,
                     });
                 }
             }
@@ -483,6 +523,7 @@ impl Registry {
                             connections,
                             keepalive,
                             needs,
+                            tls: TlsMode::Off,
                         });
                     }
                 }
@@ -555,6 +596,7 @@ impl Registry {
                         connections,
                         keepalive,
                         needs,
+                        tls: TlsMode::Off,
                     });
                 }
             }
@@ -639,6 +681,7 @@ impl Registry {
                             connections,
                             keepalive,
                             needs: *needs,
+                            tls: TlsMode::Off,
                         });
                     }
                 }
@@ -657,6 +700,104 @@ impl Registry {
             }
         }
         r
+    }
+
+    /// The "ssl" rows: the IIS 5 report's Table 4.3 (an 8 KB file,
+    /// in-process WebAssembly for ISAPI, the persistent FastCGI responder,
+    /// CGI) and WASD's file rows (0 KB and 64 KB), at 1 and 10
+    /// connections, each without TLS and with it, in three ways of
+    /// connecting: a new connection per request with every handshake full
+    /// (as the reports' clients did), a new connection with the session
+    /// resumed, and keep-alive. TLS over plain is compared per server, as
+    /// the seeds did (IIS: 1109 req/s static without SSL, 48 with).
+    pub fn ssl() -> Registry {
+        const SECTION: &str = "ssl";
+        let mut r = Registry::new();
+        r.add_fixture(Fixture::pattern("8k.bin", 8_192));
+        r.add_fixture(Fixture::pattern("empty.html", 0));
+        r.add_fixture(Fixture::pattern("64k.bin", 65_536));
+        r.add_fixture(Fixture::c_program("cgi-bin/hello.cgi", HELLO_C));
+        r.add_fixture(Fixture::text(&wasm_module_path("hello"), wasm_hello()));
+        let cases = [
+            (
+                "8 KB file",
+                "/8k.bin".to_owned(),
+                8_192,
+                Feature::StaticFiles,
+            ),
+            (
+                "\"Hello!\" WebAssembly",
+                format!("{}/hello", Feature::Wasm.prefix()),
+                7,
+                Feature::Wasm,
+            ),
+            (
+                "\"Hello!\" FastCGI",
+                format!("{}/hello", Feature::FastCgi.prefix()),
+                7,
+                Feature::FastCgi,
+            ),
+            (
+                "\"Hello!\" CGI",
+                "/cgi-bin/hello.cgi".to_owned(),
+                7,
+                Feature::Cgi,
+            ),
+            (
+                "0 KB file",
+                "/empty.html".to_owned(),
+                0,
+                Feature::StaticFiles,
+            ),
+            (
+                "64 KB file",
+                "/64k.bin".to_owned(),
+                65_536,
+                Feature::StaticFiles,
+            ),
+        ];
+        // Plain, then TLS, side by side at each load.
+        let modes = [
+            (false, TlsMode::Off),
+            (false, TlsMode::Full),
+            (false, TlsMode::Resumed),
+            (true, TlsMode::Off),
+            (true, TlsMode::Resumed),
+        ];
+        for (case, path, len, needs) in &cases {
+            for connections in [1, 10] {
+                for (keepalive, tls) in modes {
+                    r.add_row(RowSpec {
+                        section: SECTION.to_owned(),
+                        case: if tls == TlsMode::Off {
+                            (*case).to_owned()
+                        } else {
+                            format!("{case} over TLS")
+                        },
+                        path: path.clone(),
+                        body_bytes: *len,
+                        length: LengthCheck::Exact,
+                        cache: CacheMode::On,
+                        connections,
+                        keepalive,
+                        needs: *needs,
+                        tls,
+                    });
+                }
+            }
+            r.add_comparison(Comparison {
+                section: SECTION.to_owned(),
+                case: format!("{case} over TLS"),
+                baseline: (*case).to_owned(),
+                goal: None,
+            });
+        }
+        r
+    }
+
+    /// Whether any row speaks TLS (the servers then get a TLS port).
+    pub fn uses_tls(&self) -> bool {
+        self.rows.iter().any(|r| r.tls != TlsMode::Off)
     }
 
     /// Adds another registry's rows, fixtures and comparisons after these.
@@ -817,7 +958,7 @@ mod tests {
         let r = Registry::seed();
         assert_eq!(
             r.sections(),
-            ["static", "cgi", "persistent", "engines", "wasm"]
+            ["static", "cgi", "persistent", "engines", "wasm", "ssl"]
         );
         let mut paths: Vec<&str> = r.fixtures().iter().map(|f| f.path.as_str()).collect();
         let all = paths.len();
@@ -1011,6 +1152,42 @@ mod tests {
             .map(|f| f.path.as_str())
             .collect();
         assert_eq!(modules, ["wasm/hello.wat", "wasm/64k.wat"]);
+    }
+
+    #[test]
+    fn ssl_rows_pair_every_case_with_itself_over_tls() {
+        let r = Registry::ssl();
+        assert_eq!(r.sections(), ["ssl"]);
+        assert!(r.uses_tls() && !Registry::static_files().uses_tls());
+        // 6 cases x 2 connection counts x (plain, TLS full, TLS resumed,
+        // plain keep-alive, TLS keep-alive).
+        assert_eq!(r.rows().len(), 60);
+        let first: Vec<String> = r.rows()[..5].iter().map(RowSpec::name).collect();
+        assert_eq!(
+            first,
+            [
+                "8 KB file, c=1, no keep-alive, cache on",
+                "8 KB file over TLS, c=1, no keep-alive, cache on, TLS full handshakes",
+                "8 KB file over TLS, c=1, no keep-alive, cache on, TLS resumed",
+                "8 KB file, c=1, keep-alive, cache on",
+                "8 KB file over TLS, c=1, keep-alive, cache on, TLS resumed",
+            ]
+        );
+        assert_eq!(
+            r.rows()[1].case_label(),
+            "8 KB file over TLS (full handshakes)"
+        );
+        assert_eq!(r.rows()[4].case_label(), "8 KB file over TLS");
+        assert_eq!(
+            r.gateways(),
+            [Feature::Cgi, Feature::FastCgi, Feature::Wasm]
+        );
+        for row in r.rows() {
+            assert!(row.path.starts_with(row.needs.prefix()), "{row:?}");
+        }
+        assert_eq!(r.comparisons().len(), 6);
+        assert_eq!(r.comparisons()[0].baseline, "8 KB file");
+        assert_eq!(r.comparisons()[0].case, "8 KB file over TLS");
     }
 
     #[test]

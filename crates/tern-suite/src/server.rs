@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use crate::backends::{Backends, OwnBackends};
 use crate::gateway::Gateway;
-use crate::peer::{Launch, PeerSetup};
+use crate::peer::{Launch, PeerSetup, TlsListen};
 use crate::process::{free_port, stop_group, RunAs};
 use crate::row::{CacheMode, Feature};
 use crate::spec::{ServerKind, ServerSpec};
@@ -28,6 +28,9 @@ use crate::workdir::Workdir;
 pub struct RunningServer {
     spec: ServerSpec,
     port: u16,
+    /// The TLS port and the CA that issued its certificate, when the run
+    /// has TLS rows.
+    tls: Option<(u16, PathBuf)>,
     child: Option<Child>,
     log: PathBuf,
     /// Its own backends (the FastCGI responder, php-fpm), stopped after it.
@@ -52,6 +55,15 @@ impl RunningServer {
     ) -> Result<RunningServer, String> {
         let dir = work.server_dir(&spec.id()).map_err(|e| e.to_string())?;
         let port = free_port().map_err(|e| format!("no free port: {e}"))?;
+        let tls_port = match work.certificate() {
+            Some(_) => Some(free_port().map_err(|e| format!("no free port: {e}"))?),
+            None => None,
+        };
+        let tls = work.certificate().zip(tls_port).map(|(c, port)| TlsListen {
+            port,
+            cert: &c.cert,
+            key: &c.key,
+        });
         let own = backends.start_own(&spec.features, &dir)?;
         let gateways = spec
             .features
@@ -62,7 +74,7 @@ impl RunningServer {
                     .ok_or_else(|| format!("nothing here serves {} for {}", f.label(), spec.name()))
             })
             .collect::<Result<Vec<Gateway<'_>>, String>>()?;
-        let launch = launch(spec, program, &dir, work.docroot(), port, &gateways)?;
+        let launch = launch(spec, program, &dir, work.docroot(), (port, tls), &gateways)?;
         let cpu = spec
             .features
             .iter()
@@ -91,6 +103,10 @@ impl RunningServer {
         let mut server = RunningServer {
             spec: spec.clone(),
             port,
+            tls: work
+                .certificate()
+                .zip(tls_port)
+                .map(|(c, port)| (port, c.ca.clone())),
             child: Some(child),
             log,
             own,
@@ -108,6 +124,11 @@ impl RunningServer {
     /// Its loopback port.
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// Its TLS port and the CA file to trust, when the run has TLS rows.
+    pub fn tls(&self) -> Option<(u16, &Path)> {
+        self.tls.as_ref().map(|(port, ca)| (*port, ca.as_path()))
     }
 
     /// Process id of the server's main process (also its process group).
@@ -145,7 +166,7 @@ impl RunningServer {
     }
 
     fn wait_ready(&mut self) -> Result<(), String> {
-        let addr = SocketAddr::from(([127, 0, 0, 1], self.port));
+        let ports = [Some(self.port), self.tls.as_ref().map(|t| t.0)];
         let began = Instant::now();
         while began.elapsed() < START_TIMEOUT {
             if !self.is_running() {
@@ -153,7 +174,11 @@ impl RunningServer {
                 self.stop();
                 return Err(note);
             }
-            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+            let accepts = |port: u16| {
+                let addr = SocketAddr::from(([127, 0, 0, 1], port));
+                TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok()
+            };
+            if ports.iter().flatten().all(|&p| accepts(p)) {
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(50));
@@ -200,13 +225,13 @@ fn launch(
     program: &Path,
     dir: &Path,
     docroot: &Path,
-    port: u16,
+    (port, tls): (u16, Option<TlsListen<'_>>),
     gateways: &[Gateway<'_>],
 ) -> Result<Launch, String> {
     match &spec.kind {
         ServerKind::Tern { binary } => {
             let conf = dir.join("tern.toml");
-            std::fs::write(&conf, tern_config(docroot, port, gateways))
+            std::fs::write(&conf, tern_config(docroot, port, tls, gateways))
                 .map_err(|e| format!("writing {}: {e}", conf.display()))?;
             let mut args = vec![
                 "serve".to_owned(),
@@ -231,6 +256,7 @@ fn launch(
                 cache: spec.cache,
                 user: RunAs::for_this_process(),
                 gateways,
+                tls,
             },
         ),
     }

@@ -72,7 +72,7 @@ pub fn markdown(r: &SuiteReport) -> String {
                 let _ = writeln!(
                     o,
                     "| {} | {} | {} | {cache} | {server} | {} | {} | {} | {} | {} | {} | {errors} |",
-                    spec.case,
+                    spec.case_label(),
                     spec.connections,
                     if spec.keepalive { "yes" } else { "no" },
                     rps(c),
@@ -80,7 +80,7 @@ pub fn markdown(r: &SuiteReport) -> String {
                     num(c.p50_ms, 3),
                     num(c.p99_ms, 3),
                     num(c.server_cpu_s, 2),
-                    num(c.cpu_us_per_request, 1),
+                    cpu_per_request(c),
                 );
             }
         }
@@ -103,6 +103,15 @@ fn rps(c: &Cell) -> String {
         Some(s) if (s.max - s.min).abs() < f64::EPSILON => format!("{:.0}", s.median),
         Some(s) => format!("{:.0} ({:.0}–{:.0})", s.median, s.min, s.max),
     }
+}
+
+/// CPU µs per request, and per TLS handshake in TLS rows ("512.3, 498.0/handshake").
+fn cpu_per_request(c: &Cell) -> String {
+    let mut text = num(c.cpu_us_per_request, 1);
+    if let Some(hs) = c.cpu_us_per_handshake {
+        text.push_str(&format!(", {hs:.1}/handshake"));
+    }
+    text
 }
 
 fn num(v: Option<f64>, decimals: usize) -> String {

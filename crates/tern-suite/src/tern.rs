@@ -11,23 +11,35 @@ use std::path::Path;
 
 use crate::fcgi_app;
 use crate::gateway::Gateway;
+use crate::peer::TlsListen;
 use crate::php::FPM_CHILDREN;
 use crate::row::{wasm_module_path, Feature, WASM_MODULES};
 
-/// tern's config for the suite: one listener on 127.0.0.1:`port`, the
-/// docroot as the one site, and a route for each gateway. Script
+/// tern's config for the suite: one listener on 127.0.0.1:`port` (and a
+/// TLS one with `tls`), the docroot as the one site, and a route for each gateway. Script
 /// directories are the docroot's directories named after the prefixes.
 /// Pools match the backends: as many connections to the FastCGI
 /// responder and php-fpm as they have processes, as many processes of its
 /// own for the spawned responder and the Perl engine; CGIplus scripts
 /// start one process each and grow to as many on demand.
-pub fn tern_config(docroot: &Path, port: u16, gateways: &[Gateway<'_>]) -> String {
+pub fn tern_config(
+    docroot: &Path,
+    port: u16,
+    tls: Option<TlsListen<'_>>,
+    gateways: &[Gateway<'_>],
+) -> String {
     let path = |p: &Path| toml_string(&p.display().to_string());
     let scripts = |f: Feature| path(&docroot.join(&f.prefix()[1..]));
-    let mut t = format!(
-        "[[listen]]\naddress = \"127.0.0.1:{port}\"\n\n[[site]]\nroot = {}\n",
-        path(docroot)
-    );
+    let mut t = format!("[[listen]]\naddress = \"127.0.0.1:{port}\"\n");
+    if let Some(tls) = tls {
+        t.push_str(&format!(
+            "\n[[listen]]\naddress = \"127.0.0.1:{}\"\n[listen.tls]\ncertificates = [{{ cert = {}, key = {} }}]\n",
+            tls.port,
+            path(tls.cert),
+            path(tls.key)
+        ));
+    }
+    t.push_str(&format!("\n[[site]]\nroot = {}\n", path(docroot)));
     for g in gateways {
         let f = g.feature();
         if let Gateway::Wasm = g {
@@ -110,13 +122,23 @@ mod tests {
     #[test]
     fn tern_config_has_the_site_and_the_cgi_route() {
         let cgi = [Gateway::Cgi { fcgiwrap: None }];
-        let t = tern_config(Path::new("/tmp/s \"q\"/www"), 18081, &cgi);
+        let t = tern_config(Path::new("/tmp/s \"q\"/www"), 18081, None, &cgi);
         assert_eq!(
             t,
             "[[listen]]\naddress = \"127.0.0.1:18081\"\n\n[[site]]\nroot = \"/tmp/s \\\"q\\\"/www\"\n\n\
              [[site.route]]\nprefix = \"/cgi-bin\"\nhandler = \"cgi\"\ndir = \"/tmp/s \\\"q\\\"/www/cgi-bin\"\n"
         );
-        assert!(!tern_config(Path::new("/w"), 1, &[]).contains("site.route"));
+        assert!(!tern_config(Path::new("/w"), 1, None, &[]).contains("site.route"));
+        let tls = TlsListen {
+            port: 18443,
+            cert: Path::new("/t/cert.pem"),
+            key: Path::new("/t/key.pem"),
+        };
+        assert_eq!(
+            tern_config(Path::new("/w"), 1, Some(tls), &[]),
+            "[[listen]]\naddress = \"127.0.0.1:1\"\n\n[[listen]]\naddress = \"127.0.0.1:18443\"\n[listen.tls]\n\
+             certificates = [{ cert = \"/t/cert.pem\", key = \"/t/key.pem\" }]\n\n[[site]]\nroot = \"/w\"\n"
+        );
     }
 
     #[test]
@@ -138,7 +160,7 @@ mod tests {
             },
             Gateway::Wasm,
         ];
-        let t = tern_config(Path::new("/w"), 1, &gateways);
+        let t = tern_config(Path::new("/w"), 1, None, &gateways);
         let routes: Vec<&str> = t.split("\n[[site.route]]\n").skip(1).collect();
         assert_eq!(
             routes,

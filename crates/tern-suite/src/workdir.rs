@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::certificate::SuiteCertificate;
 use crate::row::{Fixture, FixtureContents};
 use tern_bench::Error;
 
@@ -24,6 +25,7 @@ pub struct Workdir {
     docroot: PathBuf,
     cc: Option<PathBuf>,
     unbuilt: Vec<Unbuilt>,
+    certificate: Option<SuiteCertificate>,
 }
 
 /// A program fixture that could not be made (no compiler, it failed, or
@@ -84,6 +86,7 @@ impl Workdir {
             docroot,
             cc: cc.map(Path::to_owned),
             unbuilt,
+            certificate: None,
         })
     }
 
@@ -99,6 +102,18 @@ impl Workdir {
         let src = self.dir.path().join("src");
         compile(self.cc.as_deref(), &src, &out, source, libs)?;
         Ok(out)
+    }
+
+    /// Makes the run's TLS certificate in `tls/` (outside the docroot):
+    /// every server then gets a TLS port serving it.
+    pub fn make_certificate(&mut self) -> Result<&SuiteCertificate, Error> {
+        let c = SuiteCertificate::write(&self.dir.path().join("tls"))?;
+        Ok(self.certificate.insert(c))
+    }
+
+    /// The run's TLS certificate, when the rows need one.
+    pub fn certificate(&self) -> Option<&SuiteCertificate> {
+        self.certificate.as_ref()
     }
 
     /// The programs that could not be built.

@@ -12,13 +12,12 @@
 //! kept in docs/PERFORMANCE.md.
 
 use std::io;
-use std::net::SocketAddr;
 use std::time::Instant;
 
 use bytes::Bytes;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
+use super::stream::{open, Endpoint, Opened, Stream};
 use super::wire::{parse_head, ChunkedScanner, Framing, HeadError, Scan};
 use crate::plan::Reuse;
 use crate::sample::{ErrorClass, Outcome, Sample};
@@ -41,7 +40,7 @@ pub(crate) struct H1Request {
 /// endpoint, reused while keep-alive allows.
 #[derive(Debug)]
 pub(crate) struct H1Client {
-    conns: Vec<Option<TcpStream>>,
+    conns: Vec<Option<Stream>>,
     buf: Box<[u8]>,
     reuse: Reuse,
 }
@@ -80,7 +79,7 @@ impl H1Client {
         }
     }
 
-    /// Sends `req` to `addr` and reads the response, all before `deadline`.
+    /// Sends `req` to `endpoint` and reads the response, all before `deadline`.
     ///
     /// # Cancel safety
     /// Not cancel safe in the sense of resuming: dropping the future drops
@@ -89,7 +88,7 @@ impl H1Client {
     pub(crate) async fn exchange(
         &mut self,
         req: &H1Request,
-        addr: Option<SocketAddr>,
+        endpoint: &Endpoint,
         deadline: tokio::time::Instant,
         capture_server: bool,
     ) -> Outcome {
@@ -99,22 +98,17 @@ impl H1Client {
         }
         let mut retried = false;
         loop {
-            let (mut stream, connect) = match self.conns[req.endpoint].take() {
-                Some(s) => (s, None),
-                None => {
-                    let Some(addr) = addr else {
-                        return Outcome::failed(ErrorClass::Connect, sent);
-                    };
-                    let began = Instant::now();
-                    match tokio::time::timeout_at(deadline, TcpStream::connect(addr)).await {
-                        Ok(Ok(s)) => {
-                            // Requests are written whole; never wait for Nagle.
-                            let _ = s.set_nodelay(true);
-                            (s, Some(Instant::now() - began))
-                        }
-                        Ok(Err(_)) | Err(_) => return Outcome::failed(ErrorClass::Connect, sent),
-                    }
-                }
+            let (mut stream, connect, handshake) = match self.conns[req.endpoint].take() {
+                Some(s) => (s, None, None),
+                None => match tokio::time::timeout_at(deadline, open(endpoint)).await {
+                    Ok(Ok(Opened {
+                        stream,
+                        connect,
+                        handshake,
+                    })) => (stream, Some(connect), handshake),
+                    Ok(Err(e)) => return Outcome::failed(e.class(), sent),
+                    Err(_) => return Outcome::failed(ErrorClass::Connect, sent),
+                },
             };
             let trip = tokio::time::timeout_at(
                 deadline,
@@ -136,6 +130,7 @@ impl H1Client {
                     return Outcome::Response(Sample {
                         sent,
                         connect,
+                        handshake,
                         written: t.written,
                         first_byte: t.first_byte,
                         done: t.done,
@@ -162,13 +157,18 @@ fn io_class(e: &io::Error) -> ErrorClass {
 
 /// Writes the request and reads one complete response.
 async fn round_trip(
-    stream: &mut TcpStream,
+    stream: &mut Stream,
     buf: &mut [u8],
     req: &H1Request,
     capture_server: bool,
 ) -> Result<Trip, TripError> {
     stream
         .write_all(&req.bytes)
+        .await
+        .map_err(|e| TripError::BeforeResponse(io_class(&e)))?;
+    // TLS: the records leave now, not when the next read needs the socket.
+    stream
+        .flush()
         .await
         .map_err(|e| TripError::BeforeResponse(io_class(&e)))?;
     let written = Instant::now();
@@ -272,7 +272,7 @@ async fn round_trip(
 }
 
 /// Reads at least one byte of body; EOF is a failure (the body is short).
-async fn read_some(stream: &mut TcpStream, buf: &mut [u8]) -> Result<usize, TripError> {
+async fn read_some(stream: &mut Stream, buf: &mut [u8]) -> Result<usize, TripError> {
     match stream.read(buf).await {
         Ok(0) => Err(TripError::Failed(ErrorClass::Reset)),
         Ok(n) => Ok(n),

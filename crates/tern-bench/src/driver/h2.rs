@@ -1,11 +1,11 @@
-//! HTTP/2 over cleartext TCP with prior knowledge (h2c), on hyper's client:
+//! HTTP/2, on hyper's client: over cleartext TCP with prior knowledge
+//! (h2c), or over TLS where ALPN chose `h2`:
 //! stream multiplexing, flow control and HPACK are worth a real
 //! implementation. Several tasks (`--streams`) share one connection per
 //! endpoint; the first to need it opens it, the rest wait for that.
 
-use std::net::SocketAddr;
 use std::rc::Rc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue};
@@ -13,10 +13,11 @@ use http::HeaderMap;
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http2::SendRequest;
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use tokio::net::TcpStream;
+
+use super::stream::{open, Endpoint};
 
 use crate::plan::{RequestSpec, Target};
-use crate::sample::{ErrorClass, Outcome, Sample};
+use crate::sample::{ErrorClass, Handshake, Outcome, Sample};
 
 /// A request ready to send on HTTP/2 (cloned per send: hyper consumes it).
 #[derive(Debug, Clone)]
@@ -30,7 +31,8 @@ pub(crate) struct H2Request {
 
 impl H2Request {
     pub(crate) fn new(endpoint: usize, target: &Target, spec: &RequestSpec) -> H2Request {
-        let uri = format!("http://{}{}", target.authority(), target.path)
+        let scheme = if target.tls { "https" } else { "http" };
+        let uri = format!("{scheme}://{}{}", target.authority(), target.path)
             .parse()
             .unwrap_or_else(|_| http::Uri::from_static("/"));
         let mut headers = HeaderMap::new();
@@ -96,7 +98,7 @@ impl H2Pool {
     pub(crate) async fn exchange(
         &self,
         req: &H2Request,
-        addr: Option<SocketAddr>,
+        endpoint: &Endpoint,
         deadline: tokio::time::Instant,
         capture_server: bool,
     ) -> Outcome {
@@ -104,8 +106,8 @@ impl H2Pool {
         if sent >= deadline.into_std() {
             return Outcome::too_late(sent);
         }
-        let opened = tokio::time::timeout_at(deadline, self.sender(req.endpoint, addr)).await;
-        let (mut sender, connect) = match opened {
+        let opened = tokio::time::timeout_at(deadline, self.sender(req.endpoint, endpoint)).await;
+        let (mut sender, connect, handshake) = match opened {
             Err(_) => return Outcome::failed(ErrorClass::Timeout, sent),
             Ok(Err(class)) => return Outcome::failed(class, sent),
             Ok(Ok(pair)) => pair,
@@ -154,6 +156,7 @@ impl H2Pool {
                 Outcome::Response(Sample {
                     sent,
                     connect,
+                    handshake,
                     written,
                     first_byte,
                     done: Instant::now(),
@@ -168,26 +171,28 @@ impl H2Pool {
         }
     }
 
-    /// A sender for the endpoint, and the connect time if this call opened
-    /// the connection.
+    /// A sender for the endpoint, and the connect time and TLS handshake if
+    /// this call opened the connection.
     async fn sender(
         &self,
-        endpoint: usize,
-        addr: Option<SocketAddr>,
-    ) -> Result<(SendRequest<Full<Bytes>>, Option<std::time::Duration>), ErrorClass> {
-        let mut slot = self.slots[endpoint].lock().await;
+        index: usize,
+        endpoint: &Endpoint,
+    ) -> Result<
+        (
+            SendRequest<Full<Bytes>>,
+            Option<Duration>,
+            Option<Handshake>,
+        ),
+        ErrorClass,
+    > {
+        let mut slot = self.slots[index].lock().await;
         if let Some(s) = slot.as_ref() {
             if !s.is_closed() {
-                return Ok((s.clone(), None));
+                return Ok((s.clone(), None, None));
             }
         }
-        let addr = addr.ok_or(ErrorClass::Connect)?;
-        let began = Instant::now();
-        let stream = TcpStream::connect(addr)
-            .await
-            .map_err(|_| ErrorClass::Connect)?;
-        let _ = stream.set_nodelay(true);
-        let connect = Instant::now() - began;
+        let opened = open(endpoint).await.map_err(|e| e.class())?;
+        let (stream, connect, handshake) = (opened.stream, opened.connect, opened.handshake);
         let (sender, conn) =
             hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
                 .await
@@ -197,7 +202,7 @@ impl H2Pool {
             let _ = conn.await;
         });
         *slot = Some(sender.clone());
-        Ok((sender, Some(connect)))
+        Ok((sender, Some(connect), handshake))
     }
 }
 

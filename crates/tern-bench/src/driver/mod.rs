@@ -13,10 +13,11 @@
 
 mod h1;
 mod h2;
+mod stream;
 mod wire;
 
 use std::cell::{Cell, RefCell};
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::ToSocketAddrs;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -28,13 +29,14 @@ use tokio::sync::Notify;
 use crate::cpu::CpuSource;
 use crate::plan::{Load, Plan, Protocol, Reuse, Stop};
 use crate::recorder::{Clock, Recorder, ResultContext};
-use crate::result::{per_request_us, CpuFigures, RunResult};
+use crate::result::{CpuFigures, RunResult};
 use crate::sample::Outcome;
 use crate::schedule::{Pacing, Phase, Schedule, Ticket};
 use crate::Error;
 
 use h1::{H1Client, H1Request};
 use h2::{H2Pool, H2Request};
+use stream::Endpoint;
 
 /// Stops a run early (Ctrl-C): no new requests, in-flight ones abandoned,
 /// the result covers what finished. Cheap to clone; shareable across threads.
@@ -109,7 +111,8 @@ pub fn run(plan: &Plan, control: &RunControl) -> Result<RunResult, Error> {
     if let Some(src) = &control.server_cpu {
         src.read()?;
     }
-    let shared = Arc::new(Shared::new(plan, control));
+    let shared = Arc::new(Shared::new(plan, control)?);
+    check_tls(plan, &shared)?;
     let shares = thread_shares(plan);
     let clock = Clock::now();
     let (events_tx, events) = mpsc::channel();
@@ -182,17 +185,19 @@ pub fn run(plan: &Plan, control: &RunControl) -> Result<RunResult, Error> {
         request_body_bytes: settings.request.body.len() as u64,
     });
     let responses = result.counts.responses;
+    let handshakes = result.counts.handshakes.total();
     let figures = |before: Result<Duration, Error>,
                    after: Result<Duration, Error>,
                    source: &CpuSource| {
         match (before, after) {
             (Ok(a), Ok(b)) => {
                 let seconds = b.saturating_sub(a).as_secs_f64();
-                Ok(CpuFigures {
-                    source: source.describe(),
+                Ok(CpuFigures::new(
+                    source.describe(),
                     seconds,
-                    us_per_request: per_request_us(seconds, responses),
-                })
+                    responses,
+                    handshakes,
+                ))
             }
             (Err(e), _) | (_, Err(e)) => Err(e),
         }
@@ -323,12 +328,6 @@ fn thread_shares(plan: &Plan) -> Vec<ThreadShare> {
     out
 }
 
-/// A resolved host and port.
-#[derive(Debug, Clone)]
-struct Endpoint {
-    addr: Option<SocketAddr>,
-}
-
 /// Everything the load threads read, built once.
 #[derive(Debug)]
 struct Shared {
@@ -347,14 +346,23 @@ struct Shared {
 }
 
 impl Shared {
-    fn new(plan: &Plan, control: &RunControl) -> Shared {
+    fn new(plan: &Plan, control: &RunControl) -> Result<Shared, Error> {
         let s = plan.settings();
-        let mut keys: Vec<(String, u16)> = Vec::new();
+        let tls_config = if plan.uses_tls() {
+            let alpn: &[u8] = match s.protocol {
+                Protocol::Http1 => b"http/1.1",
+                Protocol::Http2 { .. } => b"h2",
+            };
+            Some(crate::tls::client_config(&s.tls, alpn)?)
+        } else {
+            None
+        };
+        let mut keys: Vec<(String, u16, bool)> = Vec::new();
         let mut endpoints = Vec::new();
         let mut h1_requests = Vec::new();
         let mut h2_requests = Vec::new();
         for t in plan.targets() {
-            let key = (t.host.clone(), t.port);
+            let key = (t.host.clone(), t.port, t.tls);
             let endpoint = match keys.iter().position(|k| *k == key) {
                 Some(i) => i,
                 None => {
@@ -364,8 +372,14 @@ impl Shared {
                         .to_socket_addrs()
                         .ok()
                         .and_then(|mut a| a.next());
+                    let tls = match &tls_config {
+                        Some(config) if t.tls => {
+                            Some((Arc::clone(config), crate::tls::server_name(&t.host)?))
+                        }
+                        _ => None,
+                    };
                     keys.push(key);
-                    endpoints.push(Endpoint { addr });
+                    endpoints.push(Endpoint { addr, tls });
                     keys.len() - 1
                 }
             };
@@ -380,7 +394,7 @@ impl Shared {
             Stop::Count(n) => n,
             Stop::Duration(_) => u64::MAX,
         };
-        Shared {
+        Ok(Shared {
             plan: plan.clone(),
             endpoints,
             h1_requests,
@@ -390,8 +404,56 @@ impl Shared {
             progress: control.progress.clone(),
             count_stop: matches!(s.stop, Stop::Count(_)),
             measured_left: AtomicU64::new(measured_left),
-        }
+        })
     }
+}
+
+/// Before any load, one handshake with each `https://` endpoint, so that a
+/// certificate the run would never accept is an error naming the URL and
+/// the reason, not a report of nothing but connect errors. Endpoints that
+/// do not answer at all are left to the run (they are connect errors). The
+/// probe does not resume, nor leave a session the run could resume.
+fn check_tls(plan: &Plan, shared: &Shared) -> Result<(), Error> {
+    let mut seen = Vec::new();
+    let mut probes: Vec<(String, Endpoint)> = Vec::new();
+    for (t, req) in plan.targets().iter().zip(&shared.h1_requests) {
+        let e = &shared.endpoints[req.endpoint];
+        let Some((config, name)) = &e.tls else {
+            continue;
+        };
+        if seen.contains(&req.endpoint) {
+            continue;
+        }
+        seen.push(req.endpoint);
+        let mut fresh = (**config).clone();
+        fresh.resumption = rustls::client::Resumption::disabled();
+        probes.push((
+            t.url.clone(),
+            Endpoint {
+                addr: e.addr,
+                tls: Some((Arc::new(fresh), name.clone())),
+            },
+        ));
+    }
+    if probes.is_empty() {
+        return Ok(());
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::system("starting the TLS check", e))?;
+    rt.block_on(async {
+        for (url, endpoint) in &probes {
+            let probe = tokio::time::timeout(plan.settings().timeout, stream::open(endpoint));
+            if let Ok(Err(e @ stream::OpenError::Handshake(_))) = probe.await {
+                return Err(Error::Tls {
+                    url: url.clone(),
+                    reason: e.to_string(),
+                });
+            }
+        }
+        Ok(())
+    })
 }
 
 /// The state the connection tasks of one thread share.
@@ -535,13 +597,13 @@ async fn connection_task(state: Rc<ThreadState>, mut conn: Connection) {
         let outcome = match &mut conn {
             Connection::H1(client) => {
                 let req = &shared.h1_requests[ticket.target];
-                let addr = shared.endpoints[req.endpoint].addr;
-                client.exchange(req, addr, deadline, capture).await
+                let endpoint = &shared.endpoints[req.endpoint];
+                client.exchange(req, endpoint, deadline, capture).await
             }
             Connection::H2(pool) => {
                 let req = &shared.h2_requests[ticket.target];
-                let addr = shared.endpoints[req.endpoint].addr;
-                pool.exchange(req, addr, deadline, capture).await
+                let endpoint = &shared.endpoints[req.endpoint];
+                pool.exchange(req, endpoint, deadline, capture).await
             }
         };
         state.finish(&ticket, outcome);

@@ -25,7 +25,7 @@ pub(crate) fn request_bytes(target: &Target, spec: &RequestSpec, reuse: Reuse) -
     out.push_str(&target.path);
     out.push_str(" HTTP/1.1\r\n");
     if !has("host") {
-        let host = if target.port == 80 {
+        let host = if target.port == target.default_port() {
             if target.host.contains(':') {
                 format!("[{}]", target.host)
             } else {

@@ -84,6 +84,11 @@ pub struct AbFigures {
     pub html_transferred: u64,
     /// Connect, Processing, Waiting, Total; `None` with no responses.
     pub rows: Option<[AbRow; 4]>,
+    /// The TLS handshake, its own row after Connect (not in ab, which counts
+    /// it in Connect); `None` without TLS or responses.
+    pub handshake: Option<AbRow>,
+    /// Full and resumed TLS handshakes; `None` without TLS.
+    pub handshakes: Option<(u64, u64)>,
     /// Total time at 50, 66, 75, 80, 90, 95, 98, 99 and 100 %, µs; `None`
     /// with fewer than two responses.
     pub percentiles: Option<[u64; 9]>,
@@ -126,6 +131,7 @@ impl AbFigures {
             }
         };
         let total = Stats::of(&h.latency);
+        let tls = r.targets.iter().any(|t| t.tls);
         AbFigures {
             server_software: r.server_software.clone().unwrap_or_default(),
             hostname: target.map(|t| t.host.clone()).unwrap_or_default(),
@@ -154,6 +160,8 @@ impl AbFigures {
                     row(&h.latency),
                 ]
             }),
+            handshake: (complete > 0 && tls).then(|| row(&h.handshake)),
+            handshakes: tls.then_some((c.handshakes.full, c.handshakes.resumed)),
             percentiles: (complete > 1).then(|| {
                 PERCENTS.map(|p| {
                     if p >= 100 {
@@ -214,6 +222,9 @@ pub fn render(f: &AbFigures) -> String {
     if let Some(ka) = f.keepalive {
         let _ = writeln!(o, "Keep-Alive requests:    {ka}");
     }
+    if let Some((full, resumed)) = f.handshakes {
+        let _ = writeln!(o, "TLS handshakes:         {full} full, {resumed} resumed");
+    }
     let _ = writeln!(o, "Total transferred:      {} bytes", f.total_transferred);
     if let Some(sent) = f.body_sent {
         let _ = writeln!(o, "Total body sent:        {sent}");
@@ -259,7 +270,7 @@ pub fn render(f: &AbFigures) -> String {
             "Waiting:    ",
             "Total:      ",
         ];
-        for (label, r) in labels.iter().zip(rows) {
+        let line = |o: &mut String, label: &str, r: &AbRow| {
             let _ = writeln!(
                 o,
                 "{label}{:5} {:4} {:5.1} {:6} {:7}",
@@ -269,6 +280,12 @@ pub fn render(f: &AbFigures) -> String {
                 round_ms(r.median),
                 round_ms(r.max)
             );
+        };
+        for (i, (label, r)) in labels.iter().zip(rows).enumerate() {
+            line(&mut o, label, r);
+            if let (0, Some(h)) = (i, &f.handshake) {
+                line(&mut o, "Handshake:  ", h);
+            }
         }
         let what = [
             "the initial connection time",
@@ -350,6 +367,8 @@ mod tests {
             },
             non_2xx: 0,
             keepalive: None,
+            handshake: None,
+            handshakes: None,
             total_transferred: 0,
             body_sent: Some(2048),
             html_transferred: 0,

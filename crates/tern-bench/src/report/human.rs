@@ -69,10 +69,31 @@ pub fn render(r: &RunResult) -> String {
         "  transfer     {} bytes received ({} in bodies), {} connections opened",
         c.bytes_total, c.bytes_body, c.connections
     );
-    if let Some(cpu) = &r.server_cpu {
+    let tls = r.targets.iter().any(|t| t.tls);
+    if tls {
+        let hs = c.handshakes;
+        let secs = r.window.seconds();
+        let rate = if secs > 0.0 {
+            hs.total() as f64 / secs
+        } else {
+            0.0
+        };
         let _ = writeln!(
             o,
-            "  server CPU   {:.3} s user+system, {:.1} µs per request ({})",
+            "  TLS          {} handshakes: {} full, {} resumed ({rate:.2}/s)",
+            hs.total(),
+            hs.full,
+            hs.resumed
+        );
+    }
+    if let Some(cpu) = &r.server_cpu {
+        let per_handshake = cpu
+            .us_per_handshake
+            .map(|us| format!(", {us:.1} µs per handshake"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            o,
+            "  server CPU   {:.3} s user+system, {:.1} µs per request{per_handshake} ({})",
             cpu.seconds, cpu.us_per_request, cpu.source
         );
     }
@@ -106,13 +127,14 @@ pub fn render(r: &RunResult) -> String {
             "  {:<22}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}",
             "latency (ms)", "min", "p50", "p90", "p99", "p99.9", "max", "mean"
         );
-        let rows: [(&str, &Histogram<u64>); 4] = [
+        let rows: [(&str, &Histogram<u64>); 5] = [
             ("corrected", &h.latency),
             ("uncorrected", &h.latency_uncorrected),
             ("connect", &h.connect),
+            ("handshake", &h.handshake),
             ("first byte", &h.ttfb),
         ];
-        for (name, hist) in rows {
+        for (name, hist) in rows.into_iter().filter(|(n, _)| tls || *n != "handshake") {
             let s = Stats::of(hist);
             let _ = writeln!(
                 o,

@@ -44,8 +44,16 @@ fn assert_all_stopped(r: &SuiteReport) {
 /// the CGI and CGIplus routes as CGI (forked and waited for, like tern; the
 /// suite's CGIplus program answers as CGI without CGIPLUSEOF), noting its
 /// arguments and every route (handler, prefix or extension, and where it
-/// goes). FastCGI and engine routes are noted, not served.
+/// goes). FastCGI and engine routes are noted, not served. A listener with
+/// `[listen.tls]` is served over TLS with its certificate (Python's ssl,
+/// which resumes sessions).
 fn fake_tern(dir: &Path) -> std::path::PathBuf {
+    fake_tern_speaking_tls(dir, true)
+}
+
+/// The stand-in, serving its TLS listeners as told or, with `tls` false,
+/// as plain HTTP (a server whose TLS is broken).
+fn fake_tern_speaking_tls(dir: &Path, tls: bool) -> std::path::PathBuf {
     let script = dir.join("tern");
     let log = dir.join("args.log");
     std::fs::write(
@@ -53,7 +61,7 @@ fn fake_tern(dir: &Path) -> std::path::PathBuf {
         format!(
             r#"#!/usr/bin/env python3
 # serve --config FILE [--no-cache]
-import http.server, os, sys, tomllib
+import http.server, os, ssl, sys, threading, tomllib
 args = sys.argv[1:]
 assert args[:2] == ["serve", "--config"], args
 with open(args[2], "rb") as f:
@@ -82,10 +90,22 @@ class Handler(http.server.CGIHTTPRequestHandler):
         pass
 class Server(http.server.ThreadingHTTPServer):
     request_queue_size = 128  # 5 by default: 10 connections would meet SYN retries
-host, port = conf["listen"][0]["address"].rsplit(":", 1)
-Server((host, int(port)), Handler).serve_forever()
+servers = []
+for listen in conf["listen"]:
+    host, port = listen["address"].rsplit(":", 1)
+    server = Server((host, int(port)), Handler)
+    if "tls" in listen and {}:
+        pair = listen["tls"]["certificates"][0]
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(pair["cert"], pair["key"])
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+    servers.append(server)
+for server in servers[1:]:
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+servers[0].serve_forever()
 "#,
-            log.display()
+            log.display(),
+            if tls { "True" } else { "False" }
         ),
     )
     .unwrap();
@@ -499,4 +519,109 @@ fn nginx_serves_fastcgi_and_php_from_its_own_backends() {
         .map(|b| b.name.as_str())
         .collect();
     assert_eq!(names, ["fcgiwrap", "fcgi-app", "php-fpm"]);
+}
+
+#[test]
+fn ssl_rows_measure_each_server_plain_and_over_tls_with_the_ratio() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = quick(SuiteConfig::new(Some(fake_tern(dir.path()))));
+    config.registry = tern_suite::row::Registry::ssl();
+    config.registry.retain_matching("8 KB file");
+    config.registry.retain_matching("c=1,");
+    config.peers = vec![PeerKind::Nginx];
+    let report = run(&config, &StopHandle::new()).unwrap();
+    // Plain, TLS full, TLS resumed, plain keep-alive, TLS keep-alive.
+    assert_eq!(report.rows.len(), 5, "{:?}", report.notes);
+    let nginx = PeerKind::Nginx.find(&default_search_path()).is_some();
+    for row in &report.rows {
+        let servers: Vec<&str> = row.cells.iter().map(|c| c.server.as_str()).collect();
+        assert_eq!(
+            servers,
+            if nginx {
+                vec!["tern", "nginx"]
+            } else {
+                vec!["tern"]
+            },
+            "{:?}",
+            report.notes
+        );
+        for cell in &row.cells {
+            assert!(
+                cell.note.is_none() && cell.errors == 0 && cell.responses > 0,
+                "{}: {cell:?}",
+                row.row.name()
+            );
+            // Over TLS a new connection per request makes a handshake per
+            // request (and the stand-in's HTTP/1.0 keeps no connection).
+            let tls = row.row.tls != tern_suite::row::TlsMode::Off;
+            if !tls || !row.row.keepalive {
+                assert_eq!(
+                    cell.cpu_us_per_handshake.is_some(),
+                    tls,
+                    "{}: {cell:?}",
+                    row.row.name()
+                );
+            }
+        }
+    }
+    let md = table::markdown(&report);
+    for line in [
+        "| 8 KB file | 1 | no | on | tern |",
+        "| 8 KB file over TLS (full handshakes) | 1 | no | on | tern |",
+        "| 8 KB file over TLS (resumed) | 1 | no | on | tern |",
+        "| 8 KB file over TLS | 1 | yes | on | tern |",
+    ] {
+        assert!(md.contains(line), "{line}\n{md}");
+    }
+    let ratio = report
+        .footnotes
+        .iter()
+        .find(|f| f.section == "ssl")
+        .unwrap_or_else(|| panic!("no TLS ratio: {md}"));
+    assert!(
+        ratio
+            .text
+            .starts_with("req/s of 8 KB file over TLS over 8 KB file: tern "),
+        "{}",
+        ratio.text
+    );
+    for load in [
+        "(c=1, full handshakes)",
+        "(c=1, resumed)",
+        "(c=1, keep-alive)",
+    ] {
+        assert!(ratio.text.contains(load), "{load}: {}", ratio.text);
+    }
+    if nginx {
+        assert!(ratio.text.contains("; nginx "), "{}", ratio.text);
+    }
+    assert_all_stopped(&report);
+}
+
+#[test]
+fn a_server_whose_tls_fails_gets_a_note_on_its_tls_rows_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = quick(SuiteConfig::new(Some(fake_tern_speaking_tls(
+        dir.path(),
+        false,
+    ))));
+    config.registry = tern_suite::row::Registry::ssl();
+    config.registry.retain_matching("0 KB file");
+    config.registry.retain_matching("c=1, no keep-alive");
+    let report = run(&config, &StopHandle::new()).unwrap();
+    assert_eq!(report.rows.len(), 3, "{:?}", report.notes);
+    for row in &report.rows {
+        let cell = &row.cells[0];
+        if row.row.tls == tern_suite::row::TlsMode::Off {
+            assert!(cell.note.is_none() && cell.responses > 0, "{cell:?}");
+        } else {
+            let note = cell.note.as_deref().unwrap_or_default();
+            assert!(
+                note.contains("https://127.0.0.1:") && note.contains("TLS handshake failed"),
+                "{}: {cell:?}",
+                row.row.name()
+            );
+        }
+    }
+    assert_all_stopped(&report);
 }

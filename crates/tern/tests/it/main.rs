@@ -3,6 +3,7 @@
 
 mod acme;
 mod bad_input;
+mod bench_tls;
 mod cgi;
 mod check;
 mod hardening;

@@ -15,12 +15,12 @@ use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair}
 use crate::{config, docroot, Tern, BIN};
 
 /// A test CA, its root in `dir/name-ca.pem`.
-struct Ca {
+pub(crate) struct Ca {
     issuer: CertifiedIssuer<'static, KeyPair>,
 }
 
 impl Ca {
-    fn new(dir: &Path, name: &str) -> Ca {
+    pub(crate) fn new(dir: &Path, name: &str) -> Ca {
         let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         params
@@ -33,7 +33,7 @@ impl Ca {
 
     /// A certificate for `names` with a key of `alg`, written to
     /// `dir/file.pem` and `dir/file.key`.
-    fn issue(
+    pub(crate) fn issue(
         &self,
         dir: &Path,
         file: &str,
@@ -69,7 +69,7 @@ impl Ca {
     }
 }
 
-const ECDSA: &rcgen::SignatureAlgorithm = &rcgen::PKCS_ECDSA_P256_SHA256;
+pub(crate) const ECDSA: &rcgen::SignatureAlgorithm = &rcgen::PKCS_ECDSA_P256_SHA256;
 
 /// A docroot whose index is `index`, with the CA "one" (`one-ca.pem`) and
 /// its ECDSA certificate for `a.test` (`a.pem`, `a.key`).
@@ -83,7 +83,7 @@ const RSA: &rcgen::SignatureAlgorithm = &rcgen::PKCS_RSA_SHA256;
 
 /// A TLS listener serving `{dir}/www` with the certificates `files` (each
 /// `{dir}/F.pem` and `{dir}/F.key`), `tls_extra` in its tls table.
-fn tls_config(files: &[&str], tls_extra: &str, top: &str, site_extra: &str) -> String {
+pub(crate) fn tls_config(files: &[&str], tls_extra: &str, top: &str, site_extra: &str) -> String {
     let certs = files
         .iter()
         .map(|f| format!("{{ cert = \"{{dir}}/{f}.pem\", key = \"{{dir}}/{f}.key\" }}"))
