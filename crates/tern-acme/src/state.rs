@@ -6,8 +6,6 @@
 //! never half of one; the key lands first, and a crash between the two
 //! renames leaves a pair that does not match, which is ordered again.
 
-use std::io::Write as _;
-use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 
 use crate::Error;
@@ -88,27 +86,12 @@ pub(crate) fn read_optional(path: &Path) -> Result<Option<Vec<u8>>, Error> {
     }
 }
 
-/// Writes `bytes` to `path` by a temporary file beside it, synced, then
-/// renamed over it; the directory is made if missing.
+/// Writes `bytes` to `path` whole ([`tern_tls::write_atomic`]).
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<(), Error> {
-    let fail = |source| Error::State {
+    tern_tls::write_atomic(path, bytes, mode).map_err(|source| Error::State {
         path: path.to_owned(),
         source,
-    };
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(fail)?;
-    let tmp = path.with_extension("tmp");
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(mode)
-        .open(&tmp)
-        .map_err(fail)?;
-    f.write_all(bytes)
-        .and_then(|()| f.sync_all())
-        .map_err(fail)?;
-    std::fs::rename(&tmp, path).map_err(fail)
+    })
 }
 
 #[cfg(test)]

@@ -18,7 +18,6 @@
 //! Files are written to a temporary name and renamed into place, so a
 //! reader never sees half a key.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -200,23 +199,7 @@ fn make_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<(), String> {
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let result = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(mode)
-        .open(&tmp)
-        .and_then(|mut f| {
-            f.write_all(bytes)?;
-            f.sync_all()
-        })
-        .and_then(|()| std::fs::rename(&tmp, path));
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("`{}`: {e}", path.display())
-    })
+    crate::files::write_atomic(path, bytes, mode).map_err(|e| format!("`{}`: {e}", path.display()))
 }
 
 fn unix_now() -> i64 {

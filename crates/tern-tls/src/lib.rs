@@ -31,10 +31,12 @@
 
 mod acme;
 mod certs;
+mod files;
 mod internal;
 mod resolve;
 mod tickets;
 
+pub use files::write_atomic;
 pub use internal::root_path;
 
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 # interleaved (each round runs every server in turn), 2 workers each.
 # usage: bench.sh TERN_BIN [ROUNDS] [SECS]
 #
-# Rows, each with the server's CPU (user+system of its process tree, cpu.py)
+# Rows, each with the server's CPU (user+system of its process tree, ../2026-11-24-tls/cpu.py)
 # per connection or per request:
 # - full handshakes: `openssl s_time -new` (a new connection and a full
 #   handshake per request), 1 client and 10 clients at once;
@@ -81,7 +81,7 @@ https://localhost:18446, https://127.0.0.1:18446 {
 }
 T
 
-cpu() { python3 "$here/cpu.py" "$1"; }
+cpu() { python3 "$here/../2026-11-24-tls/cpu.py" "$1"; }
 per() { python3 -c "import sys; a,b,n=map(float,sys.argv[1:]); print(round((b-a)*1e6/max(n,1),1))" "$@"; }
 
 measure() { # name pid port
