@@ -21,29 +21,12 @@ use tern_handler::{
 
 use crate::body::ServerBody;
 use crate::phase::admit::{admit, Refusal};
+use crate::phase::listen;
 use crate::phase::log::LogPhase;
 use crate::phase::respond::HeaderHits;
 use crate::phase::Flow;
 use crate::site::Site;
 use crate::timeout::Activity;
-
-/// Where ACME HTTP-01 challenges are asked for (RFC 8555 §8.3).
-const ACME_CHALLENGE: &str = "/.well-known/acme-challenge/";
-
-/// The answer to an HTTP-01 challenge: the key authorization, or 404.
-fn http01_answer(key_authorization: Option<String>) -> Response<ResponseBody> {
-    match key_authorization {
-        Some(k) => {
-            let mut resp = Response::new(ResponseBody::full(k));
-            resp.headers_mut().insert(
-                header::CONTENT_TYPE,
-                header::HeaderValue::from_static("text/plain"),
-            );
-            resp
-        }
-        None => error_response(StatusCode::NOT_FOUND),
-    }
-}
 
 /// State shared by every connection: the current site and the id counter.
 #[derive(Debug)]
@@ -95,26 +78,16 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
             Ok(path) => path,
             Err(refusal) => return RespFuture::answer(self.refuse(&req, id, refusal), None, log),
         };
-        // ACME HTTP-01 challenges, on plain listeners, before anything a
-        // site's rules or a redirect could do to the path.
-        if let Some(tokens) = &site.http01 {
-            if let Some(token) = path.as_str().strip_prefix(ACME_CHALLENGE) {
-                if self.conn.tls.is_none() {
-                    let resp = http01_answer(tokens.key_authorization(token));
-                    return RespFuture::answer(resp, None, log);
-                }
-            }
-        }
-        // A plain listener that sends clients to HTTPS (but lets an ACME
-        // HTTP-01 challenge through: it must be answered over plain HTTP).
-        if let Some(to) = site.redirects.get(self.listener).copied().flatten() {
-            if !path.as_str().starts_with(ACME_CHALLENGE) {
-                let resp = match self.to_https(&req, to) {
-                    Ok(resp) => resp,
-                    Err(refusal) => self.refuse(&req, id, refusal),
-                };
-                return RespFuture::answer(resp, None, log);
-            }
+        // listen: a plain listener's own answers (ACME HTTP-01 challenges,
+        // the redirect to HTTPS), before any site's rules.
+        let on = listen::Listener {
+            index: self.listener,
+            tls: self.conn.tls.is_some(),
+            ports: self.shared.ports.get().map(Vec::as_slice),
+        };
+        if let Some(answer) = listen::answer(&site, &on, &req, path.as_str()) {
+            let resp = answer.unwrap_or_else(|refusal| self.refuse(&req, id, refusal));
+            return RespFuture::answer(resp, None, log);
         }
         // Admission left one valid Host, or none: the authority decided.
         let host = req
@@ -175,37 +148,6 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
 }
 
 impl Svc {
-    /// A permanent redirect (308: the method and body stay as they are)
-    /// to the same target over HTTPS, on listener `to`'s port.
-    fn to_https<B>(&self, req: &Request<B>, to: usize) -> Result<Response<ResponseBody>, Refusal> {
-        let host = req
-            .headers()
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .filter(|h| !h.is_empty())
-            .ok_or_else(|| Refusal::bad("no Host to redirect to HTTPS"))?;
-        let name = match host.strip_prefix('[') {
-            Some(rest) => &host[..rest.find(']').map_or(host.len(), |i| i + 2)],
-            None => host.split(':').next().unwrap_or(host),
-        };
-        let port = self
-            .shared
-            .ports
-            .get()
-            .and_then(|p| p.get(to).copied().flatten());
-        let port = match port {
-            Some(443) | None => String::new(),
-            Some(p) => format!(":{p}"),
-        };
-        let target = req.uri().path_and_query().map_or("/", |p| p.as_str());
-        let location = header::HeaderValue::try_from(format!("https://{name}{port}{target}"))
-            .map_err(|_| Refusal::bad("a target that cannot be redirected"))?;
-        let mut resp = Response::new(ResponseBody::empty());
-        *resp.status_mut() = StatusCode::PERMANENT_REDIRECT;
-        resp.headers_mut().insert(header::LOCATION, location);
-        Ok(resp)
-    }
-
     /// A request answered at admission: the response, and its log line.
     fn refuse<B>(&self, req: &Request<B>, id: RequestId, r: Refusal) -> Response<ResponseBody> {
         let mut resp = if r.status == StatusCode::OK {

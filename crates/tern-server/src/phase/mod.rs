@@ -1,12 +1,13 @@
 //! A request's phases, in the fixed order they run:
 //!
 //! ```text
-//! admit -> rewrite -> route -> authorize -> handler -> respond -> log
+//! admit -> listen -> rewrite -> route -> authorize -> handler -> respond -> log
 //! ```
 //!
 //! | phase | file | decides |
 //! |---|---|---|
 //! | admit | `phase/admit.rs` | the head is one tern serves: one authority (`Host`), framing, target form, limits; the path decoded once |
+//! | listen | `phase/listen.rs` | what a plain listener answers itself: ACME HTTP-01 challenges, the redirect to HTTPS |
 //! | rewrite | `phase/rewrite.rs` | the path the request is routed by (empty until rewrite rules exist) |
 //! | route | `route.rs` | the site (by `Host`) and the handler (by path) |
 //! | authorize | `phase/authorize.rs` | whether the request may reach the handler (empty until access rules exist) |
@@ -23,6 +24,7 @@
 
 pub(crate) mod admit;
 pub(crate) mod authorize;
+pub(crate) mod listen;
 pub(crate) mod log;
 pub(crate) mod respond;
 pub(crate) mod rewrite;
