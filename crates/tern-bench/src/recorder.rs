@@ -158,6 +158,7 @@ impl Recorder {
             window,
             counts: self.counts,
             server_software: self.server_software,
+            tls: None,
             document_length: self.doc_lengths.first().copied().flatten(),
             histograms: self.hist,
             server_cpu: None,

@@ -40,6 +40,10 @@ pub struct RunResult {
     pub counts: Counts,
     /// `Server` header of the first response.
     pub server_software: Option<String>,
+    /// What the first `https://` target negotiated, from the handshake
+    /// made before the load (ab's "SSL/TLS Protocol" lines).
+    #[serde(default)]
+    pub tls: Option<TlsSession>,
     /// Body length of the first response of the first target.
     pub document_length: Option<u64>,
     /// Latency histograms (µs).
@@ -53,6 +57,19 @@ pub struct RunResult {
     /// Things the reader should know (a CPU source that vanished, an early stop).
     #[serde(default)]
     pub notes: Vec<String>,
+}
+
+/// A TLS session's parameters, as a client saw them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TlsSession {
+    /// `TLSv1.2` or `TLSv1.3`.
+    pub protocol: String,
+    /// The cipher suite's IANA name (`TLS13_AES_128_GCM_SHA256`).
+    pub cipher: String,
+    /// The key exchange group (`X25519`, `X25519MLKEM768`), if known.
+    pub group: Option<String>,
+    /// The name sent as SNI, if any.
+    pub server_name: Option<String>,
 }
 
 /// The measured window.
@@ -328,6 +345,9 @@ impl RunResult {
         }
         if self.server_software.is_none() {
             self.server_software.clone_from(&o.server_software);
+        }
+        if self.tls.is_none() {
+            self.tls.clone_from(&o.tls);
         }
         if self.document_length.is_none() {
             self.document_length = o.document_length;

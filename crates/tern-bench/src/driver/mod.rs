@@ -29,7 +29,7 @@ use tokio::sync::Notify;
 use crate::cpu::CpuSource;
 use crate::plan::{Load, Plan, Protocol, Reuse, Stop};
 use crate::recorder::{Clock, Recorder, ResultContext};
-use crate::result::{CpuFigures, RunResult};
+use crate::result::{CpuFigures, RunResult, TlsSession};
 use crate::sample::Outcome;
 use crate::schedule::{Pacing, Phase, Schedule, Ticket};
 use crate::Error;
@@ -112,7 +112,7 @@ pub fn run(plan: &Plan, control: &RunControl) -> Result<RunResult, Error> {
         src.read()?;
     }
     let shared = Arc::new(Shared::new(plan, control)?);
-    check_tls(plan, &shared)?;
+    let tls_session = check_tls(plan, &shared)?;
     let shares = thread_shares(plan);
     let clock = Clock::now();
     let (events_tx, events) = mpsc::channel();
@@ -184,6 +184,7 @@ pub fn run(plan: &Plan, control: &RunControl) -> Result<RunResult, Error> {
             || matches!(settings.protocol, Protocol::Http2 { .. }),
         request_body_bytes: settings.request.body.len() as u64,
     });
+    result.tls = tls_session;
     let responses = result.counts.responses;
     let handshakes = result.counts.handshakes.total();
     let figures = |before: Result<Duration, Error>,
@@ -412,8 +413,9 @@ impl Shared {
 /// certificate the run would never accept is an error naming the URL and
 /// the reason, not a report of nothing but connect errors. Endpoints that
 /// do not answer at all are left to the run (they are connect errors). The
-/// probe does not resume, nor leave a session the run could resume.
-fn check_tls(plan: &Plan, shared: &Shared) -> Result<(), Error> {
+/// probe does not resume, nor leave a session the run could resume. What
+/// the first endpoint negotiated is the run's [`TlsSession`].
+fn check_tls(plan: &Plan, shared: &Shared) -> Result<Option<TlsSession>, Error> {
     let mut seen = Vec::new();
     let mut probes: Vec<(String, Endpoint)> = Vec::new();
     for (t, req) in plan.targets().iter().zip(&shared.h1_requests) {
@@ -436,23 +438,39 @@ fn check_tls(plan: &Plan, shared: &Shared) -> Result<(), Error> {
         ));
     }
     if probes.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Error::system("starting the TLS check", e))?;
     rt.block_on(async {
+        let mut first = None;
         for (url, endpoint) in &probes {
             let probe = tokio::time::timeout(plan.settings().timeout, stream::open(endpoint));
-            if let Ok(Err(e @ stream::OpenError::Handshake(_))) = probe.await {
-                return Err(Error::Tls {
-                    url: url.clone(),
-                    reason: e.to_string(),
-                });
+            match probe.await {
+                Ok(Err(e @ stream::OpenError::Handshake(_))) => {
+                    return Err(Error::Tls {
+                        url: url.clone(),
+                        reason: e.to_string(),
+                    })
+                }
+                Ok(Ok(opened)) if first.is_none() => {
+                    first = opened.stream.tls_session().map(|mut s| {
+                        // SNI is sent for DNS names only, as ab does.
+                        s.server_name = match endpoint.tls.as_ref().map(|(_, n)| n) {
+                            Some(rustls::pki_types::ServerName::DnsName(d)) => {
+                                Some(d.as_ref().to_owned())
+                            }
+                            _ => None,
+                        };
+                        s
+                    });
+                }
+                _ => {}
             }
         }
-        Ok(())
+        Ok(first)
     })
 }
 

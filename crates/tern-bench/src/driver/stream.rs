@@ -16,6 +16,7 @@ use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
+use crate::result::TlsSession;
 use crate::sample::{ErrorClass, Handshake};
 
 /// A resolved host and port, and how to speak TLS to it.
@@ -109,6 +110,31 @@ pub(crate) async fn open(endpoint: &Endpoint) -> Result<Opened, OpenError> {
             resumed,
         }),
     })
+}
+
+impl Stream {
+    /// What a TLS stream negotiated; `None` in plain text. The server name
+    /// is the caller's to fill in (rustls does not say what SNI it sent).
+    pub(crate) fn tls_session(&self) -> Option<TlsSession> {
+        let Stream::Tls(s) = self else { return None };
+        let conn = s.get_ref().1;
+        let protocol = match conn.protocol_version()? {
+            rustls::ProtocolVersion::TLSv1_3 => "TLSv1.3".to_owned(),
+            rustls::ProtocolVersion::TLSv1_2 => "TLSv1.2".to_owned(),
+            other => format!("{other:?}"),
+        };
+        let cipher = conn.negotiated_cipher_suite()?.suite();
+        Some(TlsSession {
+            protocol,
+            cipher: cipher
+                .as_str()
+                .map_or_else(|| format!("{cipher:?}"), str::to_owned),
+            group: conn
+                .negotiated_key_exchange_group()
+                .map(|g| format!("{:?}", g.name())),
+            server_name: None,
+        })
+    }
 }
 
 impl AsyncRead for Stream {

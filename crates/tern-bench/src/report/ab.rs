@@ -56,6 +56,8 @@ impl AbFailures {
 pub struct AbFigures {
     /// `Server` header of the first response ("" when none).
     pub server_software: String,
+    /// The TLS session of an `https://` run.
+    pub tls: Option<crate::result::TlsSession>,
     /// Host of the (first) URL.
     pub hostname: String,
     /// Its port.
@@ -134,6 +136,7 @@ impl AbFigures {
         let tls = r.targets.iter().any(|t| t.tls);
         AbFigures {
             server_software: r.server_software.clone().unwrap_or_default(),
+            tls: r.tls.clone(),
             hostname: target.map(|t| t.host.clone()).unwrap_or_default(),
             port: target.map_or(80, |t| t.port),
             path: target.map(|t| t.path.clone()).unwrap_or_default(),
@@ -176,6 +179,15 @@ impl AbFigures {
     }
 }
 
+/// The key bits of a cipher suite, by its name (ab prints OpenSSL's).
+fn cipher_bits(cipher: &str) -> u32 {
+    if cipher.contains("AES_128") {
+        128
+    } else {
+        256
+    }
+}
+
 /// `ap_round_ms`: µs to ms, half up.
 fn round_ms(us: u64) -> u64 {
     (us + 500) / 1000
@@ -198,6 +210,22 @@ pub fn render(f: &AbFigures) -> String {
     let _ = writeln!(o, "Server Software:        {}", f.server_software);
     let _ = writeln!(o, "Server Hostname:        {}", f.hostname);
     let _ = writeln!(o, "Server Port:            {}", f.port);
+    if let Some(t) = &f.tls {
+        // ab: protocol,cipher,alg bits,bits; rustls names its suites by
+        // their IANA names and the key's bits are the cipher's.
+        let bits = cipher_bits(&t.cipher);
+        let _ = writeln!(
+            o,
+            "SSL/TLS Protocol:       {},{},{bits},{bits}",
+            t.protocol, t.cipher
+        );
+        if let Some(g) = &t.group {
+            let _ = writeln!(o, "Server Temp Key:        {g}");
+        }
+        if let Some(n) = &t.server_name {
+            let _ = writeln!(o, "TLS Server Name:        {n}");
+        }
+    }
     o.push('\n');
     let _ = writeln!(o, "Document Path:          {}", f.path);
     let _ = writeln!(o, "Document Length:        {} bytes", f.document_length);
@@ -352,6 +380,12 @@ mod tests {
         };
         let f = AbFigures {
             server_software: "x".into(),
+            tls: Some(crate::result::TlsSession {
+                protocol: "TLSv1.3".into(),
+                cipher: "TLS13_AES_128_GCM_SHA256".into(),
+                group: Some("X25519".into()),
+                server_name: Some("h".into()),
+            }),
             hostname: "h".into(),
             port: 1,
             path: "/".into(),
@@ -385,6 +419,12 @@ mod tests {
         assert!(
             text.contains("Benchmarking h (be patient).....done\n\n\nServer Software:        x\n")
         );
+        assert!(text.contains(
+            "Server Port:            1\n\
+             SSL/TLS Protocol:       TLSv1.3,TLS13_AES_128_GCM_SHA256,128,128\n\
+             Server Temp Key:        X25519\n\
+             TLS Server Name:        h\n\n"
+        ));
         assert!(text.contains(
             "Failed requests:        10\n   (Connect: 1, Receive: 2, Length: 3, Exceptions: 4)\n"
         ));

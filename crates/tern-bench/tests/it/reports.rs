@@ -35,6 +35,7 @@ fn row(min: u64, mean: u64, sd: f64, median: u64, max: u64) -> AbRow {
 fn ab_report_matches_ab_line_for_line() {
     let f = AbFigures {
         server_software: "SimpleHTTP/0.6".into(),
+        tls: None,
         hostname: "127.0.0.1".into(),
         port: 18412,
         path: "/f64k.bin".into(),
@@ -70,6 +71,7 @@ fn ab_report_matches_ab_with_keepalive_and_non_2xx() {
     let zero = row(10, 16, 10.0, 15, 90);
     let f = AbFigures {
         server_software: "nginx/1.22.1".into(),
+        tls: None,
         hostname: "127.0.0.1".into(),
         port: 18411,
         path: "/missing".into(),
@@ -97,6 +99,7 @@ fn ab_report_matches_ab_with_keepalive_and_non_2xx() {
 fn ab_report_matches_ab_without_heartbeat() {
     let f = AbFigures {
         server_software: "nginx/1.22.1".into(),
+        tls: None,
         hostname: "127.0.0.1".into(),
         port: 18411,
         path: "/empty.html".into(),

@@ -75,6 +75,11 @@ fn bench_over_tls_completes_every_request_and_resumes_sessions_unless_told_not_t
     assert_eq!(full + resumed, 40, "a handshake per request: {r}");
     assert!(full >= 1 && resumed >= 30, "sessions were not resumed: {r}");
     assert_eq!(r["document_length"].as_u64(), Some(8192));
+    // What was negotiated: TLS 1.3, the server's first suite; no SNI for an
+    // IP address.
+    assert_eq!(r["tls"]["protocol"], "TLSv1.3", "{r}");
+    assert_eq!(r["tls"]["cipher"], "TLS13_AES_128_GCM_SHA256", "{r}");
+    assert!(r["tls"]["server_name"].is_null(), "{r}");
 
     // --no-resume: every handshake is full.
     let r = bench_json(
@@ -91,6 +96,20 @@ fn bench_over_tls_completes_every_request_and_resumes_sessions_unless_told_not_t
     let (responses, errors, full, resumed) = counts(&r);
     assert_eq!((responses, errors, full + resumed), (20, 0, 20), "{r}");
     assert!(resumed >= 15, "TLS 1.2 sessions were not resumed: {r}");
+    assert_eq!(r["tls"]["protocol"], "TLSv1.2", "{r}");
+    assert_eq!(
+        r["tls"]["cipher"], "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+        "{r}"
+    );
+
+    // ab's report carries ab's TLS lines.
+    let out = bench(&["--format", "ab", "--cacert", ca, "-n", "5", &u]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("SSL/TLS Protocol:       TLSv1.3,TLS13_AES_128_GCM_SHA256,128,128\n"),
+        "{text}"
+    );
 
     // Keep-alive: one handshake per connection.
     let r = bench_json(&t, &["--cacert", ca, "-k", "-n", "50", "-c", "2", &u]);
