@@ -223,6 +223,9 @@ fn unknown_names_get_the_first_certificate_or_are_refused() {
     let (ok, text) = s_client(&t, &["-servername", "unknown.test"], "");
     assert!(!ok, "an unknown name was served:\n{text}");
     assert!(t.wait_log("TLS handshake failed"), "{}", t.log());
+    // No name at all is refused too.
+    let (ok, text) = s_client(&t, &["-noservername"], "");
+    assert!(!ok, "a client without SNI was served:\n{text}");
     let (ok, text) = s_client(&t, &["-servername", "a.test"], "");
     assert!(ok, "{text}");
 }
@@ -786,4 +789,53 @@ fn certificates_rotated_under_load_fail_no_handshake_and_no_request() {
         "the certificate did not rotate:\n{}",
         t.log()
     );
+}
+
+#[test]
+fn garbage_old_versions_and_broken_hellos_are_closed_with_a_log_line_each() {
+    let (dir, _) = site_for_a(b"x");
+    let t = Tern::start_in(BIN, &tls_config(&["a"], "", "", ""), dir);
+    let closed = |bytes: &[u8]| {
+        let mut s = TcpStream::connect(t.addr()).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        s.write_all(bytes).unwrap();
+        let _ = s.shutdown(std::net::Shutdown::Write);
+        let mut answer = Vec::new();
+        let _ = s.read_to_end(&mut answer);
+        // At most a TLS alert record (type 21), never HTTP.
+        assert!(
+            answer.is_empty() || answer[0] == 21,
+            "{bytes:?} was answered {answer:?}"
+        );
+    };
+    // A handshake record whose body is garbage.
+    closed(&[
+        22, 3, 1, 0, 8, 0xde, 0xad, 0xbe, 0xef, 0xde, 0xad, 0xbe, 0xef,
+    ]);
+    // A ClientHello cut short, then the client's half-close.
+    closed(&[22, 3, 1, 0, 200, 1, 0, 0, 196, 3, 3]);
+    // Not TLS at all, and not HTTP either.
+    closed(&[0, 1, 2, 3, 4, 5, 6, 7]);
+    let failures = || t.log().matches("TLS handshake failed").count();
+    let until = Instant::now() + Duration::from_secs(10);
+    while failures() < 2 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(failures() >= 2, "{}", t.log());
+    // An old protocol (TLS 1.1; the client's own floor lowered) is refused.
+    let (ok, text) = s_client(
+        &t,
+        &[
+            "-servername",
+            "a.test",
+            "-tls1_1",
+            "-cipher",
+            "DEFAULT@SECLEVEL=0",
+        ],
+        "",
+    );
+    assert!(!ok, "TLS 1.1 was served:\n{text}");
+    // And nothing of it cost the others their service.
+    let (ok, text) = s_client(&t, &["-servername", "a.test"], "");
+    assert!(ok, "{text}");
 }
