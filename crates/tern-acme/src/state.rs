@@ -60,17 +60,7 @@ pub(crate) struct Pair {
 
 /// Where the account of the CA at `directory` is kept.
 pub(crate) fn account_file(state: &Path, directory: &str) -> PathBuf {
-    let name: String = directory
-        .trim_start_matches("https://")
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let name = tern_tls::file_name_of(directory.trim_start_matches("https://"));
     state.join(format!("account-{name}.json"))
 }
 

@@ -30,3 +30,17 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()>
     }
     result
 }
+
+/// `name` as a file name: ASCII letters, digits, `.` and `-` kept, every
+/// other character `_` (a host name, a CA's URL).
+pub fn file_name_of(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}

@@ -172,16 +172,7 @@ fn canonical(name: &str) -> String {
 
 /// A file name for a set of names: the first, made safe, and a hash of all.
 fn file_stem(names: &[String]) -> String {
-    let first: String = names[0]
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let first = crate::files::file_name_of(&names[0]);
     // FNV-1a: stable across builds, unlike std's hasher.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in names.join("\n").bytes() {

@@ -36,7 +36,7 @@ mod internal;
 mod resolve;
 mod tickets;
 
-pub use files::write_atomic;
+pub use files::{file_name_of, write_atomic};
 pub use internal::root_path;
 
 use std::sync::Arc;
