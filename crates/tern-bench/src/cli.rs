@@ -66,7 +66,7 @@ pub struct BenchArgs {
     /// /sys/fs/cgroup) over the measured window.
     #[arg(long, value_name = "PATH")]
     pub server_cgroup: Option<PathBuf>,
-    /// The URLs to load (http[s]://host:port/path; the port defaults to 80 or 443).
+    /// The URLs to load (`http[s]://host:port/path`; the port defaults to 80 or 443).
     #[arg(value_name = "URL", required = true)]
     pub urls: Vec<String>,
 }

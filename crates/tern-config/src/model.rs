@@ -132,7 +132,7 @@ pub struct AcmeConfig {
     /// (a test CA such as Pebble), if any.
     pub directory_ca: Option<PathBuf>,
     /// Where the account and the certificates are kept. Default:
-    /// [`ACME_STATE`](crate::defaults::ACME_STATE).
+    /// [`state_dir`](crate::defaults::state_dir)`/acme`.
     pub state: PathBuf,
     /// How long one attempt may take before it counts as failed (a CA
     /// that hangs is retried like one that refuses). Default:
