@@ -100,7 +100,9 @@ fn suite_config(a: &SuiteArgs) -> Result<SuiteConfig, Error> {
         None
     } else {
         match &a.tern {
-            Some(p) => Some(p.clone()),
+            // The servers run in their own directories: a relative path is
+            // made absolute here, against the directory it was given in.
+            Some(p) => Some(std::path::absolute(p).unwrap_or_else(|_| p.clone())),
             None => Some(
                 std::env::current_exe().map_err(|e| Error::system("finding this executable", e))?,
             ),
@@ -171,4 +173,29 @@ fn suite_config(a: &SuiteArgs) -> Result<SuiteConfig, Error> {
     }
     c.quiet = a.quiet;
     Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+
+    #[derive(clap::Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        args: SuiteArgs,
+    }
+
+    #[test]
+    fn a_relative_tern_binary_is_made_absolute_against_the_working_directory() {
+        let cmd = Cmd::try_parse_from(["suite", "--tern", "target/release/tern"]).unwrap();
+        let cfg = suite_config(&cmd.args).unwrap();
+        let tern = cfg.tern.unwrap();
+        assert!(tern.is_absolute(), "{}", tern.display());
+        assert_eq!(
+            tern,
+            std::env::current_dir().unwrap().join("target/release/tern")
+        );
+    }
 }
