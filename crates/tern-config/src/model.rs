@@ -115,6 +115,23 @@ pub struct InternalCa {
     pub origin: String,
 }
 
+impl InternalCa {
+    /// The local CA with every default: a certificate for
+    /// [`INTERNAL_NAMES`](crate::defaults::INTERNAL_NAMES), kept in
+    /// [`state_dir`](crate::defaults::state_dir)`/pki`; `origin` names
+    /// who asked for it.
+    pub fn with_defaults(origin: String) -> InternalCa {
+        InternalCa {
+            names: defaults::INTERNAL_NAMES
+                .iter()
+                .map(|n| n.to_string())
+                .collect(),
+            dir: defaults::state_dir().join("pki"),
+            origin,
+        }
+    }
+}
+
 /// Certificates from an ACME CA (RFC 8555) for one set of names
 /// (`[listen.tls] acme = { ... }`).
 #[derive(Clone, Debug, PartialEq, Eq)]

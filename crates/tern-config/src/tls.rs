@@ -36,12 +36,7 @@ pub(crate) fn walk_tls(w: &mut Walker<'_>, mut t: Table<'_>) -> Option<TlsConfig
     let entries = w.tables(&mut t, "certificates");
     let none_listed = entries.is_empty();
     for mut c in entries {
-        let origin = format!(
-            "{}:{}: {}",
-            w.file().display(),
-            w.line_of(c.span()),
-            c.path()
-        );
+        let origin = w.origin(c.span(), c.path());
         let cert = file(w, &mut c, "cert");
         let key = file(w, &mut c, "key");
         w.finish(c);
@@ -80,12 +75,7 @@ pub(crate) fn walk_tls(w: &mut Walker<'_>, mut t: Table<'_>) -> Option<TlsConfig
         },
     };
     let client_auth = w.table(&mut t, "client_auth").and_then(|mut c| {
-        let origin = format!(
-            "{}:{}: {}",
-            w.file().display(),
-            w.line_of(c.span()),
-            c.path()
-        );
+        let origin = w.origin(c.span(), c.path());
         let ca = file(w, &mut c, "ca");
         let required = match w.string_spanned(&mut c, "mode") {
             None => true,
@@ -110,12 +100,7 @@ pub(crate) fn walk_tls(w: &mut Walker<'_>, mut t: Table<'_>) -> Option<TlsConfig
         })
     });
     let internal = walk_internal(w, &mut t);
-    let ticket_origin = format!(
-        "{}:{}: {}",
-        w.file().display(),
-        w.line_of(t.span_of("ticket_key_file")),
-        t.key_path("ticket_key_file")
-    );
+    let ticket_origin = w.origin(t.span_of("ticket_key_file"), &t.key_path("ticket_key_file"));
     let ticket_keys = match w.one_or_more_strings(&mut t, "ticket_key_file") {
         None => None,
         Some(files) => {
@@ -166,29 +151,13 @@ pub(crate) fn walk_tls(w: &mut Walker<'_>, mut t: Table<'_>) -> Option<TlsConfig
 
 /// `internal = true`, or `internal = { names = [...], dir = "..." }`.
 fn walk_internal(w: &mut Walker<'_>, t: &mut Table<'_>) -> Option<InternalCa> {
-    let origin = |w: &Walker<'_>, t: &Table<'_>| {
-        format!(
-            "{}:{}: {}",
-            w.file().display(),
-            w.line_of(t.span_of("internal")),
-            t.key_path("internal")
-        )
-    };
-    let defaults = || {
-        crate::defaults::INTERNAL_NAMES
-            .iter()
-            .map(|n| n.to_string())
-            .collect::<Vec<_>>()
-    };
+    let origin = w.origin(t.span_of("internal"), &t.key_path("internal"));
     if t.contains("internal") && !t.is_table("internal") {
-        let origin = origin(w, t);
-        return w.bool(t, "internal").filter(|&on| on).map(|_| InternalCa {
-            names: defaults(),
-            dir: crate::defaults::state_dir().join("pki"),
-            origin,
-        });
+        return w
+            .bool(t, "internal")
+            .filter(|&on| on)
+            .map(|_| InternalCa::with_defaults(origin));
     }
-    let origin = origin(w, t);
     let mut c = w.table(t, "internal")?;
     let names = w.strings(&mut c, "names");
     if names.as_ref().is_some_and(|n| n.is_empty()) {
@@ -200,21 +169,19 @@ fn walk_internal(w: &mut Walker<'_>, t: &mut Table<'_>) -> Option<InternalCa> {
     }
     let dir = w.string(&mut c, "dir").map(|d| w.relative(d));
     w.finish(c);
-    Some(InternalCa {
-        names: names.filter(|n| !n.is_empty()).unwrap_or_else(defaults),
-        dir: dir.unwrap_or_else(|| crate::defaults::state_dir().join("pki")),
-        origin,
-    })
+    let mut ca = InternalCa::with_defaults(origin);
+    if let Some(names) = names.filter(|n| !n.is_empty()) {
+        ca.names = names;
+    }
+    if let Some(dir) = dir {
+        ca.dir = dir;
+    }
+    Some(ca)
 }
 
 /// `acme = { names, directory, email, challenge, directory_ca, state, timeout }`.
 fn walk_acme(w: &mut Walker<'_>, mut a: Table<'_>) -> Option<AcmeConfig> {
-    let origin = format!(
-        "{}:{}: {}",
-        w.file().display(),
-        w.line_of(a.span()),
-        a.path()
-    );
+    let origin = w.origin(a.span(), a.path());
     let names = match w.strings_spanned(&mut a, "names") {
         None => {
             if !a.contains("names") {

@@ -134,6 +134,12 @@ impl<'s> Walker<'s> {
         self.opts.check_paths
     }
 
+    /// `file:line: path`: where something is configured, for an error
+    /// found after the walk (when its files are read).
+    pub(crate) fn origin(&self, span: Option<Range<usize>>, path: &str) -> String {
+        format!("{}:{}: {path}", self.file.display(), self.line_of(span))
+    }
+
     pub(crate) fn line_of(&self, span: Option<Range<usize>>) -> usize {
         match span {
             Some(r) => {

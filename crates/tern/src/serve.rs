@@ -179,14 +179,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         ),
         _ if args.tls_internal => tls_on(
             Vec::new(),
-            Some(tern_config::InternalCa {
-                names: tern_config::defaults::INTERNAL_NAMES
-                    .iter()
-                    .map(|n| n.to_string())
-                    .collect(),
-                dir: tern_config::defaults::state_dir().join("pki"),
-                origin: "--tls-internal".into(),
-            }),
+            Some(tern_config::InternalCa::with_defaults(
+                "--tls-internal".into(),
+            )),
         ),
         _ => None,
     };
