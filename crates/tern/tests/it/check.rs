@@ -7,7 +7,8 @@ use std::process::{Command, Output};
 
 use super::*;
 
-fn check(config: &Path) -> Output {
+/// `tern check --config CONFIG`.
+pub(crate) fn check(config: &Path) -> Output {
     Command::new(BIN)
         .args(["check", "--config", &config.to_string_lossy()])
         .output()

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
 
+use crate::check::check;
 use crate::{config, docroot, Tern, BIN};
 
 /// A test CA, its root in `dir/name-ca.pem`.
@@ -379,11 +380,7 @@ fn check_names_file_line_and_key_of_a_key_that_does_not_match() {
     .replace("{dir}", &dir.path().to_string_lossy());
     let file = dir.path().join("tern.toml");
     std::fs::write(&file, cfg).unwrap();
-    let out = Command::new(BIN)
-        .args(["check", "--config"])
-        .arg(&file)
-        .output()
-        .unwrap();
+    let out = check(&file);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{err}");
     assert!(
@@ -591,11 +588,7 @@ fn a_plain_listener_sends_clients_to_https_but_not_acme_challenges() {
         "[[listen]]\naddress = \"127.0.0.1:0\"\nredirect_to_https = true\n[[site]]\nroot = \"www\"\n",
     )
     .unwrap();
-    let out = Command::new(BIN)
-        .args(["check", "--config"])
-        .arg(&file)
-        .output()
-        .unwrap();
+    let out = check(&file);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(
