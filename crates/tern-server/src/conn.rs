@@ -37,8 +37,45 @@ pub(crate) struct Builders {
     h2: http2::Builder<TokioExecutor>,
 }
 
+/// What of the limits the builders hold: the key of their cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct BuilderLimits {
+    max_header_bytes: usize,
+    max_headers: usize,
+}
+
+impl BuilderLimits {
+    fn of(limits: &Limits) -> Self {
+        BuilderLimits {
+            max_header_bytes: limits.max_header_bytes,
+            max_headers: limits.max_headers,
+        }
+    }
+}
+
+thread_local! {
+    /// This worker's builders for the limits last used: made once, not per
+    /// connection (each holds a timer and an executor in an `Arc`).
+    static BUILDERS: std::cell::RefCell<Option<(BuilderLimits, Builders)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
 impl Builders {
-    pub(crate) fn new(limits: &Limits) -> Self {
+    /// Calls `f` with this thread's builders for `limits`.
+    fn with<R>(limits: BuilderLimits, f: impl FnOnce(&Builders) -> R) -> R {
+        BUILDERS.with(|cell| {
+            let mut cached = cell.borrow_mut();
+            let fresh = match cached.take() {
+                Some((l, b)) if l == limits => b,
+                _ => Builders::new(limits),
+            };
+            let r = f(&fresh);
+            *cached = Some((limits, fresh));
+            r
+        })
+    }
+
+    fn new(limits: BuilderLimits) -> Self {
         let mut h1 = http1::Builder::new();
         h1.timer(TokioTimer::new())
             // Timeouts live in `TimedIo` (see timeout.rs).
@@ -72,7 +109,7 @@ pub(crate) async fn serve<I>(
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let site = shared.site.load_full();
-    let builders = Builders::new(&site.limits);
+    let builders = BuilderLimits::of(&site.limits);
     let timeouts = Timeouts {
         header_read: site.limits.header_read_timeout,
         keepalive: site.limits.keepalive_timeout,
@@ -91,15 +128,24 @@ pub(crate) async fn serve<I>(
     let Some(tls) = tls else {
         return http.serve(io, Arc::new(conn)).await;
     };
-    let handshake = tls::handshake(io, tls, &mut conn, &http.activity, &http.cancel);
+    // Boxed, as is HTTP/2's connection below: a connection's task holds
+    // only the state of the path it takes (HTTP/1 keep-alive connections
+    // are the many), not room for the largest of them.
+    let handshake = Box::pin(tls::handshake(
+        io,
+        tls,
+        &mut conn,
+        &http.activity,
+        &http.cancel,
+    ));
     if let Some(stream) = handshake.await {
-        http.serve(stream, Arc::new(conn)).await;
+        Box::pin(http.serve(stream, Arc::new(conn))).await;
     }
 }
 
 /// What serving HTTP on a connection needs, once any TLS is settled.
 struct Http {
-    builders: Builders,
+    builders: BuilderLimits,
     shared: Arc<Shared>,
     /// The listener's place in the server's list.
     listener: usize,
@@ -160,8 +206,7 @@ impl Http {
         io.unread(first.freeze());
         let result = if h2 {
             let io = TokioIo::new(HpackGuard::new(io));
-            let served = builders.h2.serve_connection(io, svc);
-            tokio::pin!(served);
+            let mut served = Box::pin(Builders::with(builders, |b| b.h2.serve_connection(io, svc)));
             tokio::select! {
                 r = served.as_mut() => r,
                 _ = cancel.cancelled() => {
@@ -170,7 +215,8 @@ impl Http {
                 }
             }
         } else {
-            let served = builders.h1.serve_connection(TokioIo::new(io), svc);
+            let io = TokioIo::new(io);
+            let served = Builders::with(builders, |b| b.h1.serve_connection(io, svc));
             tokio::pin!(served);
             tokio::select! {
                 r = served.as_mut() => r,
@@ -183,5 +229,45 @@ impl Http {
         if let Err(e) = result {
             report(&e, &conn, activity.expired());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    /// Every open connection holds its task: the TLS handshake and
+    /// HTTP/2 are boxed so that a plain HTTP/1 connection's task stays
+    /// small (it was 10.6 KB with them inline).
+    #[tokio::test]
+    async fn a_connection_task_holds_no_room_for_paths_it_does_not_take() {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let a = l.local_addr().unwrap();
+        let c = tokio::net::TcpStream::connect(a).await.unwrap();
+        let conn = tern_handler::ConnInfo {
+            peer: tern_handler::PeerAddr::Tcp(a),
+            local: tern_handler::PeerAddr::Tcp(a),
+            secure: false,
+            tls: None,
+        };
+        let config = tern_config::parse(
+            "[[site]]\nroot = \"www\"\n",
+            std::path::Path::new("/nonexistent/tern.toml"),
+            tern_config::LoadOptions { check_paths: false },
+        )
+        .unwrap();
+        let site = crate::site::Site {
+            router: crate::route::Router::new(),
+            limits: config.limits,
+            tls: Vec::new(),
+            redirects: Vec::new(),
+            sinks: Default::default(),
+            grace_period: std::time::Duration::from_secs(1),
+            http01: None,
+        };
+        let shared = Arc::new(crate::service::Shared::new(site));
+        let task = super::serve(c, conn, 0, shared, Default::default());
+        let size = size_of_val(&task);
+        assert!(size <= 4096, "a connection's task is {size} bytes");
     }
 }

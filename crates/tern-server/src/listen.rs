@@ -65,6 +65,34 @@ pub(crate) enum Stream {
     Unix(UnixStream),
 }
 
+/// An accepted connection on its way to another worker: registered with
+/// no runtime, so that the worker that serves it registers it with its own.
+#[derive(Debug)]
+pub(crate) enum Detached {
+    Tcp(std::net::TcpStream),
+    Unix(std::os::unix::net::UnixStream),
+}
+
+impl Stream {
+    /// Takes the connection off this worker's runtime.
+    pub(crate) fn detach(self) -> io::Result<Detached> {
+        Ok(match self {
+            Stream::Tcp(s) => Detached::Tcp(s.into_std()?),
+            Stream::Unix(s) => Detached::Unix(s.into_std()?),
+        })
+    }
+}
+
+impl Detached {
+    /// Registers the connection with the current worker's runtime.
+    pub(crate) fn attach(self) -> io::Result<Stream> {
+        Ok(match self {
+            Detached::Tcp(s) => Stream::Tcp(TcpStream::from_std(s)?),
+            Detached::Unix(s) => Stream::Unix(UnixStream::from_std(s)?),
+        })
+    }
+}
+
 impl BoundListener {
     /// Binds `addr`.
     pub fn bind(addr: &ListenAddr) -> Result<BoundListener, BindError> {
@@ -135,10 +163,16 @@ impl WorkerListener {
                 // Every TCP socket gets TCP_NODELAY: headers and small bodies go
                 // out in one write, so Nagle would only add the 40 ms stall.
                 s.set_nodelay(true)?;
-                let local = s
-                    .local_addr()
-                    .map(PeerAddr::Tcp)
-                    .unwrap_or(self.local.clone());
+                // The local address is the listener's, unless it listens on
+                // every address (0.0.0.0, ::): only then is a getsockname
+                // per connection needed to know which one the client chose.
+                let local = match self.local {
+                    PeerAddr::Tcp(a) if !a.ip().is_unspecified() => self.local.clone(),
+                    _ => s
+                        .local_addr()
+                        .map(PeerAddr::Tcp)
+                        .unwrap_or(self.local.clone()),
+                };
                 Ok((
                     Stream::Tcp(s),
                     ConnInfo {

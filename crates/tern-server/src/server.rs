@@ -8,10 +8,10 @@
 //! its time in futex wake-ups and context switches). Every worker registers the
 //! same listening sockets, so whichever worker is idle accepts the next
 //! connection (nginx's model without the accept mutex). A connection stays on
-//! the worker that accepted it, so a burst (a load tester opening ten
+//! the worker that serves it, so a burst (a load tester opening ten
 //! keep-alive connections at once) must not all land on the first worker to
-//! wake: a worker with two connections more than another lets that one accept
-//! the next ([`Balance`]).
+//! wake: a worker with two connections more than another hands it the next
+//! ([`Balance`]).
 //!
 //! Shutdown, in order: stop accepting (listeners closed, Unix socket files
 //! removed); ask every connection to finish (idle ones close at once, ones with
@@ -23,12 +23,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{Notify, Semaphore};
+use tern_handler::ConnInfo;
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::conn;
-use crate::listen::{BoundListener, Stream, WorkerListener};
+use crate::listen::{BoundListener, Detached, Stream, WorkerListener};
 use crate::service::Shared;
 use crate::site::Site;
 
@@ -86,49 +87,72 @@ struct Workers {
 /// Open connections per worker, for spreading new ones. Counts, not load:
 /// a connection is the unit a worker keeps, and on keep-alive benchmarks
 /// and HTTP/2 clients a few long connections carry all the work.
+///
+/// The worker that accepts a connection serves it, unless it has [`AHEAD`]
+/// more than the least-loaded worker: then it hands the connection to that
+/// one (its inbox). So spreading costs one relaxed load per worker on the
+/// accept path, and a cross-thread wake-up only when it moves a connection
+/// (a burst, as a load tester opens ten at once); a steady stream of
+/// short connections costs nothing. A handed connection waits until its
+/// worker next yields; the worker that accepted it never waits.
 #[derive(Debug)]
 struct Balance {
     open: Box<[AtomicUsize]>,
-    /// Wakes the workers waiting for the counts to change.
-    changed: Notify,
+    /// Each worker's inbox of connections handed over by the others.
+    inbox: Box<[mpsc::UnboundedSender<Handed>]>,
+}
+
+/// A connection accepted by one worker for another to serve.
+#[derive(Debug)]
+struct Handed {
+    stream: Detached,
+    info: ConnInfo,
+    /// The listener it came in on, by place.
+    index: usize,
+    permit: OwnedSemaphorePermit,
+    counted: OpenConn,
 }
 
 /// How far ahead of the least-loaded worker a worker may get before it
-/// leaves the next connection to the others.
+/// hands new connections to the others.
 const AHEAD: usize = 2;
 
-/// How long a worker that is ahead leaves a waiting connection to the
-/// others before it accepts it itself (they may all be busy running
-/// handlers): the most a new connection waits for the balance.
-const BALANCE_WAIT: Duration = Duration::from_millis(2);
-
 impl Balance {
-    fn new(workers: usize) -> Balance {
-        Balance {
+    /// The balance of `workers` workers, and each one's inbox.
+    fn new(workers: usize) -> (Balance, Vec<mpsc::UnboundedReceiver<Handed>>) {
+        let (inbox, receivers) = (0..workers).map(|_| mpsc::unbounded_channel()).unzip();
+        let balance = Balance {
             open: (0..workers).map(|_| AtomicUsize::new(0)).collect(),
-            changed: Notify::new(),
-        }
+            inbox: Vec::into_boxed_slice(inbox),
+        };
+        (balance, receivers)
     }
 
-    /// Whether `me` has [`AHEAD`] connections more than some other worker.
-    fn ahead(&self, me: usize) -> bool {
+    /// Who serves a connection `me` accepted: `me`, unless it has
+    /// [`AHEAD`] connections more than the least-loaded worker, which then
+    /// does.
+    fn serves(&self, me: usize) -> usize {
         let mine = self.open[me].load(Ordering::Relaxed);
-        let least = self
+        let (least, count) = self
             .open
             .iter()
             .map(|n| n.load(Ordering::Relaxed))
-            .min()
-            .unwrap_or(mine);
-        mine >= least + AHEAD
+            .enumerate()
+            .min_by_key(|&(_, n)| n)
+            .unwrap_or((me, mine));
+        if mine >= count + AHEAD {
+            least
+        } else {
+            me
+        }
     }
 
-    /// Counts a connection `me` accepted; the guard counts its end.
-    fn opened(self: &Arc<Balance>, me: usize) -> OpenConn {
-        self.open[me].fetch_add(1, Ordering::Relaxed);
-        self.changed.notify_waiters();
+    /// Counts a connection served by `worker`; the guard counts its end.
+    fn opened(self: &Arc<Balance>, worker: usize) -> OpenConn {
+        self.open[worker].fetch_add(1, Ordering::Relaxed);
         OpenConn {
             balance: self.clone(),
-            worker: me,
+            worker,
         }
     }
 }
@@ -143,7 +167,6 @@ struct OpenConn {
 impl Drop for OpenConn {
     fn drop(&mut self) {
         self.balance.open[self.worker].fetch_sub(1, Ordering::Relaxed);
-        self.balance.changed.notify_waiters();
     }
 }
 
@@ -175,6 +198,7 @@ impl Server {
             .collect();
         let _ = self.shared.ports.set(ports);
         let listeners = Arc::new(listeners);
+        let (balance, inboxes) = Balance::new(workers.max(1));
         let w = Workers {
             shared: self.shared.clone(),
             permits: Arc::new(Semaphore::new(site.limits.max_connections)),
@@ -183,20 +207,19 @@ impl Server {
             stop_accepting: CancellationToken::new(),
             drain: CancellationToken::new(),
             finish: CancellationToken::new(),
-            balance: Arc::new(Balance::new(workers.max(1))),
+            balance: Arc::new(balance),
         };
         drop(site);
         let mut threads = Vec::new();
-        let (ready_tx, mut ready_rx) =
-            tokio::sync::mpsc::channel::<std::io::Result<()>>(workers.max(1));
-        for i in 0..workers.max(1) {
+        let (ready_tx, mut ready_rx) = mpsc::channel::<std::io::Result<()>>(workers.max(1));
+        for (i, inbox) in inboxes.into_iter().enumerate() {
             let w = w.clone();
             let ready = ready_tx.clone();
             let listeners = listeners.clone();
             threads.push(
                 std::thread::Builder::new()
                     .name(format!("tern-worker-{i}"))
-                    .spawn(move || worker(i, w, listeners, ready))?,
+                    .spawn(move || worker(i, w, listeners, inbox, ready))?,
             );
         }
         drop(ready_tx);
@@ -251,12 +274,13 @@ impl Server {
 }
 
 /// One worker thread (number `me`): its own runtime, an accept loop per
-/// listener.
+/// listener, and the inbox of connections the others hand it.
 fn worker(
     me: usize,
     w: Workers,
     listeners: Arc<Vec<BoundListener>>,
-    ready: tokio::sync::mpsc::Sender<std::io::Result<()>>,
+    inbox: mpsc::UnboundedReceiver<Handed>,
+    ready: mpsc::Sender<std::io::Result<()>>,
 ) {
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -283,6 +307,8 @@ fn worker(
         for l in mine {
             w.accepts.spawn(accept_loop(me, l, w.clone()));
         }
+        // Not tracked with the accept loops: it ends with the runtime.
+        tokio::spawn(receive(inbox, w.clone()));
         drop(ready);
         w.finish.cancelled().await;
     });
@@ -302,24 +328,6 @@ async fn accept_loop(me: usize, listener: WorkerListener, w: Workers) {
             },
             _ = w.stop_accepting.cancelled() => return,
         };
-        // Every worker is woken by the same connection: one that is ahead
-        // leaves it to the others, until the counts change (the
-        // least-loaded worker never waits, so some worker always accepts)
-        // or BALANCE_WAIT has passed (the others may all be busy running
-        // handlers).
-        let until = tokio::time::Instant::now() + BALANCE_WAIT;
-        loop {
-            // Made before the check, so a change just after it still wakes.
-            let changed = w.balance.changed.notified();
-            if !w.balance.ahead(me) {
-                break;
-            }
-            tokio::select! {
-                _ = changed => {}
-                _ = tokio::time::sleep_until(until) => break,
-                _ = w.stop_accepting.cancelled() => return,
-            }
-        }
         let accepted = tokio::select! {
             r = listener.accept() => r,
             _ = w.stop_accepting.cancelled() => return,
@@ -333,19 +341,58 @@ async fn accept_loop(me: usize, listener: WorkerListener, w: Workers) {
                 continue;
             }
         };
-        let shared = w.shared.clone();
-        let cancel = w.drain.clone();
-        let counted = w.balance.opened(me);
         let index = listener.index();
-        w.conns.spawn(async move {
-            match stream {
-                Stream::Tcp(s) => conn::serve(s, info, index, shared, cancel).await,
-                Stream::Unix(s) => conn::serve(s, info, index, shared, cancel).await,
-            }
-            drop(counted);
-            drop(permit);
+        let to = w.balance.serves(me);
+        let counted = w.balance.opened(to);
+        if to == me {
+            spawn_conn(&w, stream, info, index, permit, counted);
+            continue;
+        }
+        let handed = stream.detach().map(|stream| Handed {
+            stream,
+            info,
+            index,
+            permit,
+            counted,
         });
+        match handed {
+            // The inbox is gone only when that worker has stopped: the
+            // connection is dropped, as at shutdown.
+            Ok(h) => drop(w.balance.inbox[to].send(h)),
+            Err(e) => tracing::warn!("accept on {}: {e}", listener.local_addr()),
+        }
     }
+}
+
+/// Serves the connections other workers hand to this one.
+async fn receive(mut inbox: mpsc::UnboundedReceiver<Handed>, w: Workers) {
+    while let Some(h) = inbox.recv().await {
+        match h.stream.attach() {
+            Ok(stream) => spawn_conn(&w, stream, h.info, h.index, h.permit, h.counted),
+            Err(e) => tracing::warn!("a connection handed over: {e}"),
+        }
+    }
+}
+
+/// Serves a connection on this worker until it ends.
+fn spawn_conn(
+    w: &Workers,
+    stream: Stream,
+    info: ConnInfo,
+    index: usize,
+    permit: OwnedSemaphorePermit,
+    counted: OpenConn,
+) {
+    let shared = w.shared.clone();
+    let cancel = w.drain.clone();
+    w.conns.spawn(async move {
+        match stream {
+            Stream::Tcp(s) => conn::serve(s, info, index, shared, cancel).await,
+            Stream::Unix(s) => conn::serve(s, info, index, shared, cancel).await,
+        }
+        drop(counted);
+        drop(permit);
+    });
 }
 
 #[cfg(test)]
@@ -377,20 +424,19 @@ mod tests {
     }
 
     #[test]
-    fn ahead_means_two_more_than_the_least_loaded_worker() {
-        let b = Arc::new(Balance::new(2));
+    fn a_worker_two_ahead_of_the_least_loaded_hands_it_the_next() {
+        let b = Arc::new(Balance::new(2).0);
         let first = b.opened(0);
-        assert!(!b.ahead(0), "one more is not ahead");
+        assert_eq!(b.serves(0), 0, "one more is not ahead");
         let second = b.opened(0);
-        assert!(b.ahead(0) && !b.ahead(1));
+        assert_eq!((b.serves(0), b.serves(1)), (1, 1));
         let other = b.opened(1);
-        assert!(!b.ahead(0));
+        assert_eq!(b.serves(0), 0);
         drop((first, second, other));
-        assert!(!b.ahead(0) && !b.ahead(1));
-        assert!(
-            !Arc::new(Balance::new(1)).ahead(0),
-            "a lone worker is never ahead"
-        );
+        assert_eq!((b.serves(0), b.serves(1)), (0, 1));
+        let lone = Arc::new(Balance::new(1).0);
+        let _conns = (lone.opened(0), lone.opened(0), lone.opened(0));
+        assert_eq!(lone.serves(0), 0, "a lone worker serves all");
     }
 
     /// Ten keep-alive connections opened at once, as a load tester opens

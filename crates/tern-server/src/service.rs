@@ -32,13 +32,40 @@ use crate::timeout::Activity;
 #[derive(Debug)]
 pub(crate) struct Shared {
     pub(crate) site: ArcSwap<Site>,
+    /// The next block of request ids (see [`Shared::next_id`]).
     ids: AtomicU64,
     /// The bound listeners' ports, by place (set when the server runs):
     /// what a redirect to HTTPS names.
     pub(crate) ports: std::sync::OnceLock<Vec<Option<u16>>>,
 }
 
+/// Request ids a worker takes from the shared counter at a time.
+const ID_BLOCK: u64 = 256;
+
+thread_local! {
+    /// This worker's ids not yet given out: the next, and the end of its
+    /// block.
+    static IDS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+}
+
 impl Shared {
+    /// A request id unique in this process. Each worker takes a block of
+    /// [`ID_BLOCK`] at a time, so that requests on different workers do
+    /// not each write the one shared counter (its cache line would move
+    /// between the cores on every request). Ids on one connection still
+    /// grow; across workers they interleave by blocks.
+    fn next_id(&self) -> RequestId {
+        IDS.with(|ids| {
+            let (mut next, mut end) = ids.get();
+            if next == end {
+                next = self.ids.fetch_add(ID_BLOCK, Ordering::Relaxed);
+                end = next + ID_BLOCK;
+            }
+            ids.set((next + 1, end));
+            RequestId(next)
+        })
+    }
+
     pub(crate) fn new(site: Site) -> Self {
         Shared {
             site: ArcSwap::from_pointee(site),
@@ -67,8 +94,10 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
     /// (once a site is chosen) and log.
     fn call(&self, mut req: Request<Incoming>) -> RespFuture {
         self.activity.set_closing(asks_to_close(&req));
-        let site = self.shared.site.load_full();
-        let id = RequestId(self.shared.ids.fetch_add(1, Ordering::Relaxed));
+        // A guard, not a clone: nothing below keeps the site past this
+        // call, and a clone would write the count every worker shares.
+        let site = self.shared.site.load();
+        let id = self.shared.next_id();
 
         // admit: a head tern serves, one authority, the path decoded once.
         let admitted = admit(&mut req, &site.limits);
@@ -115,7 +144,6 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
         }
 
         // handler
-        let handler = target.handler.clone();
         let route = target.route.clone();
         let limits = &site.limits;
         let (parts, body) = req.into_parts();
@@ -131,7 +159,7 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
             l
         });
         let request = Request::from_parts(parts, body);
-        let fut = handler.call(Exchange {
+        let fut = target.handler.call(Exchange {
             request,
             path,
             conn: self.conn.clone(),

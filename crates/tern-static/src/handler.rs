@@ -61,7 +61,12 @@ impl StaticFiles {
 }
 
 impl Handler for StaticFiles {
+    /// A cache hit is answered here, before any future exists: no
+    /// reference to the site is taken and nothing is awaited.
     fn call(&self, exchange: Exchange) -> HandlerFuture {
+        if let Some(resp) = self.site.answer_cached(&exchange) {
+            return Box::pin(std::future::ready(resp));
+        }
         let site = Arc::clone(&self.site);
         Box::pin(site.answer(exchange))
     }
@@ -72,6 +77,25 @@ impl Handler for StaticFiles {
 }
 
 impl DocRoot {
+    /// The answer from the cache, if it has one (only GET and HEAD are
+    /// answered from it).
+    fn answer_cached(&self, exchange: &Exchange) -> Option<Response<ResponseBody>> {
+        let head = match *exchange.request.method() {
+            Method::GET => false,
+            Method::HEAD => true,
+            _ => return None,
+        };
+        let headers = exchange.request.headers();
+        let accept = if self.precompressed {
+            AcceptEncoding::from_headers(headers)
+        } else {
+            AcceptEncoding::default()
+        };
+        self.serve_cached(&exchange.path, headers, head, accept)
+    }
+
+    /// The answer when the cache had none ([`DocRoot::answer_cached`]
+    /// was asked first): the file, on the blocking pool.
     async fn answer(self: Arc<Self>, exchange: Exchange) -> Response<ResponseBody> {
         let head = match *exchange.request.method() {
             Method::GET => false,
@@ -84,9 +108,6 @@ impl DocRoot {
         } else {
             AcceptEncoding::default()
         };
-        if let Some(resp) = self.serve_cached(&exchange.path, &parts.headers, head, accept) {
-            return resp;
-        }
         let id = exchange.id;
         let req = Request {
             id,
