@@ -164,7 +164,27 @@ fn fail(body: &mut FileBody, e: io::Error) -> Poll<Option<Result<Frame<Bytes>, i
 /// error: the response already promised its Content-Length, so the
 /// connection must be cut rather than the body padded or cut short silently.
 pub(crate) fn read_exact_at(file: &File, offset: u64, len: u64) -> io::Result<Bytes> {
+    read_at(file, offset, len, Wait::Allowed)
+}
+
+/// Whether a read may wait for the disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Wait {
+    /// It may (the blocking pool).
+    Allowed,
+    /// It may not (a worker thread): bytes not in the page cache are a
+    /// `WouldBlock` error (`preadv2` with `RWF_NOWAIT`), and the caller
+    /// reads them on the blocking pool instead.
+    Never,
+}
+
+/// [`read_exact_at`], or with [`Wait::Never`] only what the page cache
+/// holds.
+pub(crate) fn read_at(file: &File, offset: u64, len: u64, wait: Wait) -> io::Result<Bytes> {
     let n = usize::try_from(len).map_err(io::Error::other)?;
+    if wait == Wait::Never {
+        return read_cached_at(file, offset, n);
+    }
     // Read into spare capacity: zeroing the buffer first would cost a pass
     // over every byte for nothing.
     let mut buf: Vec<u8> = Vec::with_capacity(n);
@@ -185,12 +205,58 @@ pub(crate) fn read_exact_at(file: &File, offset: u64, len: u64) -> io::Result<By
     Ok(Bytes::from(buf))
 }
 
+/// Reads `n` bytes at `offset` that the page cache holds, or fails with
+/// `WouldBlock`. The buffer is zeroed first (`preadv2` takes initialised
+/// slices): these are small files, read on a worker thread.
+fn read_cached_at(file: &File, offset: u64, n: usize) -> io::Result<Bytes> {
+    use rustix::io::{preadv2, Errno, ReadWriteFlags};
+    let mut buf = vec![0u8; n];
+    let mut done = 0;
+    while done < n {
+        let at = offset + done as u64;
+        let mut slices = [io::IoSliceMut::new(&mut buf[done..])];
+        match preadv2(file, &mut slices, at, ReadWriteFlags::NOWAIT) {
+            Ok(0) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the file shrank while it was being sent",
+                ))
+            }
+            Ok(got) => done += got,
+            // EOPNOTSUPP: a file system without RWF_NOWAIT; EAGAIN: not
+            // in the page cache. Either way: the blocking pool's turn.
+            Err(Errno::AGAIN | Errno::OPNOTSUPP) => {
+                return Err(io::Error::from(io::ErrorKind::WouldBlock))
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(Bytes::from(buf))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::Write;
 
     use http_body_util::BodyExt;
+
+    /// A file dropped from the page cache is not read on a worker thread:
+    /// the read says it would wait, and the blocking pool's read (which
+    /// may) brings it back, after which a worker may read it.
+    #[test]
+    fn a_read_that_must_not_wait_leaves_what_is_not_cached() {
+        let mut f = tempfile::tempfile().unwrap();
+        let data: Vec<u8> = (0..65536).map(|i| (i % 251) as u8).collect();
+        f.write_all(&data).unwrap();
+        // Written back, so that dropping the pages is allowed.
+        f.sync_all().unwrap();
+        rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed).unwrap();
+        let e = read_at(&f, 0, 65536, Wait::Never).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::WouldBlock, "{e}");
+        assert_eq!(read_at(&f, 0, 65536, Wait::Allowed).unwrap(), data);
+        assert_eq!(read_at(&f, 4, 10, Wait::Never).unwrap(), data[4..14]);
+    }
 
     #[tokio::test]
     async fn segments_stream_in_order_with_exact_size() {

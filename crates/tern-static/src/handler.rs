@@ -95,7 +95,8 @@ impl DocRoot {
     }
 
     /// The answer when the cache had none ([`DocRoot::answer_cached`]
-    /// was asked first): the file, on the blocking pool.
+    /// was asked first): the file, on this thread unless that would wait
+    /// for the disk, then on the blocking pool (see serve.rs).
     async fn answer(self: Arc<Self>, exchange: Exchange) -> Response<ResponseBody> {
         let head = match *exchange.request.method() {
             Method::GET => false,
@@ -117,6 +118,9 @@ impl DocRoot {
             head,
             accept,
         };
+        if let Some(resp) = self.serve_now(&req) {
+            return resp;
+        }
         let site = Arc::clone(&self);
         match tokio::task::spawn_blocking(move || site.serve_blocking(&req)).await {
             Ok(resp) => resp,

@@ -1,7 +1,12 @@
-//! The slow path, run on tokio's blocking pool: map the request path to a
-//! file beneath the root (directories, index files, listings, redirects),
-//! find its sidecars, choose the representation, refresh the cache entry,
-//! and answer.
+//! The slow path: map the request path to a file beneath the root
+//! (directories, index files, listings, redirects), find its sidecars,
+//! choose the representation, refresh the cache entry, and answer.
+//!
+//! It runs first on the worker thread ([`Wait::Never`]), as nginx and
+//! lighttpd serve files: opens and stats below the root, and reads of what
+//! the page cache holds (`RWF_NOWAIT`). A read that would wait for the disk,
+//! or a directory listing, sends the request to tokio's blocking pool,
+//! where it runs again from the start ([`Wait::Allowed`]).
 
 use std::fs::{File, Metadata};
 use std::io;
@@ -15,7 +20,7 @@ use percent_encoding::utf8_percent_encode;
 use tern_handler::path::DecodedPath;
 use tern_handler::{error_response, HandlerError, RequestId, ResponseBody};
 
-use crate::body::{read_exact_at, CHUNK};
+use crate::body::{read_at, Wait, CHUNK};
 use crate::cache::{Entry, Variant};
 use crate::docroot::DocRoot;
 use crate::encoding::{AcceptEncoding, Coding, CodingSet};
@@ -66,6 +71,17 @@ type Found = [Option<(File, Metadata)>; 4];
 impl DocRoot {
     /// Answers a request from the file system. Blocking.
     pub(crate) fn serve_blocking(&self, req: &Request) -> Response<ResponseBody> {
+        self.serve(req, Wait::Allowed)
+            .expect("a request allowed to wait is answered")
+    }
+
+    /// Answers a request from the file system without waiting for the
+    /// disk: `None` when it would have to.
+    pub(crate) fn serve_now(&self, req: &Request) -> Option<Response<ResponseBody>> {
+        self.serve(req, Wait::Never)
+    }
+
+    fn serve(&self, req: &Request, wait: Wait) -> Option<Response<ResponseBody>> {
         let checked = Instant::now();
         let result = match RelPath::from_request(req.path.as_str(), self.dotfiles) {
             None => Err(io::Error::from(io::ErrorKind::NotFound)),
@@ -73,12 +89,18 @@ impl DocRoot {
         };
         let response = match result {
             Ok(Located::File(rel, file, meta)) => {
-                return self
-                    .serve_file(req, checked, &rel, file, meta)
-                    .unwrap_or_else(|e| self.fail(req, &e));
+                return match self.serve_file(req, checked, &rel, file, meta, wait) {
+                    Ok(resp) => Some(resp),
+                    Err(e) if wait == Wait::Never && e.kind() == io::ErrorKind::WouldBlock => {
+                        None
+                    }
+                    Err(e) => Some(self.fail(req, &e)),
+                };
             }
-            Err(e) => return self.fail(req, &e),
+            Err(e) => return Some(self.fail(req, &e)),
             Ok(Located::Redirect) => redirect(req),
+            // Reading a directory may wait for the disk.
+            Ok(Located::Listing(_)) if wait == Wait::Never => return None,
             Ok(Located::Listing(dir)) => self
                 .listing(req, &dir)
                 .unwrap_or_else(|e| self.fail(req, &e)),
@@ -88,7 +110,7 @@ impl DocRoot {
         };
         // The path no longer names a file: whatever was cached is out of date.
         self.forget(req);
-        response
+        Some(response)
     }
 
     fn locate(&self, rel: RelPath, trailing_slash: bool) -> io::Result<Located> {
@@ -125,6 +147,7 @@ impl DocRoot {
         rel: &RelPath,
         file: File,
         meta: Metadata,
+        wait: Wait,
     ) -> io::Result<Response<ResponseBody>> {
         let content_type = self.mime.for_name(rel.as_str());
         let mut found: Found = Default::default();
@@ -156,7 +179,7 @@ impl DocRoot {
                 Reply::Whole | Reply::Partial(_) | Reply::Multipart(_)
             );
             let source = if wants_body && !req.head && stamp.len <= CHUNK {
-                Source::Memory(read_exact_at(&file, 0, stamp.len)?)
+                Source::Memory(read_at(&file, 0, stamp.len, wait)?)
             } else {
                 Source::File(Arc::new(file))
             };
@@ -189,7 +212,7 @@ impl DocRoot {
             .as_mut()
             .expect("the chosen variant is set");
         if v.body.is_none() && stamp.len <= cache.cache.max_entry_bytes() {
-            v.body = Some(read_exact_at(&file, 0, stamp.len)?);
+            v.body = Some(read_at(&file, 0, stamp.len, wait)?);
         }
         let rep = Arc::clone(&v.rep);
         let source = match v.body.clone() {
