@@ -307,8 +307,9 @@ fn worker(
         for l in mine {
             w.accepts.spawn(accept_loop(me, l, w.clone()));
         }
-        // Not tracked with the accept loops: it ends with the runtime.
+        // Not tracked with the accept loops: these end with the runtime.
         tokio::spawn(receive(inbox, w.clone()));
+        tokio::spawn(heartbeat());
         drop(ready);
         w.finish.cancelled().await;
     });
@@ -363,6 +364,24 @@ async fn accept_loop(me: usize, listener: WorkerListener, w: Workers) {
         }
     }
 }
+
+/// A timer due every second, so that the runtime's timer driver always
+/// expects to wake within a second. tokio wakes its driver (an eventfd
+/// write, then a spurious return from epoll_wait) whenever a timer is set
+/// earlier than the next wake the driver expects; with no timer pending,
+/// each new connection's header-read timer was such a timer, a write and a
+/// wake-up per connection. Connection timers (10 s and more by default) now
+/// fall after the next beat and set nothing off.
+async fn heartbeat() {
+    let mut beat = tokio::time::interval(HEARTBEAT);
+    beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        beat.tick().await;
+    }
+}
+
+/// See [`heartbeat`].
+const HEARTBEAT: Duration = Duration::from_secs(1);
 
 /// Serves the connections other workers hand to this one.
 async fn receive(mut inbox: mpsc::UnboundedReceiver<Handed>, w: Workers) {
