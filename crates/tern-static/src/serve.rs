@@ -91,9 +91,7 @@ impl DocRoot {
             Ok(Located::File(rel, file, meta)) => {
                 return match self.serve_file(req, checked, &rel, file, meta, wait) {
                     Ok(resp) => Some(resp),
-                    Err(e) if wait == Wait::Never && e.kind() == io::ErrorKind::WouldBlock => {
-                        None
-                    }
+                    Err(e) if wait == Wait::Never && e.kind() == io::ErrorKind::WouldBlock => None,
                     Err(e) => Some(self.fail(req, &e)),
                 };
             }

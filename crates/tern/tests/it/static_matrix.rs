@@ -636,6 +636,26 @@ fn cache_modes_are_what_they_claim() {
     }
 }
 
+/// A file whose pages are not in memory is still served whole when the
+/// cache does not hold it: the worker's read, which must not wait for the
+/// disk, gives way to the blocking pool's (serve.rs). The page cache is
+/// emptied for the file with `posix_fadvise(DONTNEED)` after `fsync`.
+#[test]
+fn a_file_not_in_the_page_cache_is_read_where_waiting_is_allowed() {
+    for mode in [Mode::Off, Mode::Revalidating] {
+        let site = Site::start(mode);
+        let body: Vec<u8> = (0..100_000u32).map(|i| (i % 253) as u8).collect();
+        let path = site.tern.file("www/cold.bin");
+        std::fs::write(&path, &body).unwrap();
+        let f = std::fs::File::open(&path).unwrap();
+        f.sync_all().unwrap();
+        rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed).unwrap();
+        let got = get(&site.tern, "/cold.bin");
+        assert_eq!(got.status, 200, "{mode:?}");
+        assert!(got.body == body, "{mode:?}: {} bytes", got.body.len());
+    }
+}
+
 /// Parses `buf` as one response per request, in order; `heads` says which
 /// requests were HEAD (no body). Nothing may follow the last response.
 fn split_responses(buf: &[u8], heads: &[bool], mode: Mode) -> Vec<Response> {
