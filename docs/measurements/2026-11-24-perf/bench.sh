@@ -69,29 +69,26 @@ T
 cpu() { python3 "$here/../2026-11-24-tls/cpu.py" "$1"; }
 per() { python3 -c "import sys; a,b,n=map(float,sys.argv[1:]); print(round((b-a)*1e6/max(n,1),1))" "$@"; }
 
+ka() { # name pid port c path label: one wrk keep-alive row
+  local c0 c1 out
+  c0=$(cpu $2)
+  out=$(wrk -t1 -c$4 -d${secs}s --latency http://127.0.0.1:$3/$5 2>/dev/null)
+  c1=$(cpu $2)
+  rps=$(echo "$out" | awk '/Requests\/sec/{print $2}')
+  reqs=$(echo "$out" | awk '/requests in/{print $1}')
+  p99=$(echo "$out" | awk '$1=="99%"{print $2}')
+  echo "$1 ka-c$4-$6 rps=$rps p99=$p99 cpu_us=$(per $c0 $c1 $reqs)"
+}
+
 measure() { # name pid port
   local name=$1 pid=$2 port=$3
   local paths="0k.html 64k.bin 3.9m.bin"
   [ $name = floor ] && paths=0k.html
   case $name in nocache*) paths="0k.html 64k.bin" ;; esac
-  for c in 1 10; do
-    c0=$(cpu $pid)
-    out=$(wrk -t1 -c$c -d${secs}s --latency http://127.0.0.1:$port/0k.html 2>/dev/null)
-    c1=$(cpu $pid)
-    rps=$(echo "$out" | awk '/Requests\/sec/{print $2}')
-    reqs=$(echo "$out" | awk '/requests in/{print $1}')
-    p99=$(echo "$out" | awk '$1=="99%"{print $2}')
-    echo "$name ka-c$c-0k rps=$rps p99=$p99 cpu_us=$(per $c0 $c1 $reqs)"
-  done
+  ka $name $pid $port 1 0k.html 0k
+  ka $name $pid $port 10 0k.html 0k
   for path in $paths; do
-    [ $path = 0k.html ] && continue
-    c0=$(cpu $pid)
-    out=$(wrk -t1 -c10 -d${secs}s --latency http://127.0.0.1:$port/$path 2>/dev/null)
-    c1=$(cpu $pid)
-    rps=$(echo "$out" | awk '/Requests\/sec/{print $2}')
-    reqs=$(echo "$out" | awk '/requests in/{print $1}')
-    p99=$(echo "$out" | awk '$1=="99%"{print $2}')
-    echo "$name ka-c10-$path rps=$rps p99=$p99 cpu_us=$(per $c0 $c1 $reqs)"
+    [ $path = 0k.html ] || ka $name $pid $port 10 $path $path
   done
   for path in $paths; do
     [ $path = 3.9m.bin ] && continue
