@@ -1,5 +1,6 @@
-//! [`StaticFiles`], the handler: method check, the cache fast path on the
-//! runtime thread, and the hand-off of everything else to the blocking pool.
+//! [`StaticFiles`], the handler: method check, the cache fast path inside
+//! `call`, then the file system on the runtime thread as long as nothing
+//! waits for the disk, and the blocking pool for what would (serve.rs).
 
 use std::sync::Arc;
 use std::time::Instant;

@@ -30,7 +30,7 @@ use crate::resolve::{classify, Failure, Node, RelPath};
 use crate::response::{self, Ask, Reply, Source};
 
 /// The parts of a request the slow path needs, owned so they can move to
-/// the blocking pool.
+/// the blocking pool when the worker thread would have to wait.
 #[derive(Debug)]
 pub(crate) struct Request {
     /// Tags log lines.
