@@ -49,7 +49,8 @@ thread_local! {
 }
 
 impl Shared {
-    /// A request id unique in this process. Each worker takes a block of
+    /// A request id unique among this server's requests (the block is the
+    /// thread's, and a worker thread serves one server). Each worker takes a block of
     /// [`ID_BLOCK`] at a time, so that requests on different workers do
     /// not each write the one shared counter (its cache line would move
     /// between the cores on every request). Ids on one connection still
