@@ -193,10 +193,7 @@ pub(crate) fn read_at(file: &File, offset: u64, len: u64, wait: Wait) -> io::Res
         let got = rustix::io::pread(file, rustix::buffer::spare_capacity(&mut buf), at)
             .map_err(io::Error::from)?;
         if got == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "the file shrank while it was being sent",
-            ));
+            return Err(shrank());
         }
     }
     // The allocator may have given more capacity than asked; bytes read past
@@ -216,12 +213,7 @@ fn read_cached_at(file: &File, offset: u64, n: usize) -> io::Result<Bytes> {
         let at = offset + done as u64;
         let mut slices = [io::IoSliceMut::new(&mut buf[done..])];
         match preadv2(file, &mut slices, at, ReadWriteFlags::NOWAIT) {
-            Ok(0) => {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "the file shrank while it was being sent",
-                ))
-            }
+            Ok(0) => return Err(shrank()),
             Ok(got) => done += got,
             // EOPNOTSUPP: a file system without RWF_NOWAIT; EAGAIN: not
             // in the page cache. Either way: the blocking pool's turn.
@@ -232,6 +224,14 @@ fn read_cached_at(file: &File, offset: u64, n: usize) -> io::Result<Bytes> {
         }
     }
     Ok(Bytes::from(buf))
+}
+
+/// A file that ended before the length its response promised.
+fn shrank() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        "the file shrank while it was being sent",
+    )
 }
 
 #[cfg(test)]

@@ -65,11 +65,19 @@ impl Handler for StaticFiles {
     /// A cache hit is answered here, before any future exists: no
     /// reference to the site is taken and nothing is awaited.
     fn call(&self, exchange: Exchange) -> HandlerFuture {
-        if let Some(resp) = self.site.answer_cached(&exchange) {
+        let Some(asked) = self.site.asked(&exchange.request) else {
+            let refused = HandlerError::MethodNotAllowed { allow: "GET, HEAD" }.into_response();
+            return Box::pin(std::future::ready(refused));
+        };
+        let headers = exchange.request.headers();
+        if let Some(resp) =
+            self.site
+                .serve_cached(&exchange.path, headers, asked.head, asked.accept)
+        {
             return Box::pin(std::future::ready(resp));
         }
         let site = Arc::clone(&self.site);
-        Box::pin(site.answer(exchange))
+        Box::pin(site.answer(exchange, asked))
     }
 
     fn kind(&self) -> &'static str {
@@ -77,47 +85,42 @@ impl Handler for StaticFiles {
     }
 }
 
+/// What a GET or HEAD asks of the files, read from its head once.
+#[derive(Clone, Copy, Debug)]
+struct Asked {
+    head: bool,
+    accept: AcceptEncoding,
+}
+
 impl DocRoot {
-    /// The answer from the cache, if it has one (only GET and HEAD are
-    /// answered from it).
-    fn answer_cached(&self, exchange: &Exchange) -> Option<Response<ResponseBody>> {
-        let head = match *exchange.request.method() {
+    /// What `req` asks for; `None` for a method other than GET and HEAD.
+    fn asked<B>(&self, req: &http::Request<B>) -> Option<Asked> {
+        let head = match *req.method() {
             Method::GET => false,
             Method::HEAD => true,
             _ => return None,
         };
-        let headers = exchange.request.headers();
         let accept = if self.precompressed {
-            AcceptEncoding::from_headers(headers)
+            AcceptEncoding::from_headers(req.headers())
         } else {
             AcceptEncoding::default()
         };
-        self.serve_cached(&exchange.path, headers, head, accept)
+        Some(Asked { head, accept })
     }
 
-    /// The answer when the cache had none ([`DocRoot::answer_cached`]
-    /// was asked first): the file, on this thread unless that would wait
-    /// for the disk, then on the blocking pool (see serve.rs).
-    async fn answer(self: Arc<Self>, exchange: Exchange) -> Response<ResponseBody> {
-        let head = match *exchange.request.method() {
-            Method::GET => false,
-            Method::HEAD => true,
-            _ => return HandlerError::MethodNotAllowed { allow: "GET, HEAD" }.into_response(),
-        };
+    /// The answer when the cache had none (`call` asked it first): the
+    /// file, on this thread unless that would wait for the disk, then on
+    /// the blocking pool (see serve.rs).
+    async fn answer(self: Arc<Self>, exchange: Exchange, asked: Asked) -> Response<ResponseBody> {
         let (parts, _) = exchange.request.into_parts();
-        let accept = if self.precompressed {
-            AcceptEncoding::from_headers(&parts.headers)
-        } else {
-            AcceptEncoding::default()
-        };
         let id = exchange.id;
         let req = Request {
             id,
             path: exchange.path,
             query: parts.uri.query().map(str::to_owned),
             headers: parts.headers,
-            head,
-            accept,
+            head: asked.head,
+            accept: asked.accept,
         };
         if let Some(resp) = self.serve_now(&req) {
             return resp;
