@@ -250,21 +250,7 @@ mod tests {
             secure: false,
             tls: None,
         };
-        let config = tern_config::parse(
-            "[[site]]\nroot = \"www\"\n",
-            std::path::Path::new("/nonexistent/tern.toml"),
-            tern_config::LoadOptions { check_paths: false },
-        )
-        .unwrap();
-        let site = crate::site::Site {
-            router: crate::route::Router::new(),
-            limits: config.limits,
-            tls: Vec::new(),
-            redirects: Vec::new(),
-            sinks: Default::default(),
-            grace_period: std::time::Duration::from_secs(1),
-            http01: None,
-        };
+        let site = crate::site::Site::for_test(crate::route::Router::new());
         let shared = Arc::new(crate::service::Shared::new(site));
         let task = super::serve(c, conn, 0, shared, Default::default());
         let size = size_of_val(&task);

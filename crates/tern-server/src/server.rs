@@ -418,14 +418,12 @@ fn spawn_conn(
 mod tests {
     use std::io::{Read as _, Write as _};
     use std::net::TcpStream;
-    use std::path::Path;
 
     use http::Response;
-    use tern_config::{ListenAddr, LoadOptions};
+    use tern_config::ListenAddr;
     use tern_handler::{Exchange, Handler, HandlerFuture, PeerAddr, ResponseBody};
 
     use super::*;
-    use crate::phase::log::Sinks;
     use crate::route::{Router, SiteRoutes};
 
     /// Answers with the name of the worker thread serving the connection.
@@ -463,24 +461,10 @@ mod tests {
     /// whole burst (seen with wrk: ten on one worker, none on the other).
     #[test]
     fn connections_are_spread_over_the_workers() {
-        let config = tern_config::parse(
-            "[[site]]\nroot = \"www\"\n",
-            Path::new("/nonexistent/tern.toml"),
-            LoadOptions { check_paths: false },
-        )
-        .expect("a configuration with every default");
         let routes = SiteRoutes::new("test", Arc::new(WhichWorker));
         let mut router = Router::new();
         router.add_site(&[], true, routes);
-        let site = Site {
-            router,
-            limits: config.limits,
-            tls: Vec::new(),
-            redirects: Vec::new(),
-            sinks: Sinks::default(),
-            grace_period: Duration::from_secs(1),
-            http01: None,
-        };
+        let site = Site::for_test(router);
         let listener =
             BoundListener::bind(&ListenAddr::Tcp(([127, 0, 0, 1], 0).into())).expect("a port");
         let PeerAddr::Tcp(addr) = *listener.local_addr() else {

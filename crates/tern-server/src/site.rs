@@ -41,3 +41,25 @@ pub trait Http01: Send + Sync + std::fmt::Debug {
     /// The key authorization to answer for `token`, if it is open.
     fn key_authorization(&self, token: &str) -> Option<String>;
 }
+
+#[cfg(test)]
+impl Site {
+    /// A site with every default limit, routed by `router`, for unit tests.
+    pub(crate) fn for_test(router: Router) -> Site {
+        let config = tern_config::parse(
+            "[[site]]\nroot = \"www\"\n",
+            std::path::Path::new("/nonexistent/tern.toml"),
+            tern_config::LoadOptions { check_paths: false },
+        )
+        .expect("a configuration with every default");
+        Site {
+            router,
+            limits: config.limits,
+            tls: Vec::new(),
+            redirects: Vec::new(),
+            sinks: Sinks::default(),
+            grace_period: Duration::from_secs(1),
+            http01: None,
+        }
+    }
+}
