@@ -51,6 +51,7 @@ macro_rules! write_through {
     };
 }
 
+mod balance;
 mod body;
 mod conn;
 mod hpack_guard;

@@ -30,8 +30,9 @@ pub struct BindError {
 }
 
 /// A bound listening socket. It belongs to no runtime: every worker thread
-/// registers its own handle on the same socket (`BoundListener::register`),
-/// so whichever worker is free accepts the next connection.
+/// has its own handle on the same socket (`BoundListener::handle`), which
+/// it registers with its runtime while it accepts (see balance.rs for
+/// when that is).
 #[derive(Debug)]
 pub struct BoundListener {
     kind: Kind,
@@ -126,15 +127,16 @@ impl BoundListener {
         &self.local
     }
 
-    /// A handle on this socket for the current tokio runtime.
-    /// `index` is the listener's place in the list the server runs: its
-    /// TLS settings are the site's at that place.
-    pub(crate) fn register(&self, index: usize) -> io::Result<WorkerListener> {
+    /// A worker's own handle on this socket, not yet in any runtime's
+    /// poll set (see [`PausedListener::resume`]). `index` is the
+    /// listener's place in the list the server runs: its TLS settings are
+    /// the site's at that place.
+    pub(crate) fn handle(&self, index: usize) -> io::Result<PausedListener> {
         let kind = match &self.kind {
-            Kind::Tcp(l) => WorkerKind::Tcp(TcpListener::from_std(l.try_clone()?)?),
-            Kind::Unix(l, _) => WorkerKind::Unix(UnixListener::from_std(l.try_clone()?)?),
+            Kind::Tcp(l) => PausedKind::Tcp(l.try_clone()?),
+            Kind::Unix(l, _) => PausedKind::Unix(l.try_clone()?),
         };
-        Ok(WorkerListener {
+        Ok(PausedListener {
             kind,
             local: self.local.clone(),
             index,
@@ -142,7 +144,54 @@ impl BoundListener {
     }
 }
 
+/// A worker's handle on a [`BoundListener`] that its runtime does not
+/// poll: a new connection does not wake that worker.
+#[derive(Debug)]
+pub(crate) struct PausedListener {
+    kind: PausedKind,
+    local: PeerAddr,
+    index: usize,
+}
+
+#[derive(Debug)]
+enum PausedKind {
+    Tcp(StdTcpListener),
+    Unix(StdUnixListener),
+}
+
+impl PausedListener {
+    /// Registers the handle with the current worker's runtime.
+    pub(crate) fn resume(self) -> io::Result<WorkerListener> {
+        let kind = match self.kind {
+            PausedKind::Tcp(l) => WorkerKind::Tcp(TcpListener::from_std(l)?),
+            PausedKind::Unix(l) => WorkerKind::Unix(UnixListener::from_std(l)?),
+        };
+        Ok(WorkerListener {
+            kind,
+            local: self.local,
+            index: self.index,
+        })
+    }
+
+    pub(crate) fn local_addr(&self) -> &PeerAddr {
+        &self.local
+    }
+}
+
 impl WorkerListener {
+    /// Takes the handle out of the runtime's poll set.
+    pub(crate) fn pause(self) -> io::Result<PausedListener> {
+        let kind = match self.kind {
+            WorkerKind::Tcp(l) => PausedKind::Tcp(l.into_std()?),
+            WorkerKind::Unix(l) => PausedKind::Unix(l.into_std()?),
+        };
+        Ok(PausedListener {
+            kind,
+            local: self.local,
+            index: self.index,
+        })
+    }
+
     pub(crate) fn local_addr(&self) -> &PeerAddr {
         &self.local
     }
