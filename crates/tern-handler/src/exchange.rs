@@ -64,7 +64,7 @@ impl fmt::Display for PeerAddr {
 
 /// Facts about the connection a request arrived on. Shared by every request on
 /// the connection.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct ConnInfo {
     /// The client's end.
     pub peer: PeerAddr,

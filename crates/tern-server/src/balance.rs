@@ -53,6 +53,83 @@ pub(crate) struct Balance {
     inbox: Box<[mpsc::UnboundedSender<Handed>]>,
     /// Whether each worker is asked to accept (the first always is).
     help: Box<[watch::Sender<bool>]>,
+    /// Whether the machine has a core's worth of CPU to spare.
+    spare: Spare,
+}
+
+/// The machine's idle CPU, sampled from `/proc/stat` at most every
+/// [`SAMPLE`]: moving work to another worker only helps if a core is there
+/// to run it. On two cores with a load generator beside the server, a
+/// second busy worker takes its time from the client, and every request
+/// pays the context switches.
+#[derive(Debug)]
+struct Spare {
+    /// When last sampled, and the counters then (total, idle), in ticks.
+    last: std::sync::Mutex<(Instant, u64, u64)>,
+    /// The answer at the last sample.
+    spare: std::sync::atomic::AtomicBool,
+    cpus: f64,
+}
+
+/// Tests of which worker serves what cannot depend on what else runs on
+/// the machine: they set this.
+#[cfg(test)]
+pub(crate) static ASSUME_SPARE: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// How often the machine's idle CPU is sampled (when asked for).
+const SAMPLE: Duration = Duration::from_millis(50);
+
+/// The idle share of the machine (in cores) that counts as spare.
+const SPARE_CORES: f64 = 0.5;
+
+impl Spare {
+    fn new() -> Self {
+        let (total, idle) = cpu_ticks().unwrap_or((0, 0));
+        Spare {
+            last: std::sync::Mutex::new((Instant::now(), total, idle)),
+            spare: std::sync::atomic::AtomicBool::new(true),
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()) as f64,
+        }
+    }
+
+    /// Whether at least [`SPARE_CORES`] of the machine sat idle lately.
+    /// Without `/proc/stat`, always: the workers then spread when full.
+    fn get(&self) -> bool {
+        #[cfg(test)]
+        if ASSUME_SPARE.load(Ordering::Relaxed) {
+            return true;
+        }
+        if let Ok(mut last) = self.last.try_lock() {
+            let now = Instant::now();
+            if now.saturating_duration_since(last.0) >= SAMPLE {
+                if let Some((total, idle)) = cpu_ticks() {
+                    let (dt, di) = (total.saturating_sub(last.1), idle.saturating_sub(last.2));
+                    if dt > 0 {
+                        let idle_cores = di as f64 / dt as f64 * self.cpus;
+                        self.spare
+                            .store(idle_cores >= SPARE_CORES, Ordering::Relaxed);
+                    }
+                    *last = (now, total, idle);
+                }
+            }
+        }
+        self.spare.load(Ordering::Relaxed)
+    }
+}
+
+/// The machine's CPU time so far, in ticks: all of it, and the idle part
+/// (idle and iowait), from the first line of `/proc/stat`.
+fn cpu_ticks() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().next()?.strip_prefix("cpu ")?;
+    let ticks: Vec<u64> = line
+        .split_ascii_whitespace()
+        .take(8)
+        .map(|t| t.parse().ok())
+        .collect::<Option<_>>()?;
+    let idle = ticks.get(3)? + ticks.get(4)?;
+    Some((ticks.iter().sum(), idle))
 }
 
 /// One worker's load, written by that worker, read by the others.
@@ -73,6 +150,9 @@ pub(crate) struct Handed {
     /// The listener it came in on, by place.
     pub(crate) index: usize,
     pub(crate) permit: OwnedSemaphorePermit,
+    /// For a connection moved between requests, the bytes read from it
+    /// and not yet served (the start of the next request, if any).
+    pub(crate) moved_here: Option<bytes::Bytes>,
 }
 
 /// What a worker receives: connections handed to it.
@@ -94,6 +174,7 @@ impl Balance {
             loads: (0..workers).map(|_| Load::default()).collect(),
             inbox: Vec::into_boxed_slice(inbox),
             help: (0..workers).map(|w| watch::Sender::new(w == 0)).collect(),
+            spare: Spare::new(),
         };
         (balance, receivers)
     }
@@ -144,19 +225,49 @@ impl Balance {
                 || load.share.load(Ordering::Relaxed) >= FULL)
     }
 
-    /// Who serves a connection `me` accepted: `me`, unless it is full;
-    /// then the first worker that is not (asked to accept from now on),
-    /// or `me` if all are.
+    /// Who serves a connection `me` accepted: `me`, unless it is full
+    /// and the machine has CPU to spare; then the first worker that is not
+    /// full (asked to accept from now on), or `me` if all are.
     pub(crate) fn serves(&self, me: usize) -> usize {
-        let now = self.stamp(Instant::now());
-        if !self.full(me, now) {
-            return me;
-        }
-        let Some(to) = (0..self.loads.len()).find(|&w| w != me && !self.full(w, now)) else {
+        let Some(to) = self.relief(me) else {
             return me;
         };
         self.help[to].send_if_modified(|h| !std::mem::replace(h, true));
         to
+    }
+
+    /// Where a keep-alive connection of `me`'s that is between requests
+    /// should go: nowhere, unless `me` is full, the machine has CPU to
+    /// spare and another worker is not full. At most one connection per
+    /// [`WINDOW`] leaves a worker, so that the load they carry shows in
+    /// the workers' shares before more move.
+    pub(crate) fn moves(&self, me: usize) -> Option<usize> {
+        thread_local! {
+            static LAST_MOVE: Cell<Option<Instant>> = const { Cell::new(None) };
+        }
+        let now = Instant::now();
+        if LAST_MOVE
+            .get()
+            .is_some_and(|t| now.saturating_duration_since(t) < WINDOW)
+        {
+            return None;
+        }
+        let to = self.relief(me)?;
+        LAST_MOVE.set(Some(now));
+        Some(to)
+    }
+
+    /// The first worker other than `me` that could take work off it, if
+    /// `me` is full and the machine has CPU to spare.
+    fn relief(&self, me: usize) -> Option<usize> {
+        if self.loads.len() < 2 {
+            return None;
+        }
+        let now = self.stamp(Instant::now());
+        if !self.full(me, now) || !self.spare.get() {
+            return None;
+        }
+        (0..self.loads.len()).find(|&w| w != me && !self.full(w, now))
     }
 
     /// Whether helper `me` should go on accepting: every worker before it
@@ -193,9 +304,14 @@ impl Balance {
 mod tests {
     use super::*;
 
+    fn balance(workers: usize) -> (Balance, Vec<Inbox>) {
+        ASSUME_SPARE.store(true, Ordering::Relaxed);
+        Balance::new(workers)
+    }
+
     #[test]
     fn a_worker_with_spare_cpu_serves_what_it_accepts() {
-        let (b, _inboxes) = Balance::new(2);
+        let (b, _inboxes) = balance(2);
         assert_eq!((b.serves(0), b.serves(1)), (0, 1), "parked: spare CPU");
         b.unparked(0);
         assert_eq!(b.serves(0), 0, "just woken, no window yet");
@@ -203,7 +319,7 @@ mod tests {
 
     #[test]
     fn a_full_worker_hands_over_and_asks_the_next_to_accept() {
-        let (b, _inboxes) = Balance::new(3);
+        let (b, _inboxes) = balance(3);
         let asked = b.asked(1);
         assert!(!*asked.borrow(), "helpers start idle");
         // Worker 0 busy since long ago.
@@ -220,7 +336,7 @@ mod tests {
 
     #[test]
     fn a_worker_busy_most_of_the_time_lately_is_full() {
-        let (b, _inboxes) = Balance::new(2);
+        let (b, _inboxes) = balance(2);
         b.unparked(0);
         std::thread::sleep(WINDOW * 2);
         b.parked(0);
@@ -238,11 +354,29 @@ mod tests {
 
     #[test]
     fn when_all_are_full_the_acceptor_keeps_the_connection() {
-        let (b, _inboxes) = Balance::new(2);
+        let (b, _inboxes) = balance(2);
         for l in b.loads.iter() {
             l.busy_since.store(1, Ordering::Relaxed);
         }
         std::thread::sleep(STUCK);
         assert_eq!((b.serves(0), b.serves(1)), (0, 1));
+    }
+
+    #[test]
+    fn at_most_one_connection_leaves_a_full_worker_per_window() {
+        let (b, _inboxes) = balance(2);
+        b.loads[0].busy_since.store(1, Ordering::Relaxed);
+        std::thread::sleep(STUCK);
+        assert_eq!(b.moves(0), Some(1));
+        assert_eq!(b.moves(0), None, "the next waits a window");
+        std::thread::sleep(WINDOW);
+        assert_eq!(b.moves(0), Some(1));
+        assert_eq!(b.moves(1), None, "worker 1 is not full");
+    }
+
+    #[test]
+    fn the_machine_idle_time_is_read_from_proc_stat() {
+        let (total, idle) = cpu_ticks().expect("/proc/stat");
+        assert!(0 < idle && idle < total, "{idle} of {total}");
     }
 }

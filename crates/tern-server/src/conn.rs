@@ -7,17 +7,21 @@
 //! handshake), TLS, `Plaintext` (bytes read ahead, HTTP/1 versions, the
 //! held-back half-close), `HpackGuard` on HTTP/2, hyper.
 
+use std::future::Future as _;
+use std::pin::Pin;
 use std::sync::Arc;
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use hyper::server::conn::{http1, http2};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tern_config::Limits;
 use tern_handler::ConnInfo;
-use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _};
 use tokio_util::sync::CancellationToken;
 
+use crate::balance::Balance;
 use crate::hpack_guard::HpackGuard;
+use crate::listen::{Accepted, Detached};
 use crate::plaintext::Plaintext;
 use crate::report::{read_first, report};
 use crate::service::{Shared, Svc};
@@ -94,20 +98,66 @@ impl Builders {
     }
 }
 
+/// The worker a connection runs on, and the balance that may move it to
+/// another between requests.
+#[derive(Clone, Debug)]
+pub(crate) struct Place {
+    pub(crate) me: usize,
+    pub(crate) balance: Arc<Balance>,
+}
+
+/// A plain HTTP/1 connection taken off its worker between two requests,
+/// for worker `to` (see balance.rs).
+#[derive(Debug)]
+pub(crate) struct Moved {
+    pub(crate) stream: Detached,
+    pub(crate) info: ConnInfo,
+    /// Bytes read and not yet served: the start of the next request.
+    pub(crate) preread: Bytes,
+    pub(crate) to: usize,
+}
+
+/// A connection's stream that can leave its worker: a plain socket under
+/// its timeouts. A TLS stream cannot (its session state would have to go
+/// with it), so it never moves.
+pub(crate) trait Movable: AsyncRead + AsyncWrite + Unpin + Send + 'static {
+    /// The socket, off this worker's runtime; `None` if it cannot move.
+    fn detach(self) -> Option<std::io::Result<Detached>>;
+}
+
+impl<I: Accepted> Movable for TimedIo<I> {
+    fn detach(self) -> Option<std::io::Result<Detached>> {
+        Some(self.into_inner().detach())
+    }
+}
+
+impl<T> Movable for tokio_rustls::server::TlsStream<T>
+where
+    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    fn detach(self) -> Option<std::io::Result<Detached>> {
+        None
+    }
+}
+
 /// Serves `io`, accepted on the server's listener number `listener`,
 /// until the client is done, a timeout expires, or `cancel` asks for a
 /// graceful stop (requests in flight finish; idle connections close at
 /// once). On a TLS listener the handshake comes first, under the
-/// header-read timeout.
-pub(crate) async fn serve<I>(
+/// header-read timeout. `preread` is what was read of a connection moved
+/// here from another worker (see [`Moved`]), which is then between
+/// requests.
+///
+/// Returns the connection if it is to move to another worker.
+pub(crate) async fn serve<I: Accepted>(
     io: I,
     mut conn: ConnInfo,
     listener: usize,
     shared: Arc<Shared>,
     cancel: CancellationToken,
-) where
-    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-{
+    place: Place,
+    moved_here: Option<Bytes>,
+) -> Option<Moved> {
     let site = shared.site.load_full();
     let builders = BuilderLimits::of(&site.limits);
     let timeouts = Timeouts {
@@ -117,16 +167,20 @@ pub(crate) async fn serve<I>(
     let tls = site.tls.get(listener).cloned().flatten();
     drop(site);
     let activity = Arc::new(Activity::default());
-    let io = TimedIo::new(io, activity.clone(), timeouts);
+    let mut io = TimedIo::new(io, activity.clone(), timeouts);
+    if moved_here.as_ref().is_some_and(Bytes::is_empty) {
+        io = io.between_requests();
+    }
     let http = Http {
         builders,
         shared,
         listener,
         activity,
         cancel,
+        place,
     };
     let Some(tls) = tls else {
-        return http.serve(io, Arc::new(conn)).await;
+        return http.serve(io, Arc::new(conn), moved_here).await;
     };
     // Boxed, as is HTTP/2's connection below: a connection's task holds
     // only the state of the path it takes (HTTP/1 keep-alive connections
@@ -138,9 +192,8 @@ pub(crate) async fn serve<I>(
         &http.activity,
         &http.cancel,
     ));
-    if let Some(stream) = handshake.await {
-        Box::pin(http.serve(stream, Arc::new(conn))).await;
-    }
+    let stream = handshake.await?;
+    Box::pin(http.serve(stream, Arc::new(conn), None)).await
 }
 
 /// What serving HTTP on a connection needs, once any TLS is settled.
@@ -151,6 +204,7 @@ struct Http {
     listener: usize,
     activity: Arc<Activity>,
     cancel: CancellationToken,
+    place: Place,
 }
 
 impl Http {
@@ -162,16 +216,22 @@ impl Http {
     /// request) and put them back, rather than use hyper-util's `auto`
     /// builder, which reads exactly 24 bytes first and so costs a second
     /// read on every new connection.
-    async fn serve<S>(self, io: S, conn: Arc<ConnInfo>)
-    where
-        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-    {
+    ///
+    /// A connection moved here (`moved_here`) speaks HTTP/1; its bytes
+    /// read ahead come first.
+    async fn serve<S: Movable>(
+        self,
+        io: S,
+        conn: Arc<ConnInfo>,
+        moved_here: Option<Bytes>,
+    ) -> Option<Moved> {
         let Http {
             builders,
             shared,
             listener,
             activity,
             cancel,
+            place,
         } = self;
         // The protocol ALPN chose, on a TLS connection that negotiated one.
         let alpn = conn.tls.as_ref().and_then(|t| t.alpn);
@@ -182,17 +242,26 @@ impl Http {
             activity: activity.clone(),
         };
         let mut io = Plaintext::new(io, activity.clone());
-        let mut first = BytesMut::with_capacity(4096);
-        let sniffed = loop {
-            if !read_first(&mut io, &mut first, &conn, &activity, &cancel).await {
-                return;
+        let mut first = BytesMut::new();
+        let sniffed = match moved_here {
+            Some(preread) => {
+                first.extend_from_slice(&preread);
+                false
             }
-            let n = first.len().min(H2_PREFACE.len());
-            if first[..n] != H2_PREFACE[..n] {
-                break false;
-            }
-            if n == H2_PREFACE.len() {
-                break true;
+            None => {
+                first.reserve(4096);
+                loop {
+                    if !read_first(&mut io, &mut first, &conn, &activity, &cancel).await {
+                        return None;
+                    }
+                    let n = first.len().min(H2_PREFACE.len());
+                    if first[..n] != H2_PREFACE[..n] {
+                        break false;
+                    }
+                    if n == H2_PREFACE.len() {
+                        break true;
+                    }
+                }
             }
         };
         let h2 = match alpn {
@@ -204,30 +273,80 @@ impl Http {
             crate::version::settle(&mut first);
         }
         io.unread(first.freeze());
-        let result = if h2 {
+        if h2 {
             let io = TokioIo::new(HpackGuard::new(io));
             let mut served = Box::pin(Builders::with(builders, |b| b.h2.serve_connection(io, svc)));
-            tokio::select! {
+            let result = tokio::select! {
                 r = served.as_mut() => r,
                 _ = cancel.cancelled() => {
                     served.as_mut().graceful_shutdown();
                     served.await
                 }
+            };
+            if let Err(e) = result {
+                report(&e, &conn, activity.expired());
             }
-        } else {
-            let io = TokioIo::new(io);
-            let served = Builders::with(builders, |b| b.h1.serve_connection(io, svc));
-            tokio::pin!(served);
-            tokio::select! {
-                r = served.as_mut() => r,
-                _ = cancel.cancelled() => {
-                    served.as_mut().graceful_shutdown();
-                    served.await
+            return None;
+        }
+        let io = TokioIo::new(io);
+        let mut served = Builders::with(builders, |b| b.h1.serve_connection(io, svc));
+        let mut stop = std::pin::pin!(cancel.cancelled());
+        let mut stopping = false;
+        let mut moving = None;
+        let mut seen = activity.started();
+        // hyper's own shutdown of the socket is left out, so that a
+        // connection that moves keeps it open; it is done below otherwise.
+        let result = std::future::poll_fn(|cx| loop {
+            if !stopping && stop.as_mut().poll(cx).is_ready() {
+                Pin::new(&mut served).graceful_shutdown();
+                stopping = true;
+            }
+            let r = served.poll_without_shutdown(cx);
+            if r.is_ready() || stopping {
+                return r;
+            }
+            // Between requests (a request ended since the last look, none
+            // is in flight): hyper is idle, and stopping it now closes
+            // nothing the client can see (no `Connection: close` goes out).
+            let started = activity.started();
+            if started == seen || activity.busy() || activity.closing() {
+                return r;
+            }
+            seen = started;
+            match place.balance.moves(place.me) {
+                Some(to) => {
+                    moving = Some(to);
+                    stopping = true;
+                    Pin::new(&mut served).graceful_shutdown();
                 }
+                None => return r,
             }
-        };
+        })
+        .await;
         if let Err(e) = result {
             report(&e, &conn, activity.expired());
+            return None;
+        }
+        let parts = served.into_parts();
+        let (io, unread) = parts.io.into_inner().into_parts();
+        let Some(to) = moving else {
+            let mut io = io;
+            let _ = io.shutdown().await;
+            return None;
+        };
+        let mut preread = BytesMut::from(&parts.read_buf[..]);
+        preread.extend_from_slice(&unread);
+        match io.detach()? {
+            Ok(stream) => Some(Moved {
+                stream,
+                info: Arc::unwrap_or_clone(conn),
+                preread: preread.freeze(),
+                to,
+            }),
+            Err(e) => {
+                tracing::warn!(peer = %conn.peer, "moving a connection to another worker: {e}");
+                None
+            }
         }
     }
 }
@@ -252,7 +371,11 @@ mod tests {
         };
         let site = crate::site::Site::for_test(crate::route::Router::new());
         let shared = Arc::new(crate::service::Shared::new(site));
-        let task = super::serve(c, conn, 0, shared, Default::default());
+        let place = super::Place {
+            me: 0,
+            balance: Arc::new(crate::balance::Balance::new(1).0),
+        };
+        let task = super::serve(c, conn, 0, shared, Default::default(), place, None);
         let size = size_of_val(&task);
         assert!(size <= 4096, "a connection's task is {size} bytes");
     }

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use socket2::{Domain, Protocol, Socket, Type};
 use tern_config::ListenAddr;
 use tern_handler::{ConnInfo, PeerAddr};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
 
 type StdTcpListener = std::net::TcpListener;
@@ -77,10 +78,28 @@ pub(crate) enum Detached {
 impl Stream {
     /// Takes the connection off this worker's runtime.
     pub(crate) fn detach(self) -> io::Result<Detached> {
-        Ok(match self {
-            Stream::Tcp(s) => Detached::Tcp(s.into_std()?),
-            Stream::Unix(s) => Detached::Unix(s.into_std()?),
-        })
+        match self {
+            Stream::Tcp(s) => s.detach(),
+            Stream::Unix(s) => s.detach(),
+        }
+    }
+}
+
+/// An accepted socket, which can leave one worker's runtime for another's.
+pub(crate) trait Accepted: AsyncRead + AsyncWrite + Unpin + Send + 'static {
+    /// Takes the socket off this worker's runtime.
+    fn detach(self) -> io::Result<Detached>;
+}
+
+impl Accepted for TcpStream {
+    fn detach(self) -> io::Result<Detached> {
+        Ok(Detached::Tcp(self.into_std()?))
+    }
+}
+
+impl Accepted for UnixStream {
+    fn detach(self) -> io::Result<Detached> {
+        Ok(Detached::Unix(self.into_std()?))
     }
 }
 

@@ -51,6 +51,11 @@ impl<T> Plaintext<T> {
         }
     }
 
+    /// The stream, and bytes put back that are still unread.
+    pub(crate) fn into_parts(self) -> (T, Bytes) {
+        self.io.into_parts()
+    }
+
     /// Puts bytes already read back in front of the stream.
     pub(crate) fn unread(&mut self, prefix: Bytes) {
         self.io.unread(prefix);

@@ -24,6 +24,11 @@ impl<T> Rewind<T> {
         }
     }
 
+    /// The stream, and what of the prefix is still unread.
+    pub(crate) fn into_parts(self) -> (T, Bytes) {
+        (self.io, self.prefix)
+    }
+
     /// Puts `prefix` back in front of what is still unread.
     pub(crate) fn unread(&mut self, prefix: Bytes) {
         debug_assert!(self.prefix.is_empty(), "one prefix at a time");

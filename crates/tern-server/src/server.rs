@@ -221,7 +221,7 @@ fn worker(
             w.accepts.spawn(accept_loop(me, l, w.clone()));
         }
         // Not tracked with the accept loops: these end with the runtime.
-        tokio::spawn(receive(inbox, w.clone()));
+        tokio::spawn(receive(me, inbox, w.clone()));
         tokio::spawn(heartbeat());
         drop(ready);
         w.finish.cancelled().await;
@@ -288,7 +288,7 @@ async fn accept(me: usize, listener: WorkerListener, w: &Workers) -> Option<Work
         let index = listener.index();
         let to = w.balance.serves(me);
         if to == me {
-            spawn_conn(w, stream, info, index, permit);
+            spawn_conn(w, me, stream, info, index, permit, None);
         } else {
             match stream.detach() {
                 Ok(stream) => w.balance.hand(
@@ -298,6 +298,7 @@ async fn accept(me: usize, listener: WorkerListener, w: &Workers) -> Option<Work
                         info,
                         index,
                         permit,
+                        moved_here: None,
                     },
                 ),
                 Err(e) => tracing::warn!("accept on {}: {e}", listener.local_addr()),
@@ -328,31 +329,50 @@ async fn heartbeat() {
 const HEARTBEAT: Duration = Duration::from_secs(1);
 
 /// Serves the connections other workers hand to this one.
-async fn receive(mut inbox: Inbox, w: Workers) {
+async fn receive(me: usize, mut inbox: Inbox, w: Workers) {
     while let Some(h) = inbox.recv().await {
         match h.stream.attach() {
-            Ok(stream) => spawn_conn(&w, stream, h.info, h.index, h.permit),
+            Ok(stream) => spawn_conn(&w, me, stream, h.info, h.index, h.permit, h.moved_here),
             Err(e) => tracing::warn!("a connection handed over: {e}"),
         }
     }
 }
 
-/// Serves a connection on this worker until it ends.
+/// Serves a connection on worker `me` until it ends, or moves to another
+/// worker between requests.
 fn spawn_conn(
     w: &Workers,
+    me: usize,
     stream: Stream,
     info: ConnInfo,
     index: usize,
     permit: OwnedSemaphorePermit,
+    moved_here: Option<bytes::Bytes>,
 ) {
     let shared = w.shared.clone();
     let cancel = w.drain.clone();
+    let balance = w.balance.clone();
     w.conns.spawn(async move {
-        match stream {
-            Stream::Tcp(s) => conn::serve(s, info, index, shared, cancel).await,
-            Stream::Unix(s) => conn::serve(s, info, index, shared, cancel).await,
+        let place = conn::Place {
+            me,
+            balance: balance.clone(),
+        };
+        let moved = match stream {
+            Stream::Tcp(s) => conn::serve(s, info, index, shared, cancel, place, moved_here).await,
+            Stream::Unix(s) => conn::serve(s, info, index, shared, cancel, place, moved_here).await,
+        };
+        if let Some(m) = moved {
+            balance.hand(
+                m.to,
+                Handed {
+                    stream: m.stream,
+                    info: m.info,
+                    index,
+                    permit,
+                    moved_here: Some(m.preread),
+                },
+            );
         }
-        drop(permit);
     });
 }
 
@@ -390,12 +410,14 @@ mod tests {
     }
 
     /// A server of [`WhichWorker`] with two workers, its address, its
-    /// handle and the thread running it.
+    /// handle and the thread running it. The machine is taken to have CPU
+    /// to spare, whatever else runs on it.
     fn two_workers() -> (
         std::net::SocketAddr,
         ServerHandle,
         std::thread::JoinHandle<std::io::Result<()>>,
     ) {
+        crate::balance::ASSUME_SPARE.store(true, std::sync::atomic::Ordering::Relaxed);
         let routes = SiteRoutes::new("test", Arc::new(WhichWorker));
         let mut router = Router::new();
         router.add_site(&[], true, routes);
@@ -485,5 +507,28 @@ mod tests {
         serving.join().unwrap().unwrap();
         let helped = later.iter().filter(|w| *w != "tern-worker-0").count();
         assert!(helped <= 1, "{later:?}");
+    }
+
+    /// A keep-alive connection whose request kept its worker full moves
+    /// to the other worker between requests, with the start of its next
+    /// request (already read by the first worker) carried over.
+    #[test]
+    fn a_connection_on_a_full_worker_moves_between_requests() {
+        let (addr, handle, serving) = two_workers();
+        let mut c = TcpStream::connect(addr).expect("connect");
+        c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        // The busy request and the start of the next, in one write.
+        c.write_all(b"GET /spin HTTP/1.1\r\nHost: t\r\n\r\nGET / HT")
+            .unwrap();
+        assert_eq!(which(&mut c), "tern-worker-0");
+        std::thread::sleep(Duration::from_millis(100));
+        c.write_all(b"TP/1.1\r\nHost: t\r\n\r\n").unwrap();
+        assert_eq!(which(&mut c), "tern-worker-1", "moved, and the head whole");
+        // And it stays usable there.
+        ask(&mut c, "/");
+        assert_eq!(which(&mut c), "tern-worker-1");
+        handle.shutdown();
+        drop(c);
+        serving.join().unwrap().unwrap();
     }
 }

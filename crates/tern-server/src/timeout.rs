@@ -137,6 +137,18 @@ pub(crate) struct TimedIo<T> {
 }
 
 impl<T> TimedIo<T> {
+    /// The same, for a connection between requests (one moved from
+    /// another worker): the keep-alive timeout applies until a head starts.
+    pub(crate) fn between_requests(mut self) -> Self {
+        self.phase = Phase::Idle(Instant::now());
+        self
+    }
+
+    /// The connection under the timeouts.
+    pub(crate) fn into_inner(self) -> T {
+        self.io
+    }
+
     pub(crate) fn new(io: T, activity: std::sync::Arc<Activity>, timeouts: Timeouts) -> Self {
         let now = Instant::now();
         let deadline = now + timeouts.header_read;
