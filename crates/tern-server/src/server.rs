@@ -410,13 +410,21 @@ mod tests {
     }
 
     /// A server of [`WhichWorker`] with two workers, its address, its
-    /// handle and the thread running it. The machine is taken to have CPU
-    /// to spare, whatever else runs on it.
+    /// handle, the thread running it, and the guard that keeps other such
+    /// servers from running meanwhile. The machine is taken to have CPU to
+    /// spare, whatever else runs on it.
     fn two_workers() -> (
         std::net::SocketAddr,
         ServerHandle,
         std::thread::JoinHandle<std::io::Result<()>>,
+        std::sync::MutexGuard<'static, ()>,
     ) {
+        // One at a time: a test's worker kept busy by another test's spin
+        // would count as full, and hand its connections over.
+        static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let alone = ONE_AT_A_TIME
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         crate::balance::ASSUME_SPARE.store(true, std::sync::atomic::Ordering::Relaxed);
         let routes = SiteRoutes::new("test", Arc::new(WhichWorker));
         let mut router = Router::new();
@@ -434,7 +442,7 @@ mod tests {
             .build()
             .unwrap();
         let serving = std::thread::spawn(move || rt.block_on(server.run(vec![listener], 2)));
-        (addr, handle, serving)
+        (addr, handle, serving, alone)
     }
 
     /// Sends a request for `path` on `c`.
@@ -466,7 +474,7 @@ mod tests {
     /// rightly counts as full.
     #[test]
     fn connections_gather_on_one_worker_while_it_has_cpu_to_spare() {
-        let (addr, handle, serving) = two_workers();
+        let (addr, handle, serving, _alone) = two_workers();
         let mut conns: Vec<TcpStream> = (0..10)
             .map(|_| TcpStream::connect(addr).expect("connect"))
             .collect();
@@ -486,7 +494,7 @@ mod tests {
     /// other; once it has CPU to spare again, new ones gather on it again.
     #[test]
     fn a_full_worker_hands_new_connections_to_another() {
-        let (addr, handle, serving) = two_workers();
+        let (addr, handle, serving, _alone) = two_workers();
         let mut busy = TcpStream::connect(addr).expect("connect");
         ask(&mut busy, "/spin");
         std::thread::sleep(Duration::from_millis(50));
@@ -514,7 +522,7 @@ mod tests {
     /// request (already read by the first worker) carried over.
     #[test]
     fn a_connection_on_a_full_worker_moves_between_requests() {
-        let (addr, handle, serving) = two_workers();
+        let (addr, handle, serving, _alone) = two_workers();
         let mut c = TcpStream::connect(addr).expect("connect");
         c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         // The busy request and the start of the next, in one write.
