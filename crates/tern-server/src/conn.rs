@@ -121,11 +121,16 @@ pub(crate) struct Moved {
 /// its timeouts. A TLS stream cannot (its session state would have to go
 /// with it), so it never moves.
 pub(crate) trait Movable: AsyncRead + AsyncWrite + Unpin + Send + 'static {
+    /// Whether [`Movable::detach`] can give the socket.
+    const MOVES: bool;
+
     /// The socket, off this worker's runtime; `None` if it cannot move.
     fn detach(self) -> Option<std::io::Result<Detached>>;
 }
 
 impl<I: Accepted> Movable for TimedIo<I> {
+    const MOVES: bool = true;
+
     fn detach(self) -> Option<std::io::Result<Detached>> {
         Some(self.into_inner().detach())
     }
@@ -135,6 +140,8 @@ impl<T> Movable for tokio_rustls::server::TlsStream<T>
 where
     T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
+    const MOVES: bool = false;
+
     fn detach(self) -> Option<std::io::Result<Detached>> {
         None
     }
@@ -302,7 +309,7 @@ impl Http {
                 stopping = true;
             }
             let r = served.poll_without_shutdown(cx);
-            if r.is_ready() || stopping {
+            if r.is_ready() || stopping || !S::MOVES {
                 return r;
             }
             // Between requests (a request ended since the last look, none
