@@ -229,7 +229,7 @@ impl Balance {
     /// and the machine has CPU to spare; then the first worker that is not
     /// full (asked to accept from now on), or `me` if all are.
     pub(crate) fn serves(&self, me: usize) -> usize {
-        let Some(to) = self.relief(me) else {
+        let Some(to) = self.relief(me, Instant::now()) else {
             return me;
         };
         self.help[to].send_if_modified(|h| !std::mem::replace(h, true));
@@ -252,18 +252,18 @@ impl Balance {
         {
             return None;
         }
-        let to = self.relief(me)?;
+        let to = self.relief(me, now)?;
         LAST_MOVE.set(Some(now));
         Some(to)
     }
 
     /// The first worker other than `me` that could take work off it, if
-    /// `me` is full and the machine has CPU to spare.
-    fn relief(&self, me: usize) -> Option<usize> {
+    /// `me` is full and the machine has CPU to spare (at `now`).
+    fn relief(&self, me: usize, now: Instant) -> Option<usize> {
         if self.loads.len() < 2 {
             return None;
         }
-        let now = self.stamp(Instant::now());
+        let now = self.stamp(now);
         if !self.full(me, now) || !self.spare.get() {
             return None;
         }

@@ -121,18 +121,19 @@ pub(crate) struct Moved {
 /// its timeouts. A TLS stream cannot (its session state would have to go
 /// with it), so it never moves.
 pub(crate) trait Movable: AsyncRead + AsyncWrite + Unpin + Send + 'static {
-    /// Whether [`Movable::detach`] can give the socket.
+    /// Whether the connection can move at all: only then is the balance
+    /// asked, and [`Movable::detach`] called.
     const MOVES: bool;
 
-    /// The socket, off this worker's runtime; `None` if it cannot move.
-    fn detach(self) -> Option<std::io::Result<Detached>>;
+    /// The socket, off this worker's runtime.
+    fn detach(self) -> std::io::Result<Detached>;
 }
 
 impl<I: Accepted> Movable for TimedIo<I> {
     const MOVES: bool = true;
 
-    fn detach(self) -> Option<std::io::Result<Detached>> {
-        Some(self.into_inner().detach())
+    fn detach(self) -> std::io::Result<Detached> {
+        self.into_inner().detach()
     }
 }
 
@@ -142,8 +143,11 @@ where
 {
     const MOVES: bool = false;
 
-    fn detach(self) -> Option<std::io::Result<Detached>> {
-        None
+    fn detach(self) -> std::io::Result<Detached> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "a TLS connection does not move",
+        ))
     }
 }
 
@@ -151,9 +155,9 @@ where
 /// until the client is done, a timeout expires, or `cancel` asks for a
 /// graceful stop (requests in flight finish; idle connections close at
 /// once). On a TLS listener the handshake comes first, under the
-/// header-read timeout. `preread` is what was read of a connection moved
-/// here from another worker (see [`Moved`]), which is then between
-/// requests.
+/// header-read timeout. `moved_here` is set for a connection moved here
+/// from another worker between requests (see [`Moved`]): the bytes read
+/// of its next request, if any.
 ///
 /// Returns the connection if it is to move to another worker.
 pub(crate) async fn serve<I: Accepted>(
@@ -343,7 +347,7 @@ impl Http {
         };
         let mut preread = BytesMut::from(&parts.read_buf[..]);
         preread.extend_from_slice(&unread);
-        match io.detach()? {
+        match io.detach() {
             Ok(stream) => Some(Moved {
                 stream,
                 info: Arc::unwrap_or_clone(conn),

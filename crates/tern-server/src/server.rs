@@ -5,12 +5,13 @@
 //! Why a current-thread runtime per worker rather than one work-stealing
 //! runtime: a connection's task never leaves its thread, so a request costs
 //! no cross-thread wake-up (on 2 cores the work-stealing runtime spent most of
-//! its time in futex wake-ups and context switches). Every worker registers the
-//! same listening sockets, so whichever worker is idle accepts the next
-//! connection. A connection stays on the worker that serves it. New ones
-//! gather on the first worker while it has CPU to spare, and go to the
-//! others once it has not (see balance.rs: one worker answering ten
-//! connections costs less per request than two answering five each).
+//! its time in futex wake-ups and context switches). Every worker has its own
+//! handle on the listening sockets, but only the first polls them until it is
+//! full: new connections gather on the first worker while it has CPU to
+//! spare, and go to the others once it has not; a keep-alive connection on a
+//! full worker moves to another between requests (see balance.rs: one worker
+//! answering ten connections costs less per request than two answering five
+//! each).
 //!
 //! Shutdown, in order: stop accepting (listeners closed, Unix socket files
 //! removed); ask every connection to finish (idle ones close at once, ones with
