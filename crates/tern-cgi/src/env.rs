@@ -44,7 +44,7 @@ use std::path::Path;
 use http::request::Parts;
 use http::{header, HeaderName, Version};
 use tern_config::EnvPolicy;
-use tern_handler::{ConnInfo, PeerAddr};
+use tern_handler::{AuthUser, ConnInfo, OriginalTarget, PeerAddr};
 
 use crate::Error;
 
@@ -202,7 +202,11 @@ pub fn build(input: &EnvInput<'_>) -> Result<CgiEnv, Error> {
         }
     }
     env.push(b"REQUEST_METHOD", req.method.as_str().as_bytes())?;
-    let target = req.uri.path_and_query().map_or("/", |p| p.as_str());
+    // The target the client sent, also when rules rewrote the request's.
+    let target = match req.extensions.get::<OriginalTarget>() {
+        Some(original) => original.0.as_str(),
+        None => req.uri.path_and_query().map_or("/", |p| p.as_str()),
+    };
     env.push(b"REQUEST_URI", target.as_bytes())?;
     env.push(b"QUERY_STRING", req.uri.query().unwrap_or("").as_bytes())?;
     let s = &input.script;
@@ -221,6 +225,10 @@ pub fn build(input: &EnvInput<'_>) -> Result<CgiEnv, Error> {
     env.push(b"DOCUMENT_ROOT", root)?;
     let remote = address(&input.conn.peer, peer);
     env.push(b"REMOTE_ADDR", remote.as_bytes())?;
+    if let Some(user) = req.extensions.get::<AuthUser>() {
+        env.push(b"REMOTE_USER", user.name.as_bytes())?;
+        env.push(b"AUTH_TYPE", user.scheme.as_bytes())?;
+    }
     env.push(b"REMOTE_HOST", remote.as_bytes())?;
     if let Some(p) = peer {
         env.push(b"REMOTE_PORT", p.port().to_string().as_bytes())?;

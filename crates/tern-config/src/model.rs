@@ -12,7 +12,7 @@ use crate::address::ListenAddr;
 use crate::defaults;
 
 /// A whole configuration: listeners, limits, logs and sites.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Config {
     /// Where the configuration came from (a file path, or `<built-in>`).
     pub source: PathBuf,
@@ -324,7 +324,7 @@ impl Default for CacheConfig {
 }
 
 /// A virtual host (`[[site]]`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Site {
     /// The site's name for logs: its first host, or `default`.
     pub name: String,
@@ -341,6 +341,9 @@ pub struct Site {
     /// Response-header rules, applied in file order to every response whose
     /// path matches.
     pub header_rules: Vec<HeaderRule>,
+    /// The ordered rules, realms and rate limits (`[[site.rules]]`,
+    /// `[[site.access]]`, `[[site.limit]]`).
+    pub rules: crate::rules::SiteRules,
 }
 
 /// How a site serves static files (keys directly under `[[site]]`).

@@ -9,7 +9,7 @@ use crate::cgiplus::walk_cgiplus;
 use crate::defaults;
 use crate::fastcgi::walk_fastcgi;
 use crate::model::{HandlerConfig, Route, RouteMatcher, Site, StaticConfig};
-use crate::rules::walk_headers;
+use crate::rules::{walk_headers, walk_site_rules};
 use crate::walk::{Table, Walker};
 use crate::wasm::walk_wasm;
 
@@ -39,6 +39,7 @@ pub(crate) fn walk_sites(w: &mut Walker<'_>, top: &mut Table<'_>) -> Vec<Site> {
         let static_files = walk_static(w, &mut t, None);
         let routes = walk_routes(w, &mut t, static_files.as_ref());
         let header_rules = walk_headers(w, &mut t);
+        let rules = walk_site_rules(w, &mut t);
         w.finish(t);
         if let Some(static_files) = static_files {
             sites.push(Site {
@@ -51,6 +52,7 @@ pub(crate) fn walk_sites(w: &mut Walker<'_>, top: &mut Table<'_>) -> Vec<Site> {
                 static_files,
                 routes,
                 header_rules,
+                rules,
             });
         }
     }

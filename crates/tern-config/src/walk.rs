@@ -89,6 +89,17 @@ impl<'a> Table<'a> {
         self.inner.get(key).is_some_and(|i| i.is_table_like())
     }
 
+    /// Marks `key` as read without reading it (its error was already
+    /// reported another way).
+    pub(crate) fn skip(&mut self, key: &str) {
+        self.read.push(key.to_owned());
+    }
+
+    /// Whether `key` holds a string.
+    pub(crate) fn is_str(&self, key: &str) -> bool {
+        self.inner.get(key).is_some_and(|i| i.as_str().is_some())
+    }
+
     /// Where `key`'s value is, for an error found after reading it.
     pub(crate) fn span_of(&self, key: &str) -> Option<Range<usize>> {
         let (k, item) = self.inner.get_key_value(key)?;

@@ -129,3 +129,21 @@ pub struct Exchange {
     /// The id that tags this request's log lines.
     pub id: RequestId,
 }
+
+/// The user an access realm granted a request (HTTP Basic): a request
+/// extension the authorize phase sets, which CGI reads as `REMOTE_USER`
+/// and `AUTH_TYPE` and the access log writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuthUser {
+    /// The user name, as the client sent it and the password file holds it.
+    pub name: Arc<str>,
+    /// The scheme that proved it (`Basic`).
+    pub scheme: &'static str,
+}
+
+/// The request target as the client sent it, when rules rewrote the
+/// request's (a request extension the rewrite phase sets): CGI's
+/// `REQUEST_URI` stays what the client asked for, as in Apache and nginx,
+/// while `SCRIPT_NAME`, `PATH_INFO` and `QUERY_STRING` follow the rewrite.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OriginalTarget(pub http::uri::PathAndQuery);

@@ -18,7 +18,10 @@ use std::pin::Pin;
 
 pub use body::{BodyError, BodyPace, Leftover, RequestBody, ResponseBody};
 pub use error::{error_response, HandlerError};
-pub use exchange::{ClientCert, ConnInfo, Exchange, PeerAddr, RequestId, RouteMatch, TlsInfo};
+pub use exchange::{
+    AuthUser, ClientCert, ConnInfo, Exchange, OriginalTarget, PeerAddr, RequestId, RouteMatch,
+    TlsInfo,
+};
 pub use pattern::RoutePattern;
 
 /// The future a handler returns. Boxed: one allocation per request is cheap

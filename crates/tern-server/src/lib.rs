@@ -54,6 +54,7 @@ macro_rules! write_through {
 mod balance;
 mod body;
 mod conn;
+mod explain;
 mod hpack_guard;
 mod listen;
 mod phase;
@@ -69,6 +70,7 @@ mod tls;
 mod version;
 
 pub use body::ServerBody;
+pub use explain::Explanation;
 pub use listen::{BindError, BoundListener};
 pub use phase::authorize::Access;
 pub use phase::log::Sinks;

@@ -77,6 +77,16 @@ impl SiteRoutes {
         self.rules.headers = rules;
     }
 
+    /// Sets the site's rewrite rules (run before routing).
+    pub fn set_rewrite(&mut self, rewrite: Option<crate::phase::rewrite::Rewrite>) {
+        self.rules.rewrite = rewrite;
+    }
+
+    /// Sets the site's realms and rate limits (run after routing).
+    pub fn set_access(&mut self, access: Option<crate::phase::authorize::Access>) {
+        self.rules.access = access;
+    }
+
     /// The rules the site's phases decide over.
     pub fn rules(&self) -> &SiteRules {
         &self.rules

@@ -21,6 +21,7 @@ use tern_handler::{
 
 use crate::body::ServerBody;
 use crate::phase::admit::{admit, Refusal};
+use crate::phase::authorize::Granted;
 use crate::phase::listen;
 use crate::phase::log::LogPhase;
 use crate::phase::respond::HeaderHits;
@@ -127,10 +128,13 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
         let routes = site.router.site(host);
         let rules = routes.rules();
 
-        // rewrite
+        // rewrite: headers `set` rules add go on the response, whoever
+        // answers.
+        let mut extra = Vec::new();
         if let Some(rewrite) = &rules.rewrite {
-            if let Flow::Answer(resp) = rewrite.apply(&mut path) {
-                return RespFuture::answer(resp, rules.headers.decide(path.as_str()), log);
+            if let Flow::Answer(resp) = rewrite.apply(&mut req, &self.conn, &mut path, &mut extra) {
+                let hits = rules.headers.decide(path.as_str());
+                return RespFuture::answer(resp, hits, log).with_extra(extra);
             }
         }
         // route
@@ -138,9 +142,15 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
         // respond: which header rules apply is decided on the final path.
         let hits = rules.headers.decide(path.as_str());
         // authorize
+        let mut granted = Granted::default();
+        let mut log = log;
         if let Some(access) = &rules.access {
-            if let Flow::Answer(resp) = access.check(&req, &self.conn, &target.route) {
-                return RespFuture::answer(resp, hits, log);
+            let flow = access.check(&mut req, &self.conn, path.as_str(), &mut granted);
+            if let Some(user) = &granted.user {
+                log.user(user);
+            }
+            if let Flow::Answer(resp) = flow {
+                return RespFuture::answer(resp, hits, log).with_extra(extra);
             }
         }
 
@@ -160,17 +170,30 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
             l
         });
         let request = Request::from_parts(parts, body);
-        let fut = target.handler.call(Exchange {
+        let exchange = Exchange {
             request,
             path,
             conn: self.conn.clone(),
             route,
             id,
-        });
+        };
+        let fut = if granted.delay.is_zero() {
+            target.handler.call(exchange)
+        } else {
+            // A rate limit's delay (nginx's burst without nodelay): the
+            // request waits its turn before the handler sees it.
+            let handler = target.handler.clone();
+            let delay = granted.delay;
+            Box::pin(async move {
+                tokio::time::sleep(delay).await;
+                handler.call(exchange).await
+            })
+        };
         RespFuture {
             state: State::Pending(fut),
             log: Some(log),
             hits,
+            extra,
             leftover,
         }
     }
@@ -275,6 +298,8 @@ pub(crate) struct RespFuture {
     state: State,
     log: Option<LogPhase>,
     hits: Option<HeaderHits>,
+    /// Headers the rules' `set` added.
+    extra: Vec<(header::HeaderName, header::HeaderValue)>,
     leftover: Option<Leftover>,
 }
 
@@ -285,8 +310,15 @@ impl RespFuture {
             state: State::Ready(Some(resp)),
             log: Some(log),
             hits,
+            extra: Vec::new(),
             leftover: None,
         }
+    }
+
+    /// With the headers the rules' `set` added.
+    fn with_extra(mut self, extra: Vec<(header::HeaderName, header::HeaderValue)>) -> Self {
+        self.extra = extra;
+        self
     }
 }
 
@@ -322,6 +354,9 @@ impl Future for RespFuture {
         };
         if let Some(hits) = this.hits.take() {
             hits.apply(resp.headers_mut());
+        }
+        for (name, value) in this.extra.drain(..) {
+            resp.headers_mut().insert(name, value);
         }
         let mut log = this.log.take().expect("RespFuture polled after completion");
         log.status(resp.status());

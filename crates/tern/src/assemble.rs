@@ -8,7 +8,8 @@ use anyhow::Context as _;
 use tern_accesslog::AccessLog;
 use tern_config::{Config, HandlerConfig, ListenAddr, Route, RouteMatcher};
 use tern_handler::Handler;
-use tern_server::{HeaderRules, Match, Router, Sinks, Site, SiteRoutes};
+use tern_rules::rule::RuleList;
+use tern_server::{Access, HeaderRules, Match, Rewrite, Router, Sinks, Site, SiteRoutes};
 use tern_static::{FileCache, StaticFiles};
 
 /// What one configuration generation hands to the next on reload.
@@ -208,32 +209,42 @@ fn routes(cfg: &Config, cache: &Option<Arc<FileCache>>, start: Start) -> anyhow:
                 RouteMatcher::Prefix(p) => Match::Prefix(p.clone()),
                 RouteMatcher::Extension(e) => Match::Extension(e.clone()),
             };
-            if let Some(handler) = handler {
-                routes.add(m, handler);
-            }
+            routes.add(m, handler);
         }
         routes.set_headers(
             HeaderRules::new(&site.header_rules).with_context(|| format!("site {}", site.name))?,
+        );
+        let rules = &site.rules;
+        let list = RuleList::new(rules.rules.clone())
+            .with_context(|| format!("site {}: rules", site.name))?;
+        routes.set_rewrite(list.map(|l| Rewrite::new(l, site.static_files.root.clone())));
+        if start == Start::Yes {
+            warn_weak_hashes(&rules.realms);
+        }
+        routes.set_access(
+            tern_rules::access::Access::new(rules.realms.clone(), rules.limits.clone())
+                .map(Access::new),
         );
         router.add_site(&site.hosts, site.default, routes);
     }
     Ok(router)
 }
 
-/// The handler of route `r` of site `site`; `None` for a persistent route
-/// only checked (`Start::No`).
+/// The handler of route `r` of site `site`; for a persistent route only
+/// checked (`Start::No`), a stand-in that names its kind and is never
+/// called, so that `tern check` and `tern explain` route as serving does.
 fn handler(
     site: &str,
     r: &Route,
     cache: &Option<Arc<FileCache>>,
     start: Start,
-) -> anyhow::Result<Option<Arc<dyn Handler>>> {
+) -> anyhow::Result<Arc<dyn Handler>> {
     let handler: Arc<dyn Handler> = match &r.handler {
         HandlerConfig::Static(s) => Arc::new(StaticFiles::new(s, cache.clone())?),
         HandlerConfig::Cgi(c) => Arc::new(tern_gateway::Cgi::new(c)?),
         HandlerConfig::FastCgi(c) if start == Start::No => {
             tern_gateway::FastCgi::check(c)?;
-            return Ok(None);
+            Arc::new(Unstarted("fastcgi"))
         }
         HandlerConfig::FastCgi(c) => Arc::new(tern_gateway::FastCgi::new(
             c,
@@ -241,7 +252,7 @@ fn handler(
         )?),
         HandlerConfig::CgiPlus(c) if start == Start::No => {
             tern_gateway::CgiPlus::check(c)?;
-            return Ok(None);
+            Arc::new(Unstarted("cgiplus"))
         }
         HandlerConfig::CgiPlus(c) => Arc::new(tern_gateway::CgiPlus::new(
             c,
@@ -249,5 +260,60 @@ fn handler(
         )?),
         HandlerConfig::Wasm(c) => Arc::new(tern_wasm::Wasm::new(c)?),
     };
-    Ok(Some(handler))
+    Ok(handler)
+}
+
+/// A persistent route checked but not started: its kind, for routing
+/// decisions; never called (a server is never built with one).
+#[derive(Debug)]
+struct Unstarted(&'static str);
+
+impl Handler for Unstarted {
+    fn call(&self, _: tern_handler::Exchange) -> tern_handler::HandlerFuture {
+        Box::pin(async { tern_handler::error_response(http::StatusCode::SERVICE_UNAVAILABLE) })
+    }
+
+    fn kind(&self) -> &'static str {
+        self.0
+    }
+}
+
+/// A warning for each realm whose password file holds hashes that are
+/// quick to guess (SHA-1, salted or not; Apache's MD5).
+fn warn_weak_hashes(realms: &[tern_rules::access::Realm]) {
+    use tern_rules::password::Scheme;
+    for realm in realms {
+        let Some(pw) = &realm.passwords else { continue };
+        for (scheme, users) in pw.file.schemes() {
+            if matches!(scheme, Scheme::Sha1 | Scheme::Ssha | Scheme::Apr1) {
+                tracing::warn!(
+                    "{}: {} of the users in {} have {} hashes, which are quick to guess; bcrypt (htpasswd -B) is not",
+                    realm.origin,
+                    users,
+                    pw.path,
+                    scheme.name()
+                );
+            }
+        }
+    }
+}
+
+/// Builds the routing of `cfg` as `tern check` does (nothing started) and
+/// explains `req` arriving from `conn` to it.
+pub(crate) fn explain(
+    cfg: &Config,
+    req: http::Request<()>,
+    conn: &tern_handler::ConnInfo,
+) -> anyhow::Result<tern_server::Explanation> {
+    let router = routes(cfg, &None, Start::No)?;
+    let site = Site {
+        router,
+        limits: cfg.limits.clone(),
+        tls: Vec::new(),
+        redirects: Vec::new(),
+        sinks: Sinks { access_log: None },
+        grace_period: cfg.server.grace_period,
+        http01: None,
+    };
+    Ok(site.explain(req, conn))
 }

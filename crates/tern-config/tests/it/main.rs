@@ -717,3 +717,159 @@ fn acme_tables_load_without_certificates_and_their_errors_name_line_and_key() {
     // An `acme` table, even a wrong one, stands in for `certificates`.
     assert!(!has("tls.certificates: missing"), "{text:?}");
 }
+
+#[test]
+fn rules_realms_and_limits_name_file_line_key_and_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("www")).unwrap();
+    std::fs::write(
+        dir.path().join("odd.htpasswd"),
+        "# users\nann:{PLAIN}secret\n",
+    )
+    .unwrap();
+    let errs = errors(
+        dir.path(),
+        r#"
+[[site]]
+root = "www"
+
+[[site.rules]]
+regex = '^/(a'
+redirect = "/b"
+
+[[site.rules]]
+regex = '^/(a)$'
+rewrite = "/b/$2"
+
+[[site.rules]]
+path = "/x"
+redirect = ""
+
+[[site.rules]]
+path = "/y"
+redirect = "/z"
+status = 200
+
+[[site.rules]]
+path = "/w"
+return = 404
+rewrite = "/v"
+
+[[site.rules]]
+path = "/u"
+
+[[site.rules]]
+path = "/t"
+rewrite = "/s"
+flow = "again"
+
+[[site.rules]]
+path = "/r"
+try_files = ["$path", "=99"]
+
+[[site.rules]]
+path = "/q"
+set = { headers = { "Content-Length" = "1" } }
+
+[[site.rules]]
+client = "10.0.0.1/8"
+return = 403
+
+[[site.access]]
+path = "/a/**"
+htpasswd = "missing.htpasswd"
+
+[[site.access]]
+path = "/b/**"
+htpasswd = "odd.htpasswd"
+
+[[site.access]]
+path = "/c/**"
+
+[[site.limit]]
+rate = "ten per second"
+"#,
+    );
+    let text: Vec<String> = errs.iter().map(ToString::to_string).collect();
+    let all = text.join("\n");
+    let f = dir.path().join("tern.toml");
+    let f = f.display();
+    for want in [
+        format!("{f}:6: site[0].rules[0].regex: bad regex"),
+        format!("{f}:11: site[0].rules[1].rewrite: $2 refers to a capture the regex does not have (it has 1)"),
+        format!("{f}:15: site[0].rules[2].redirect: a redirect needs a target"),
+        format!("{f}:20: site[0].rules[3].status: 200 is not a redirect status"),
+        "site[0].rules[4].return: a rule has one action, and this one has `rewrite` too".to_owned(),
+        "site[0].rules[5]: a rule needs one action".to_owned(),
+        "site[0].rules[6].flow: expected \"continue\", \"last\" or \"break\"".to_owned(),
+        "site[0].rules[7].try_files[1]: expected a status such as \"=404\"".to_owned(),
+        "site[0].rules[8].set.headers.Content-Length: this header is set by the server".to_owned(),
+        "site[0].rules[9].client: `10.0.0.1/8` has host bits set (did you mean 10.0.0.0/8?)".to_owned(),
+        "site[0].access[0].htpasswd: cannot read".to_owned(),
+        "site[0].access[1].htpasswd:".to_owned(),
+        "odd.htpasswd: line 2: ".to_owned(),
+        "site[0].access[2]: an access block checks something".to_owned(),
+        "site[0].limit[0].rate:".to_owned(),
+    ] {
+        assert!(all.contains(&want), "missing {want:?} in\n{all}");
+    }
+    assert!(
+        !all.contains("{PLAIN}secret"),
+        "a hash is never shown:\n{all}"
+    );
+    assert_eq!(errs.len(), 14, "{all}");
+}
+
+#[test]
+fn rules_load_into_the_types_the_phases_use() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("www")).unwrap();
+    let p = write(
+        dir.path(),
+        r#"
+[[site]]
+root = "www"
+
+[[site.rules]]
+regex = '^/blog/(?P<year>\d+)/(.*)$'
+host = ["example.com", "*.example.com"]
+method = ["GET", "HEAD"]
+header = { "X-A" = "b*" }
+query = { p = "*" }
+client = ["127.0.0.1", "::1", "10.0.0.0/8"]
+scheme = "https"
+redirect = "/posts/${year}/$2"
+status = 308
+
+[[site.rules]]
+try_files = ["$path", "$path/", "/index.php?$query"]
+
+[[site.limit]]
+path = "/login"
+rate = "30r/m"
+burst = 5
+delay = 2
+key = "user"
+status = 503
+keys = 100
+"#,
+    );
+    let cfg = load(&p).unwrap();
+    let rules = &cfg.sites[0].rules;
+    assert_eq!(rules.rules.len(), 2);
+    let r = &rules.rules[0];
+    assert_eq!(r.conditions.hosts.len(), 2);
+    assert_eq!(r.conditions.methods.len(), 2);
+    assert_eq!(r.conditions.clients.len(), 3);
+    assert_eq!(r.conditions.secure, Some(true));
+    assert!(
+        r.origin.ends_with("tern.toml:5: site[0].rules[0]"),
+        "{}",
+        r.origin
+    );
+    let l = &rules.limits[0];
+    assert_eq!(l.limit.burst, 5);
+    assert_eq!(l.limit.delay, tern_rules::limit::Delay::After(2));
+    assert_eq!(l.status.as_u16(), 503);
+    assert_eq!(l.keys, 100);
+}

@@ -1,25 +1,112 @@
-//! The authorize phase: access rules decided after routing, with the
-//! route known (which handler, which pattern), before the handler runs.
-//! A refusal (401 with a challenge, 403) is an answer like any other: the
-//! respond and log phases still run.
-//!
-//! No access rules exist yet, so [`Access`] has no values: a site's
-//! `access` is always `None` and the phase is one branch. The rules work
-//! gives it its rules, and its result a place in the `Exchange` (the
-//! principal a CGI script reads as `REMOTE_USER`).
+//! The authorize phase: a site's realms and rate limits (`[[site.access]]`,
+//! `[[site.limit]]`, decided by `tern-rules`), after routing, before the
+//! handler. A refusal (401 with a challenge, 403, 429) is an answer like
+//! any other: the respond and log phases still run. A granted user becomes
+//! the request's [`AuthUser`] (CGI's `REMOTE_USER`, the access log's user).
 
-use http::Request;
-use tern_handler::{ConnInfo, RouteMatch};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
+use http::header::{self, HeaderValue};
+use http::{Request, StatusCode};
+use tern_handler::{error_response, AuthUser, ConnInfo};
+use tern_rules::access::{AccessTrace, AccessVerdict};
+
+use crate::phase::rewrite::rule_request;
 use crate::phase::Flow;
 
-/// A site's compiled access rules.
+/// A site's compiled realms and limits.
 #[derive(Debug)]
-pub enum Access {}
+pub struct Access(tern_rules::access::Access);
+
+/// What the phase decided, beyond on or answer.
+#[derive(Debug, Default)]
+pub(crate) struct Granted {
+    /// The user a realm granted.
+    pub(crate) user: Option<Arc<str>>,
+    /// How long a rate limit holds the request back.
+    pub(crate) delay: Duration,
+}
 
 impl Access {
-    /// Decides whether the request may reach its handler.
-    pub fn check<B>(&self, _req: &Request<B>, _conn: &ConnInfo, _route: &RouteMatch) -> Flow {
-        match *self {}
+    /// Wraps a site's realms and limits.
+    pub fn new(access: tern_rules::access::Access) -> Self {
+        Access(access)
+    }
+
+    /// The realms and limits.
+    pub(crate) fn inner(&self) -> &tern_rules::access::Access {
+        &self.0
+    }
+
+    /// Which realm and limits would apply (`tern explain`).
+    pub fn explain<B>(&self, req: &Request<B>, conn: &ConnInfo, path: &str) -> AccessTrace {
+        self.0.explain(&rule_request(req, conn, path))
+    }
+
+    /// Decides whether the request may reach its handler. A granted user
+    /// is set on the request.
+    pub(crate) fn check<B>(
+        &self,
+        req: &mut Request<B>,
+        conn: &ConnInfo,
+        path: &str,
+        granted: &mut Granted,
+    ) -> Flow {
+        let verdict = {
+            let view = rule_request(req, conn, path);
+            self.0.decide(
+                &view,
+                req.headers().get(header::AUTHORIZATION),
+                Instant::now(),
+            )
+        };
+        match verdict {
+            AccessVerdict::Pass { user, delay } => {
+                if let Some(user) = user {
+                    let name: Arc<str> = Arc::from(user);
+                    req.extensions_mut().insert(AuthUser {
+                        name: name.clone(),
+                        scheme: "Basic",
+                    });
+                    granted.user = Some(name);
+                }
+                granted.delay = delay;
+                Flow::Next
+            }
+            AccessVerdict::Challenge { realm, reason } => {
+                // A first request without credentials is how every browser
+                // starts: not worth a warning.
+                if req.headers().contains_key(header::AUTHORIZATION) {
+                    tracing::warn!(peer = %conn.peer, method = %req.method(), target = %req.uri(), "401: {reason}");
+                } else {
+                    tracing::debug!(peer = %conn.peer, method = %req.method(), target = %req.uri(), "401: {reason}");
+                }
+                let mut resp = error_response(StatusCode::UNAUTHORIZED);
+                let challenge = format!("Basic realm=\"{realm}\", charset=\"UTF-8\"");
+                if let Ok(v) = HeaderValue::from_str(&challenge) {
+                    resp.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+                }
+                Flow::Answer(resp)
+            }
+            AccessVerdict::Forbidden { reason } => {
+                tracing::warn!(peer = %conn.peer, method = %req.method(), target = %req.uri(), "403: {reason}");
+                Flow::Answer(error_response(StatusCode::FORBIDDEN))
+            }
+            AccessVerdict::Limited {
+                status,
+                retry_after,
+                log,
+            } => {
+                if let Some(line) = log {
+                    tracing::warn!("{}: {line}", status.as_u16());
+                }
+                let mut resp = error_response(status);
+                let secs = retry_after.as_secs_f64().ceil().max(1.0) as u64;
+                resp.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+                Flow::Answer(resp)
+            }
+        }
     }
 }

@@ -69,6 +69,13 @@ impl LogPhase {
         self.status = status.as_u16();
     }
 
+    /// The user a realm granted the request.
+    pub(crate) fn user(&mut self, user: &str) {
+        if let Some(e) = self.access.as_mut() {
+            e.record.user = Some(user.to_owned());
+        }
+    }
+
     /// Counts body bytes sent.
     pub(crate) fn sent(&mut self, bytes: usize) {
         self.bytes += bytes as u64;

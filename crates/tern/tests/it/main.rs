@@ -11,6 +11,7 @@ mod lifecycle;
 mod listeners;
 mod logs;
 mod persistent;
+mod rules;
 mod static_matrix;
 mod tls;
 mod traversal;

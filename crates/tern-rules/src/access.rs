@@ -1,0 +1,376 @@
+//! Access: a site's realms (`[[site.access]]`) and rate limits
+//! (`[[site.limit]]`), decided after routing.
+//!
+//! **Realms** are WASD's path authorization with nginx's vocabulary. The
+//! first realm whose conditions hold decides; a request no realm covers is
+//! open. A realm checks the client's address (`deny`, then `allow`), a
+//! password (HTTP Basic against an htpasswd file, then the `users` and
+//! `groups` it requires), or both:
+//!
+//! | `satisfy` | granted when |
+//! |---|---|
+//! | `all` (default) | every check the realm has passes: a refused address is 403 whatever the password; a missing or wrong password is 401 |
+//! | `any` | the address passes (and the realm has address rules), or the password does; else 401 if the realm asks for a password, 403 if not |
+//!
+//! **Limits** follow nginx's `limit_req`: each limit whose conditions hold
+//! counts the request under its key (the client's address, or the user a
+//! realm granted) and passes, delays or refuses it (see [`crate::limit`]).
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use http::header::HeaderValue;
+use http::StatusCode;
+use ipnet::IpNet;
+
+use crate::cond::{in_networks, Conditions, Request};
+use crate::limit::{RateLimit, RateZone, Verdict};
+use crate::password::{GroupFile, PasswordFile, VerifiedCache};
+
+/// How a realm's address and password checks combine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Satisfy {
+    /// Every check must pass.
+    All,
+    /// One check is enough.
+    Any,
+}
+
+/// A realm's password check.
+#[derive(Clone, Debug)]
+pub struct Passwords {
+    /// The htpasswd file, as read when the configuration was loaded.
+    pub file: Arc<PasswordFile>,
+    /// Where it was read from, for log lines.
+    pub path: String,
+    /// The group file, if the realm requires groups.
+    pub groups: Option<Arc<GroupFile>>,
+    /// Users the realm admits (empty with no `groups`: any valid user).
+    pub users: Vec<String>,
+    /// Groups the realm admits.
+    pub require_groups: Vec<String>,
+}
+
+/// One `[[site.access]]` block.
+#[derive(Clone, Debug)]
+pub struct Realm {
+    /// When the realm applies.
+    pub conditions: Conditions,
+    /// The realm's name, sent in the `WWW-Authenticate` challenge.
+    pub name: String,
+    /// Networks refused.
+    pub deny: Vec<IpNet>,
+    /// Networks admitted (empty: any not denied).
+    pub allow: Vec<IpNet>,
+    /// The password check, if any.
+    pub passwords: Option<Passwords>,
+    /// How the checks combine.
+    pub satisfy: Satisfy,
+    /// Where it is configured.
+    pub origin: String,
+}
+
+/// What a limit counts requests by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LimitKey {
+    /// The client's address.
+    Client,
+    /// The user a realm granted (requests without one are not counted).
+    User,
+}
+
+/// One `[[site.limit]]` block, as configured.
+#[derive(Clone, Debug)]
+pub struct LimitRule {
+    /// When the limit applies.
+    pub conditions: Conditions,
+    /// What requests are counted by.
+    pub key: LimitKey,
+    /// Rate, burst and delay.
+    pub limit: RateLimit,
+    /// The status of a refusal (429 unless configured).
+    pub status: StatusCode,
+    /// How many keys the limit remembers.
+    pub keys: usize,
+    /// Where it is configured.
+    pub origin: String,
+}
+
+/// What the authorize phase decided.
+#[derive(Debug, PartialEq, Eq)]
+pub enum AccessVerdict {
+    /// On to the handler, after `delay` (zero: at once), as `user` if a
+    /// realm granted one.
+    Pass {
+        /// The user, when a password granted the request.
+        user: Option<String>,
+        /// How long a limit holds the request back.
+        delay: Duration,
+    },
+    /// 401 with a challenge for this realm.
+    Challenge {
+        /// The realm's name.
+        realm: String,
+        /// For the log line.
+        reason: String,
+    },
+    /// 403.
+    Forbidden {
+        /// For the log line.
+        reason: String,
+    },
+    /// Refused by a limit.
+    Limited {
+        /// The limit's status (429 by default).
+        status: StatusCode,
+        /// For `Retry-After`.
+        retry_after: Duration,
+        /// The log line to write now, if this refusal is the one of its
+        /// period that is logged (with how many it stands for).
+        log: Option<String>,
+    },
+}
+
+/// A site's realms and limits, compiled, with the limits' tables and the
+/// cache of verified passwords.
+#[derive(Debug)]
+pub struct Access {
+    realms: Vec<Realm>,
+    limits: Vec<(LimitRule, RateZone)>,
+    verified: VerifiedCache,
+}
+
+/// Verified credentials remembered (per site).
+const VERIFIED_ENTRIES: usize = 1024;
+/// For how long.
+const VERIFIED_FOR: Duration = Duration::from_secs(60);
+/// At most one log line per limit per this long.
+const LOG_EVERY: Duration = Duration::from_secs(1);
+
+/// A trace of what access decided, for `tern explain`.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct AccessTrace {
+    /// The realm that decided (its origin and name), if any.
+    pub realm: Option<String>,
+    /// The limits that applied (their origins, with rate and burst).
+    pub limits: Vec<String>,
+}
+
+impl Access {
+    /// Compiles realms and limits; `None` when there are neither.
+    pub fn new(realms: Vec<Realm>, limits: Vec<LimitRule>) -> Option<Access> {
+        if realms.is_empty() && limits.is_empty() {
+            return None;
+        }
+        Some(Access {
+            realms,
+            limits: limits
+                .into_iter()
+                .map(|l| {
+                    let zone = RateZone::new(l.limit, l.keys);
+                    (l, zone)
+                })
+                .collect(),
+            verified: VerifiedCache::new(VERIFIED_ENTRIES, VERIFIED_FOR),
+        })
+    }
+
+    /// The realms, in order.
+    pub fn realms(&self) -> &[Realm] {
+        &self.realms
+    }
+
+    /// Which realm and limits would apply to `req`, without checking or
+    /// counting anything.
+    pub fn explain(&self, req: &Request<'_>) -> AccessTrace {
+        AccessTrace {
+            realm: self
+                .realms
+                .iter()
+                .find(|r| r.conditions.hold(req))
+                .map(|r| format!("{} (realm \"{}\")", r.origin, r.name)),
+            limits: self
+                .limits
+                .iter()
+                .filter(|(l, _)| l.conditions.hold(req))
+                .map(|(l, _)| format!("{}: {}, burst {}", l.origin, l.limit.rate, l.limit.burst))
+                .collect(),
+        }
+    }
+
+    /// Decides `req`, whose `Authorization` field is `authorization`.
+    pub fn decide(
+        &self,
+        req: &Request<'_>,
+        authorization: Option<&HeaderValue>,
+        now: Instant,
+    ) -> AccessVerdict {
+        let mut user = None;
+        if let Some(realm) = self.realms.iter().find(|r| r.conditions.hold(req)) {
+            match self.realm(realm, req.client, authorization, now) {
+                Ok(u) => user = u,
+                Err(refusal) => return refusal,
+            }
+        }
+        let mut delay = Duration::ZERO;
+        for (limit, zone) in &self.limits {
+            if !limit.conditions.hold(req) {
+                continue;
+            }
+            let key: Vec<u8> = match (limit.key, req.client, &user) {
+                (LimitKey::User, _, Some(u)) => u.as_bytes().to_vec(),
+                (LimitKey::User, _, None) => continue,
+                (LimitKey::Client, Some(IpAddr::V4(ip)), _) => ip.octets().to_vec(),
+                (LimitKey::Client, Some(IpAddr::V6(ip)), _) => match ip.to_ipv4_mapped() {
+                    Some(v4) => v4.octets().to_vec(),
+                    None => ip.octets().to_vec(),
+                },
+                // A Unix-socket client has no address: all count as one.
+                (LimitKey::Client, None, _) => Vec::new(),
+            };
+            match zone.check(&key, now) {
+                Verdict::Pass => {}
+                Verdict::Delay(d) => delay = delay.max(d),
+                Verdict::Refuse { retry_after } => {
+                    let log = zone.refused(now, LOG_EVERY).map(|n| {
+                        format!(
+                            "{}: {} refused by the limit ({}, burst {}){}",
+                            limit.origin,
+                            match (limit.key, req.client, &user) {
+                                (LimitKey::User, _, Some(u)) => format!("user {u:?}"),
+                                (_, Some(ip), _) => format!("client {ip}"),
+                                _ => "a Unix-socket client".to_owned(),
+                            },
+                            limit.limit.rate,
+                            limit.limit.burst,
+                            if n > 1 {
+                                format!("; {n} refusals since the last line")
+                            } else {
+                                String::new()
+                            }
+                        )
+                    });
+                    return AccessVerdict::Limited {
+                        status: limit.status,
+                        retry_after,
+                        log,
+                    };
+                }
+            }
+        }
+        AccessVerdict::Pass { user, delay }
+    }
+
+    /// One realm's checks: the user granted (if a password did), or the
+    /// refusal.
+    fn realm(
+        &self,
+        realm: &Realm,
+        client: Option<IpAddr>,
+        authorization: Option<&HeaderValue>,
+        now: Instant,
+    ) -> Result<Option<String>, AccessVerdict> {
+        let has_address_rules = !realm.allow.is_empty() || !realm.deny.is_empty();
+        let address = if has_address_rules {
+            Some(address_allowed(realm, client))
+        } else {
+            None
+        };
+        let Some(pw) = &realm.passwords else {
+            return match address {
+                Some(Err(reason)) => Err(AccessVerdict::Forbidden {
+                    reason: format!("{}: {reason}", realm.origin),
+                }),
+                _ => Ok(None),
+            };
+        };
+        match (realm.satisfy, &address) {
+            (Satisfy::All, Some(Err(reason))) => {
+                return Err(AccessVerdict::Forbidden {
+                    reason: format!("{}: {reason}", realm.origin),
+                })
+            }
+            (Satisfy::Any, Some(Ok(()))) => return Ok(None),
+            _ => {}
+        }
+        let challenge = |reason: String| AccessVerdict::Challenge {
+            realm: realm.name.clone(),
+            reason: format!("{}: {reason}", realm.origin),
+        };
+        let Some((user, password)) = authorization.and_then(basic_credentials) else {
+            return Err(challenge(match authorization {
+                None => "no credentials".to_owned(),
+                Some(_) => "credentials that are not Basic user:password".to_owned(),
+            }));
+        };
+        // The file's identity in the cache: its place in memory, which is
+        // the same for as long as this configuration (and this cache) lives.
+        let file_id = Arc::as_ptr(&pw.file) as usize as u64;
+        if !self
+            .verified
+            .check(file_id, &pw.file, &user, &password, now)
+        {
+            return Err(challenge(format!("wrong password for user {user:?}")));
+        }
+        let admitted = (pw.users.is_empty() && pw.require_groups.is_empty())
+            || pw.users.contains(&user)
+            || pw.groups.as_ref().is_some_and(|g| {
+                pw.require_groups
+                    .iter()
+                    .any(|group| g.is_member(&user, group))
+            });
+        if !admitted {
+            // A valid password that the realm does not admit: asking again
+            // would not help.
+            return Err(AccessVerdict::Forbidden {
+                reason: format!(
+                    "{}: user {user:?} is not among the users or groups the realm admits",
+                    realm.origin
+                ),
+            });
+        }
+        Ok(Some(user))
+    }
+}
+
+fn address_allowed(realm: &Realm, client: Option<IpAddr>) -> Result<(), String> {
+    let Some(ip) = client else {
+        // A Unix-socket client has no address: only a realm without
+        // `allow` admits it.
+        return if realm.allow.is_empty() {
+            Ok(())
+        } else {
+            Err("a Unix-socket client is in no allowed network".to_owned())
+        };
+    };
+    if in_networks(&realm.deny, ip) {
+        return Err(format!("client {ip} is denied"));
+    }
+    if !realm.allow.is_empty() && !in_networks(&realm.allow, ip) {
+        return Err(format!("client {ip} is not in an allowed network"));
+    }
+    Ok(())
+}
+
+/// The user and password of a `Basic` `Authorization` value (RFC 7617):
+/// the scheme case-insensitive, the credentials base64, the user UTF-8
+/// and without `:`.
+pub fn basic_credentials(v: &HeaderValue) -> Option<(String, Vec<u8>)> {
+    let v = v.as_bytes();
+    let (scheme, rest) = v.split_at(v.iter().position(|&b| b == b' ')?);
+    if !scheme.eq_ignore_ascii_case(b"basic") {
+        return None;
+    }
+    let token = rest.trim_ascii();
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(token)
+        .ok()?;
+    let colon = decoded.iter().position(|&b| b == b':')?;
+    let user = std::str::from_utf8(&decoded[..colon]).ok()?;
+    if user.is_empty() || user.bytes().any(|b| b.is_ascii_control()) {
+        return None;
+    }
+    Some((user.to_owned(), decoded[colon + 1..].to_vec()))
+}

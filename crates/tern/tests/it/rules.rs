@@ -1,0 +1,477 @@
+//! Rules end to end: `[[site.rules]]`, `[[site.access]]` and
+//! `[[site.limit]]` through real requests to the built binary, and the same
+//! requests through `tern explain`, which must tell what serving does.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+
+use super::*;
+
+/// Prints the CGI variables rules change or set, one `NAME=value` a line.
+const ENV: &str = "#!/usr/bin/perl\nprint \"Content-Type: text/plain\\n\\n\";\nprint \"$_=$ENV{$_}\\n\" for qw(SCRIPT_NAME PATH_INFO QUERY_STRING REQUEST_URI REMOTE_USER AUTH_TYPE HTTP_AUTHORIZATION);\n";
+
+/// The site every golden case runs against.
+const SITE: &str = r#"
+[[site.route]]
+prefix = "/cgi-bin"
+handler = "cgi"
+dir = "{dir}/cgi"
+
+[[site.rules]]
+regex = '^/blog/(\d{4})/(.*)$'
+redirect = "/posts/$1/$2"
+status = 301
+
+[[site.rules]]
+path = "/gone"
+return = 410
+body = "gone\n"
+
+[[site.rules]]
+regex = '^/old/(.*)$'
+rewrite = "/new/$1"
+
+[[site.rules]]
+path = "/new/**"
+set = { headers = { "X-Rule" = "new $path" } }
+
+[[site.rules]]
+regex = '^/app/(.*)$'
+try_files = ["/static/$1", "/cgi-bin/env.cgi/$1?$query&via=app"]
+
+[[site.rules]]
+regex = '^/loop/(.*)$'
+rewrite = "/loop/$1"
+flow = "last"
+
+[[site.rules]]
+method = "DELETE"
+return = 405
+
+[[site.rules]]
+path = "/list"
+query = { page = "2" }
+redirect = "/list/2?"
+
+[[site.rules]]
+path = "/dbg"
+header = { "X-Debug" = "1" }
+return = 204
+
+[[site.access]]
+path = "/private/**"
+realm = "Staff"
+htpasswd = "{dir}/staff.htpasswd"
+
+[[site.access]]
+path = "/cgi-bin/whoami.cgi"
+realm = "Scripts"
+htpasswd = "{dir}/staff.htpasswd"
+
+[[site.access]]
+path = "/lan/**"
+allow = ["10.0.0.0/8"]
+
+[[site.access]]
+path = "/office/**"
+allow = ["127.0.0.1"]
+htpasswd = "{dir}/staff.htpasswd"
+satisfy = "any"
+"#;
+
+/// A golden case: a request, and what both serving and explaining say.
+struct Case {
+    method: &'static str,
+    target: &'static str,
+    headers: &'static [(&'static str, &'static str)],
+    status: u16,
+    /// A response header that must be there (`Location`, `X-Rule`...).
+    header: Option<(&'static str, &'static str)>,
+    /// The final path `tern explain` names (only for cases that route).
+    path: Option<&'static str>,
+    /// Text the response body must hold.
+    body: Option<&'static str>,
+}
+
+const fn case(method: &'static str, target: &'static str, status: u16) -> Case {
+    Case {
+        method,
+        target,
+        headers: &[],
+        status,
+        header: None,
+        path: None,
+        body: None,
+    }
+}
+
+/// `alice:secret`, Basic.
+const ALICE: &str = "Basic YWxpY2U6c2VjcmV0";
+/// `alice:wrong`.
+const WRONG: &str = "Basic YWxpY2U6d3Jvbmc=";
+
+fn cases() -> Vec<Case> {
+    vec![
+        Case {
+            header: Some(("location", "/posts/2024/hello%20world")),
+            ..case("GET", "/blog/2024/hello%20world", 301)
+        },
+        Case {
+            body: Some("gone"),
+            ..case("GET", "/gone", 410)
+        },
+        Case {
+            header: Some(("x-rule", "new /new/a.txt")),
+            path: Some("/new/a.txt"),
+            body: Some("new a"),
+            ..case("GET", "/old/a.txt", 200)
+        },
+        Case {
+            path: Some("/static/logo.txt"),
+            body: Some("logo"),
+            ..case("GET", "/app/logo.txt", 200)
+        },
+        Case {
+            path: Some("/cgi-bin/env.cgi/some/route"),
+            body: Some(
+                "SCRIPT_NAME=/cgi-bin/env.cgi\nPATH_INFO=/some/route\nQUERY_STRING=x=1&via=app\nREQUEST_URI=/app/some/route?x=1\n",
+            ),
+            ..case("GET", "/app/some/route?x=1", 200)
+        },
+        case("GET", "/loop/a", 500),
+        case("DELETE", "/anything", 405),
+        Case {
+            header: Some(("location", "/list/2")),
+            ..case("GET", "/list?page=2", 302)
+        },
+        Case {
+            path: Some("/list"),
+            ..case("GET", "/list?page=3", 404)
+        },
+        Case {
+            headers: &[("X-Debug", "1")],
+            ..case("GET", "/dbg", 204)
+        },
+        Case {
+            header: Some(("www-authenticate", "Basic realm=\"Staff\", charset=\"UTF-8\"")),
+            ..case("GET", "/private/doc.txt", 401)
+        },
+        Case {
+            headers: &[("Authorization", ALICE)],
+            path: Some("/private/doc.txt"),
+            body: Some("private"),
+            ..case("GET", "/private/doc.txt", 200)
+        },
+        Case {
+            headers: &[("Authorization", WRONG)],
+            ..case("GET", "/private/doc.txt", 401)
+        },
+        Case {
+            headers: &[("Authorization", ALICE)],
+            path: Some("/cgi-bin/whoami.cgi"),
+            body: Some("REMOTE_USER=alice\nAUTH_TYPE=Basic\nHTTP_AUTHORIZATION=\n"),
+            ..case("GET", "/cgi-bin/whoami.cgi", 200)
+        },
+        case("GET", "/lan/x.txt", 403),
+        Case {
+            path: Some("/office/x.txt"),
+            body: Some("office"),
+            ..case("GET", "/office/x.txt", 200)
+        },
+    ]
+}
+
+/// A docroot with the files the cases reach, CGI scripts, and a password
+/// file made by Apache's `htpasswd` (bcrypt).
+fn site_dir() -> tempfile::TempDir {
+    let dir = docroot(&[
+        ("new/a.txt", b"new a"),
+        ("static/logo.txt", b"logo"),
+        ("private/doc.txt", b"private"),
+        ("lan/x.txt", b"lan"),
+        ("office/x.txt", b"office"),
+    ]);
+    for name in ["env.cgi", "whoami.cgi"] {
+        tern_testkit::install(&dir.path().join("cgi").join(name), ENV.as_bytes(), 0o755);
+    }
+    htpasswd(
+        &dir.path().join("staff.htpasswd"),
+        &["-B", "-C", "4"],
+        "alice",
+        "secret",
+    );
+    dir
+}
+
+/// Adds `user` with `password` to `file` with Apache's `htpasswd` and the
+/// given format flags.
+fn htpasswd(file: &Path, flags: &[&str], user: &str, password: &str) {
+    let mut cmd = Command::new("htpasswd");
+    cmd.arg("-b");
+    if !file.exists() {
+        cmd.arg("-c");
+    }
+    let out = cmd
+        .args(flags)
+        .arg(file)
+        .arg(user)
+        .arg(password)
+        .output()
+        .expect("htpasswd (apache2-utils) is installed: run scripts/test-all");
+    assert!(out.status.success(), "htpasswd: {out:?}");
+}
+
+fn raw(c: &Case) -> String {
+    let mut r = format!(
+        "{} {} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n",
+        c.method, c.target
+    );
+    for (n, v) in c.headers {
+        r.push_str(&format!("{n}: {v}\r\n"));
+    }
+    r.push_str("\r\n");
+    r
+}
+
+/// `tern explain` for the case, against the configuration `t` runs.
+fn explain(t: &Tern, c: &Case) -> String {
+    let mut cmd = Command::new(BIN);
+    cmd.args(["explain", "--config"])
+        .arg(t.file("tern.toml"))
+        .args(["-X", c.method]);
+    for (n, v) in c.headers {
+        cmd.args(["-H", &format!("{n}: {v}")]);
+    }
+    let out = cmd
+        .arg(format!("http://test{}", c.target))
+        .output()
+        .expect("run tern explain");
+    assert!(out.status.success(), "tern explain: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn line<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(key).map(str::trim))
+}
+
+#[test]
+fn explain_and_serving_agree_on_every_rule_kind() {
+    let t = Tern::start_in(BIN, &config("", SITE), site_dir());
+    for c in cases() {
+        let what = format!("{} {} {:?}", c.method, c.target, c.headers);
+        let r = request(t.addr(), raw(&c).as_bytes())
+            .unwrap_or_else(|e| panic!("{what}: {e}\nlog:\n{}", t.log()));
+        let told = explain(&t, &c);
+        assert_eq!(
+            r.status,
+            c.status,
+            "{what}: served\n{}\nexplained:\n{told}",
+            r.text()
+        );
+
+        // What explain says the answer is agrees with what was served: the
+        // phases answered (their status), or the handler did.
+        let answer = line(&told, "answer:").unwrap_or_else(|| panic!("{what}: {told}"));
+        if answer == "by the handler" {
+            assert!(
+                c.path.is_some(),
+                "{what}: explain says the handler answers, served {}\n{told}",
+                r.status
+            );
+        } else {
+            assert!(
+                answer.starts_with(&c.status.to_string()),
+                "{what}: explain says {answer}, served {}\n{told}",
+                r.status
+            );
+        }
+        if let Some(path) = c.path {
+            let told_path = line(&told, "path:").unwrap_or_else(|| panic!("{what}: {told}"));
+            assert_eq!(told_path.split('?').next(), Some(path), "{what}\n{told}");
+        }
+        if let Some((name, value)) = c.header {
+            assert_eq!(r.header(name), Some(value), "{what}: served");
+            assert!(
+                told.contains(&format!("header:  {name}: {value}")),
+                "{what}: explained\n{told}"
+            );
+        }
+        if let Some(body) = c.body {
+            assert!(r.text().contains(body), "{what}: {:?}", r.text());
+        }
+    }
+    // The loop is logged with the rule that looped.
+    assert!(
+        t.wait_log("rewrite loop: more than 10 restarts"),
+        "log:\n{}",
+        t.log()
+    );
+    assert!(t.log().contains("rules[5]"), "log:\n{}", t.log());
+}
+
+#[test]
+fn the_access_log_names_the_user_a_realm_granted() {
+    let dir = site_dir();
+    let t = Tern::start_in(
+        BIN,
+        &config("[access_log]\npath = \"{dir}/access.log\"\n", SITE),
+        dir,
+    );
+    let c = Case {
+        headers: &[("Authorization", ALICE)],
+        ..case("GET", "/private/doc.txt", 200)
+    };
+    assert_eq!(request(t.addr(), raw(&c).as_bytes()).unwrap().status, 200);
+    let log = t.file("access.log");
+    let end = Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if text.contains("/private/doc.txt") {
+            assert!(text.contains(" alice ["), "{text}");
+            break;
+        }
+        assert!(Instant::now() < end, "no access log line: {text:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Every hash format tern reads, made by the tools that make them: Apache's
+/// `htpasswd` (bcrypt, apr1-MD5, SHA-1, SHA-256 and SHA-512 crypt) and
+/// Python (`{SSHA}`).
+#[test]
+fn basic_auth_checks_every_htpasswd_format() {
+    let dir = docroot(&[("p/doc.txt", b"doc")]);
+    let file = dir.path().join("users.htpasswd");
+    let formats: [(&str, &[&str]); 5] = [
+        ("bcrypt", &["-B", "-C", "4"]),
+        ("apr1", &["-m"]),
+        ("sha1", &["-s"]),
+        ("sha256", &["-2"]),
+        ("sha512", &["-5", "-r", "10000"]),
+    ];
+    for (user, flags) in formats {
+        htpasswd(&file, flags, user, &format!("pw-{user}"));
+    }
+    // {SSHA}: base64(sha1(password + salt) + salt).
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import base64,hashlib;s=b'saltsalt';print('ssha:{SSHA}'+base64.b64encode(hashlib.sha1(b'pw-ssha'+s).digest()+s).decode())",
+        ])
+        .output()
+        .expect("python3");
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str(&String::from_utf8(out.stdout).unwrap());
+    std::fs::write(&file, &text).unwrap();
+    assert!(text.contains("$2y$") && text.contains("$apr1$") && text.contains("{SHA}"));
+    assert!(text.contains("$5$") && text.contains("$6$") && text.contains("{SSHA}"));
+
+    let t = Tern::start_in(
+        BIN,
+        &config(
+            "",
+            "[[site.access]]\npath = \"/p/**\"\nhtpasswd = \"{dir}/users.htpasswd\"\n",
+        ),
+        dir,
+    );
+    let basic = |user: &str, pw: &str| {
+        let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pw}"));
+        let raw = format!(
+            "GET /p/doc.txt HTTP/1.1\r\nHost: test\r\nConnection: close\r\nAuthorization: Basic {token}\r\n\r\n"
+        );
+        request(t.addr(), raw.as_bytes()).unwrap().status
+    };
+    for user in ["bcrypt", "apr1", "sha1", "sha256", "sha512", "ssha"] {
+        assert_eq!(
+            basic(user, &format!("pw-{user}")),
+            200,
+            "{user}\n{}",
+            t.log()
+        );
+        // Twice: the second is answered from the cache of verified
+        // credentials, and must agree.
+        assert_eq!(basic(user, &format!("pw-{user}")), 200, "{user} again");
+        assert_eq!(basic(user, &format!("pw-{user}x")), 401, "{user} wrong");
+        assert_eq!(basic(user, ""), 401, "{user} empty");
+    }
+    assert_eq!(basic("nobody", "pw-bcrypt"), 401);
+    // The weak formats are named in a warning at start.
+    assert!(t.log().contains("quick to guess"), "{}", t.log());
+}
+
+#[test]
+fn a_password_file_tern_cannot_read_is_a_config_error_naming_file_and_line() {
+    let dir = docroot(&[]);
+    let file = dir.path().join("bad.htpasswd");
+    std::fs::write(&file, "# staff\n").unwrap();
+    htpasswd(&file, &["-B", "-C", "4"], "alice", "secret");
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str("bob:plaintext\n");
+    std::fs::write(&file, text).unwrap();
+    let cfg = config(
+        "",
+        "[[site.access]]\npath = \"/a/**\"\nhtpasswd = \"bad.htpasswd\"\n",
+    )
+    .replace("{dir}", &dir.path().to_string_lossy());
+    let path = dir.path().join("tern.toml");
+    std::fs::write(&path, cfg).unwrap();
+    let out = Command::new(BIN)
+        .args(["check", "--config"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("site[0].access[0].htpasswd"), "{err}");
+    assert!(err.contains("bad.htpasswd: line 3"), "{err}");
+    assert!(err.contains("bob"), "{err}");
+    assert!(!err.contains("plaintext"), "the hash is never shown: {err}");
+}
+
+#[test]
+fn limit_req_refuses_over_the_burst_and_delays_within_it() {
+    let dir = docroot(&[("nd.txt", b"nd"), ("d.txt", b"d")]);
+    let site =
+        "[[site.limit]]\npath = \"/nd.txt\"\nrate = \"6r/m\"\nburst = 2\ndelay = \"nodelay\"\n\n\
+                [[site.limit]]\npath = \"/d.txt\"\nrate = \"5r/s\"\nburst = 5\n";
+    let t = Tern::start_in(BIN, &config("", site), dir);
+    // nodelay: the first and a burst of two pass at once; the fourth is
+    // refused with a Retry-After (6r/m: one request per 10 s).
+    for i in 0..3 {
+        assert_eq!(get(&t, "/nd.txt").status, 200, "request {i}");
+    }
+    let refused = get(&t, "/nd.txt");
+    assert_eq!(refused.status, 429);
+    let retry: u64 = refused.header("retry-after").unwrap().parse().unwrap();
+    assert!((1..=10).contains(&retry), "Retry-After {retry}");
+    assert!(t.wait_log("refused by the limit"), "{}", t.log());
+
+    // Delayed (nginx's default): within the burst, each request waits its
+    // turn at 5r/s; three at once: the third is held at least 2 x 200 ms.
+    let start = Instant::now();
+    let handles: Vec<_> = (0..3)
+        .map(|_| {
+            let addr = t.addr();
+            std::thread::spawn(move || {
+                request(
+                    addr,
+                    b"GET /d.txt HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n",
+                )
+                .unwrap()
+                .status
+            })
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(h.join().unwrap(), 200);
+    }
+    assert!(
+        start.elapsed() >= Duration::from_millis(350),
+        "the third request was not held back: {:?}",
+        start.elapsed()
+    );
+}
