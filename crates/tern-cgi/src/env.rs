@@ -44,7 +44,7 @@ use std::path::Path;
 use http::request::Parts;
 use http::{header, HeaderName, Version};
 use tern_config::EnvPolicy;
-use tern_handler::{AuthUser, ConnInfo, OriginalTarget, PeerAddr};
+use tern_handler::{AuthUser, ConnInfo, OriginalTarget, PeerAddr, Redirected};
 
 use crate::Error;
 
@@ -240,6 +240,13 @@ pub fn build(input: &EnvInput<'_>) -> Result<CgiEnv, Error> {
         env.push(b"CONTENT_TYPE", ct.as_bytes())?;
     }
     env.push(b"REDIRECT_STATUS", b"200")?;
+    // A request a local redirect made: where it came from (Apache's names).
+    if let Some(r) = req.extensions.get::<Redirected>() {
+        env.push(b"REDIRECT_URL", r.url.as_bytes())?;
+        if let Some(q) = &r.query {
+            env.push(b"REDIRECT_QUERY_STRING", q.as_bytes())?;
+        }
+    }
 
     headers(&mut env, req, input.policy)?;
 

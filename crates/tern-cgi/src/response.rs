@@ -26,8 +26,10 @@
 //! other requests.
 
 use bytes::Bytes;
-use http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode};
-use tern_handler::ResponseBody;
+use http::request::Parts;
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Response, StatusCode, Uri};
+use tern_handler::path::DecodedPath;
+use tern_handler::{AuthUser, InternalRedirect, OriginalTarget, Redirected, ResponseBody};
 
 use crate::HeadError;
 
@@ -82,6 +84,43 @@ pub fn client_redirect(target: &str) -> Response<ResponseBody> {
         resp.headers_mut().insert(http::header::LOCATION, v);
     }
     resp
+}
+
+/// A local redirect to `target` (`/path[?query]`) from the request
+/// `parts`, handed to the server to follow: the 302 that a server which
+/// does not follow it would send, carrying the next request as an
+/// [`InternalRedirect`]. The next request is a GET without a body (RFC
+/// 3875 §6.2.2) that knows the one before it ([`Redirected`]: CGI's
+/// `REDIRECT_URL`); it is authorized afresh, so the user a realm granted
+/// the first is not carried over. `None` when `target` is not a path.
+pub fn local_redirect(parts: &Parts, target: &str) -> Option<Response<ResponseBody>> {
+    if !target.starts_with('/') {
+        return None;
+    }
+    let uri: Uri = target.parse().ok()?;
+    let path = DecodedPath::parse(uri.path()).ok()?;
+    let mut next = parts.clone();
+    next.method = Method::GET;
+    next.uri = uri;
+    for h in [
+        http::header::CONTENT_LENGTH,
+        http::header::CONTENT_TYPE,
+        http::header::TRANSFER_ENCODING,
+    ] {
+        next.headers.remove(h);
+    }
+    let hops = parts.extensions.get::<Redirected>().map_or(0, |r| r.hops) + 1;
+    next.extensions.remove::<AuthUser>();
+    next.extensions.remove::<OriginalTarget>();
+    next.extensions.insert(Redirected {
+        url: parts.uri.path().to_owned(),
+        query: parts.uri.query().map(str::to_owned),
+        hops,
+    });
+    let mut resp = client_redirect(target);
+    resp.extensions_mut()
+        .insert(InternalRedirect { parts: next, path });
+    Some(resp)
 }
 
 /// What the script asked for.

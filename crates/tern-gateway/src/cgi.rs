@@ -79,6 +79,10 @@ impl Handler for Cgi {
     fn kind(&self) -> &'static str {
         Run::kind(&*self.route)
     }
+
+    fn redirects_locally(&self) -> bool {
+        true
+    }
 }
 
 impl Run for Route {

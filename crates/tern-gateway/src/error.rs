@@ -60,9 +60,6 @@ pub enum Error {
     /// refused, spawning fails (502, at once rather than after a wait).
     #[error("the application is unavailable: {0}")]
     Unavailable(String),
-    /// Local redirects went deeper than the cap (500).
-    #[error("more than {0} local redirects")]
-    RedirectLoop(usize),
     /// Reading or spooling the request body failed.
     #[error(transparent)]
     Body(#[from] tern_handler::BodyError),
@@ -94,10 +91,9 @@ impl Error {
             Error::Timeout(_) => HandlerError::GatewayTimeout(reason),
             Error::Busy(_) => HandlerError::Unavailable(reason),
             Error::Body(b) => b.into(),
-            Error::ScriptDir { .. }
-            | Error::Spawn { .. }
-            | Error::RedirectLoop(_)
-            | Error::Io(_) => HandlerError::Internal(reason),
+            Error::ScriptDir { .. } | Error::Spawn { .. } | Error::Io(_) => {
+                HandlerError::Internal(reason)
+            }
         }
     }
 }

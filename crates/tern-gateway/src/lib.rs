@@ -43,7 +43,6 @@ mod spawn;
 mod workers;
 
 pub use cgi::Cgi;
-pub use dispatch::MAX_LOCAL_REDIRECTS;
 pub use error::Error;
 pub use persistent::{CgiPlus, FastCgi};
 

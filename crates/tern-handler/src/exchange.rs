@@ -147,3 +147,35 @@ pub struct AuthUser {
 /// while `SCRIPT_NAME`, `PATH_INFO` and `QUERY_STRING` follow the rewrite.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OriginalTarget(pub http::uri::PathAndQuery);
+
+/// A local redirect (RFC 3875 §6.2.2) a handler does not follow itself,
+/// because another route serves its target: a response extension. The
+/// server runs the request again, as `parts` say (a GET without a body),
+/// through its rewrite, route and authorize phases; the response it comes
+/// with (a 302 to the target) is what a server that does not follow it
+/// would send.
+#[derive(Clone, Debug)]
+pub struct InternalRedirect {
+    /// The new request's head.
+    pub parts: http::request::Parts,
+    /// Its path, decoded.
+    pub path: DecodedPath,
+}
+
+/// What a request made by a local redirect knows of the one before it (a
+/// request extension): CGI's `REDIRECT_URL` and `REDIRECT_QUERY_STRING`,
+/// and how many redirects led here, so that a loop across routes ends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Redirected {
+    /// The path of the request redirected from, as it was sent.
+    pub url: String,
+    /// Its query, if it had one.
+    pub query: Option<String>,
+    /// Local redirects this request has followed so far.
+    pub hops: usize,
+}
+
+/// Local redirects one request may follow, across handlers and routes,
+/// before it is answered 500 (a script redirecting to itself, or two to
+/// each other).
+pub const MAX_LOCAL_REDIRECTS: usize = 10;

@@ -19,8 +19,8 @@ use std::pin::Pin;
 pub use body::{BodyError, BodyPace, Leftover, RequestBody, ResponseBody};
 pub use error::{error_response, HandlerError};
 pub use exchange::{
-    AuthUser, ClientCert, ConnInfo, Exchange, OriginalTarget, PeerAddr, RequestId, RouteMatch,
-    TlsInfo,
+    AuthUser, ClientCert, ConnInfo, Exchange, InternalRedirect, OriginalTarget, PeerAddr,
+    Redirected, RequestId, RouteMatch, TlsInfo, MAX_LOCAL_REDIRECTS,
 };
 pub use pattern::RoutePattern;
 
@@ -38,4 +38,11 @@ pub trait Handler: Send + Sync + 'static {
 
     /// A short name for logs and status pages (`"static"`, `"cgi"`, ...).
     fn kind(&self) -> &'static str;
+
+    /// Whether a response may carry an [`InternalRedirect`] for the server
+    /// to follow (the script handlers' local redirects). The server keeps
+    /// what following one needs only for handlers that say so.
+    fn redirects_locally(&self) -> bool {
+        false
+    }
 }

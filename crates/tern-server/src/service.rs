@@ -9,14 +9,16 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use http::{header, Request, Response, StatusCode};
 use http_body::Body as _;
 use hyper::body::Incoming;
+use tern_handler::path::DecodedPath;
 use tern_handler::{
-    error_response, BodyPace, ConnInfo, Exchange, HandlerFuture, Leftover, RequestBody, RequestId,
-    ResponseBody,
+    error_response, BodyPace, ConnInfo, Exchange, HandlerFuture, InternalRedirect, Leftover,
+    Redirected, RequestBody, RequestId, ResponseBody, MAX_LOCAL_REDIRECTS,
 };
 
 use crate::body::ServerBody;
@@ -26,6 +28,7 @@ use crate::phase::listen;
 use crate::phase::log::LogPhase;
 use crate::phase::respond::HeaderHits;
 use crate::phase::Flow;
+use crate::route::{SiteRoutes, Target};
 use crate::site::Site;
 use crate::timeout::Activity;
 
@@ -126,36 +129,18 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
             .get(header::HOST)
             .and_then(|h| h.to_str().ok());
         let routes = site.router.site(host);
-        let rules = routes.rules();
-
-        // rewrite: headers `set` rules add go on the response, whoever
-        // answers.
-        let mut extra = Vec::new();
-        if let Some(rewrite) = &rules.rewrite {
-            if let Flow::Answer(resp) = rewrite.apply(&mut req, &self.conn, &mut path, &mut extra) {
-                let hits = rules.headers.decide(path.as_str());
-                return RespFuture::answer(resp, hits, log).with_extra(extra);
-            }
-        }
-        // route
-        let target = routes.route(&path);
-        // respond: which header rules apply is decided on the final path.
-        let hits = rules.headers.decide(path.as_str());
-        // authorize
-        let mut granted = Granted::default();
         let mut log = log;
-        if let Some(access) = &rules.access {
-            let flow = access.check(&mut req, &self.conn, path.as_str(), &mut granted);
-            if let Some(user) = &granted.user {
-                log.user(user);
+        let mut extra = Vec::new();
+        let (target, hits, granted) = match phases(
+            routes, &mut req, &self.conn, &mut path, &mut extra, &mut log,
+        ) {
+            Phases::Handler(target, hits, granted) => (target, hits, granted),
+            Phases::Answer(resp, hits) => {
+                return RespFuture::answer(resp, hits, log).with_extra(extra)
             }
-            if let Flow::Answer(resp) = flow {
-                return RespFuture::answer(resp, hits, log).with_extra(extra);
-            }
-        }
+        };
 
         // handler
-        let route = target.route.clone();
         let limits = &site.limits;
         let (parts, body) = req.into_parts();
         let pace = BodyPace {
@@ -174,28 +159,144 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
             request,
             path,
             conn: self.conn.clone(),
-            route,
+            route: target.route.clone(),
             id,
         };
-        let fut = if granted.delay.is_zero() {
-            target.handler.call(exchange)
-        } else {
-            // A rate limit's delay (nginx's burst without nodelay): the
-            // request waits its turn before the handler sees it.
-            let handler = target.handler.clone();
-            let delay = granted.delay;
-            Box::pin(async move {
-                tokio::time::sleep(delay).await;
-                handler.call(exchange).await
+        // What following a local redirect needs, kept only for handlers
+        // that make them (the rest pay no reference count).
+        let follow = target.handler.redirects_locally().then(|| {
+            Box::new(Follow {
+                shared: self.shared.clone(),
+                conn: self.conn.clone(),
+                id,
             })
-        };
+        });
         RespFuture {
-            state: State::Pending(fut),
+            state: State::Pending(start(target, exchange, granted.delay)),
             log: Some(log),
             hits,
             extra,
             leftover,
+            follow,
         }
+    }
+}
+
+/// The phases between admission and the handler, for a request of
+/// `routes`' site: rewrite, route, authorize. The handler to call, with the
+/// header rules that apply on the final path and what authorize granted;
+/// or the answer a phase gave. Headers the rules' `set` adds go to
+/// `extra`; the user a realm grants, to the log.
+fn phases<'s, B>(
+    routes: &'s SiteRoutes,
+    req: &mut Request<B>,
+    conn: &ConnInfo,
+    path: &mut DecodedPath,
+    extra: &mut Vec<(header::HeaderName, header::HeaderValue)>,
+    log: &mut LogPhase,
+) -> Phases<'s> {
+    let rules = routes.rules();
+    // rewrite
+    if let Some(rewrite) = &rules.rewrite {
+        if let Flow::Answer(resp) = rewrite.apply(req, conn, path, extra) {
+            return Phases::Answer(resp, rules.headers.decide(path.as_str()));
+        }
+    }
+    // route
+    let target = routes.route(path);
+    // respond: which header rules apply is decided on the final path.
+    let hits = rules.headers.decide(path.as_str());
+    // authorize
+    let mut granted = Granted::default();
+    if let Some(access) = &rules.access {
+        let flow = access.check(req, conn, path.as_str(), &mut granted);
+        if let Some(user) = &granted.user {
+            log.user(user);
+        }
+        if let Flow::Answer(resp) = flow {
+            return Phases::Answer(resp, hits);
+        }
+    }
+    Phases::Handler(target, hits, granted)
+}
+
+/// What the phases before the handler decided.
+enum Phases<'s> {
+    /// Call this handler; these header rules apply; authorize granted this.
+    Handler(&'s Target, Option<HeaderHits>, Granted),
+    /// A phase answered, and these header rules apply.
+    Answer(Response<ResponseBody>, Option<HeaderHits>),
+}
+
+/// The handler's future for `exchange`, after a rate limit's `delay`
+/// (nginx's burst without nodelay: the request waits its turn).
+fn start(target: &Target, exchange: Exchange, delay: Duration) -> HandlerFuture {
+    if delay.is_zero() {
+        return target.handler.call(exchange);
+    }
+    let handler = target.handler.clone();
+    Box::pin(async move {
+        tokio::time::sleep(delay).await;
+        handler.call(exchange).await
+    })
+}
+
+/// What following a handler's local redirect needs: the site as it is
+/// now, the connection, the request's id.
+struct Follow {
+    shared: Arc<Shared>,
+    conn: Arc<ConnInfo>,
+    id: RequestId,
+}
+
+/// Where a followed local redirect leads.
+enum Next {
+    /// The next handler's future, the header rules of its path, and
+    /// whether that handler may redirect in turn.
+    Call(HandlerFuture, Option<HeaderHits>, bool),
+    /// An answer (a phase's, or a loop's 500) and its header rules.
+    Answer(Response<ResponseBody>, Option<HeaderHits>),
+}
+
+impl Follow {
+    /// Runs the request a local redirect made through the phases again
+    /// (rewrite, route, authorize) and calls its handler; or answers it.
+    fn next(
+        &self,
+        redirect: InternalRedirect,
+        extra: &mut Vec<(header::HeaderName, header::HeaderValue)>,
+        log: &mut LogPhase,
+    ) -> Next {
+        let InternalRedirect { parts, mut path } = redirect;
+        let hops = parts.extensions.get::<Redirected>().map_or(0, |r| r.hops);
+        if hops > MAX_LOCAL_REDIRECTS {
+            tracing::error!(id = %self.id, peer = %self.conn.peer, target = %parts.uri, "500: more than {MAX_LOCAL_REDIRECTS} local redirects");
+            return Next::Answer(error_response(StatusCode::INTERNAL_SERVER_ERROR), None);
+        }
+        let site = self.shared.site.load();
+        let mut req = Request::from_parts(parts, ());
+        let host = req
+            .headers()
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok());
+        let routes = site.router.site(host);
+        // The rules' headers are the last request's.
+        extra.clear();
+        let (target, hits, granted) =
+            match phases(routes, &mut req, &self.conn, &mut path, extra, log) {
+                Phases::Handler(target, hits, granted) => (target, hits, granted),
+                Phases::Answer(resp, hits) => return Next::Answer(resp, hits),
+            };
+        let (parts, ()) = req.into_parts();
+        let exchange = Exchange {
+            request: Request::from_parts(parts, RequestBody::empty()),
+            path,
+            conn: self.conn.clone(),
+            route: target.route.clone(),
+            id: self.id,
+        };
+        let again = target.handler.redirects_locally();
+        Next::Call(start(target, exchange, granted.delay), hits, again)
     }
 }
 
@@ -260,7 +361,7 @@ enum State {
 /// The most of an unread HTTP/2 body read before an early answer.
 const DRAIN_BYTES: u64 = 64 * 1024;
 /// The longest wait for the rest of an unread HTTP/2 body.
-const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(1);
+const DRAIN_TIME: Duration = Duration::from_secs(1);
 
 struct Drain {
     resp: Option<Response<ResponseBody>>,
@@ -301,6 +402,8 @@ pub(crate) struct RespFuture {
     /// Headers the rules' `set` added.
     extra: Vec<(header::HeaderName, header::HeaderValue)>,
     leftover: Option<Leftover>,
+    /// Set while the handler may answer with a local redirect to follow.
+    follow: Option<Box<Follow>>,
 }
 
 impl RespFuture {
@@ -312,6 +415,7 @@ impl RespFuture {
             hits,
             extra: Vec::new(),
             leftover: None,
+            follow: None,
         }
     }
 
@@ -331,6 +435,32 @@ impl Future for RespFuture {
             match &mut this.state {
                 State::Ready(r) => break r.take().expect("RespFuture polled after completion"),
                 State::Pending(f) => match f.as_mut().poll(cx) {
+                    Poll::Ready(mut r) if this.follow.is_some() => {
+                        let Some(redirect) = r.extensions_mut().remove::<InternalRedirect>() else {
+                            this.follow = None;
+                            this.state = State::Ready(Some(r));
+                            continue;
+                        };
+                        let follow = this.follow.as_ref().expect("checked above");
+                        let log = this
+                            .log
+                            .as_mut()
+                            .expect("RespFuture polled after completion");
+                        match follow.next(redirect, &mut this.extra, log) {
+                            Next::Call(fut, hits, again) => {
+                                this.hits = hits;
+                                if !again {
+                                    this.follow = None;
+                                }
+                                this.state = State::Pending(fut);
+                            }
+                            Next::Answer(resp, hits) => {
+                                this.hits = hits;
+                                this.follow = None;
+                                this.state = State::Ready(Some(resp));
+                            }
+                        }
+                    }
                     Poll::Ready(r) => match this.leftover.take().and_then(|l| l.take()) {
                         Some(rest) => {
                             this.state = State::Draining(Box::new(Drain {

@@ -63,6 +63,11 @@ impl Handler for Wasm {
     fn kind(&self) -> &'static str {
         "wasm"
     }
+
+    /// WAGI modules' local redirects (a proxy component has none).
+    fn redirects_locally(&self) -> bool {
+        matches!(self.runner, Runner::Wagi(_))
+    }
 }
 
 /// The file in binary form: a `.wat` file is compiled from its text.

@@ -20,11 +20,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use http::request::Parts;
 use http::{header, Method, Response};
 use http_body_util::BodyExt as _;
 use tern_cgi::env::{self, EnvInput, ScriptVars};
-use tern_cgi::response::{client_redirect, Mode, Reply};
-use tern_cgi::{Assembler, Delivery, Limiter, Step};
+use tern_cgi::response::{local_redirect, Mode, Reply};
+use tern_cgi::{Assembler, Delivery, HeadError, Limiter, Step};
 use tern_config::{EnvPolicy, WasmConfig};
 use tern_handler::{Exchange, Handler, HandlerFuture, RequestId, ResponseBody};
 use tokio::sync::mpsc;
@@ -167,7 +168,7 @@ impl Route {
                 Some(None) => {
                     // The output ended with the run: nothing streams.
                     let (reply, delivery) = ended(&mut assembler, run.ended().await)?;
-                    return Ok(this.respond(reply, delivery, None, rx, id));
+                    return this.respond(reply, delivery, None, rx, id, &parts);
                 }
             };
             match step {
@@ -180,7 +181,7 @@ impl Route {
                 }
             }
         };
-        Ok(this.respond(reply, delivery, Some(run), rx, id))
+        this.respond(reply, delivery, Some(run), rx, id, &parts)
     }
 
     /// The response for the module's reply. A streamed body takes the rest
@@ -193,12 +194,16 @@ impl Route {
         run: Option<Running>,
         rx: mpsc::Receiver<Bytes>,
         id: RequestId,
-    ) -> Response<ResponseBody> {
+        parts: &Parts,
+    ) -> Result<Response<ResponseBody>, Error> {
         let head = match reply {
             Reply::Document(h) | Reply::ClientRedirect(h) => h,
-            // A handler never calls back into the router: the client is
-            // sent to the path instead, and gets the same resource.
-            Reply::LocalRedirect(target) => return client_redirect(&target),
+            // A handler never calls back into the router: the server
+            // follows the redirect.
+            Reply::LocalRedirect(target) => {
+                return local_redirect(parts, &target)
+                    .ok_or_else(|| tern_cgi::Error::Head(HeadError::BadLocation(target)).into())
+            }
         };
         let body = match delivery {
             Delivery::Whole(b) => ResponseBody::full(b),
@@ -211,7 +216,7 @@ impl Route {
                 id,
             }),
         };
-        head.into_response(body)
+        Ok(head.into_response(body))
     }
 }
 

@@ -153,6 +153,10 @@ impl Handler for CgiPlus {
     fn kind(&self) -> &'static str {
         Run::kind(&*self.route)
     }
+
+    fn redirects_locally(&self) -> bool {
+        true
+    }
 }
 
 impl PlusRoute {

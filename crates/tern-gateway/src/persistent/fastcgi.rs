@@ -130,6 +130,10 @@ impl Handler for FastCgi {
     fn kind(&self) -> &'static str {
         Run::kind(&*self.route)
     }
+
+    fn redirects_locally(&self) -> bool {
+        true
+    }
 }
 
 impl Run for FcgiRoute {

@@ -11,7 +11,7 @@ use base64::Engine as _;
 use super::*;
 
 /// Prints the CGI variables rules change or set, one `NAME=value` a line.
-const ENV: &str = "#!/usr/bin/perl\nprint \"Content-Type: text/plain\\n\\n\";\nprint \"$_=$ENV{$_}\\n\" for qw(SCRIPT_NAME PATH_INFO QUERY_STRING REQUEST_URI REMOTE_USER AUTH_TYPE HTTP_AUTHORIZATION);\n";
+const ENV: &str = "#!/usr/bin/perl\nprint \"Content-Type: text/plain\\n\\n\";\nprint \"$_=$ENV{$_}\\n\" for qw(SCRIPT_NAME PATH_INFO QUERY_STRING REQUEST_URI REMOTE_USER AUTH_TYPE HTTP_AUTHORIZATION REDIRECT_URL REDIRECT_QUERY_STRING);\n";
 
 /// The site every golden case runs against.
 const SITE: &str = r#"
@@ -19,6 +19,11 @@ const SITE: &str = r#"
 prefix = "/cgi-bin"
 handler = "cgi"
 dir = "{dir}/cgi"
+
+[[site.route]]
+prefix = "/other"
+handler = "cgi"
+dir = "{dir}/other"
 
 [[site.rules]]
 regex = '^/blog/(\d{4})/(.*)$'
@@ -196,6 +201,16 @@ fn site_dir() -> tempfile::TempDir {
     ]);
     for name in ["env.cgi", "whoami.cgi"] {
         tern_testkit::install(&dir.path().join("cgi").join(name), ENV.as_bytes(), 0o755);
+    }
+    tern_testkit::install(&dir.path().join("other/env.cgi"), ENV.as_bytes(), 0o755);
+    for (name, to) in [
+        ("jump-static.cgi", "/old/a.txt"),
+        ("jump-script.cgi", "/other/env.cgi/x?y=2"),
+        ("jump-private.cgi", "/private/doc.txt"),
+        ("jump-loop.cgi", "/other/../cgi-bin/jump-loop.cgi"),
+    ] {
+        let script = format!("#!/bin/sh\nprintf 'Location: {to}\\n\\n'\n");
+        tern_testkit::install(&dir.path().join("cgi").join(name), script.as_bytes(), 0o755);
     }
     htpasswd(
         &dir.path().join("staff.htpasswd"),
@@ -474,4 +489,43 @@ fn limit_req_refuses_over_the_burst_and_delays_within_it() {
         "the third request was not held back: {:?}",
         start.elapsed()
     );
+}
+
+/// A script's local redirect (`Location: /path`) to another route is
+/// served, not sent to the client: through the rules (a rewrite), to
+/// another route (static files, another script), and through the realms;
+/// a loop across routes ends.
+#[test]
+fn script_local_redirects_go_through_rules_routes_and_realms() {
+    let t = Tern::start_in(BIN, &config("", SITE), site_dir());
+    // To a static file, by way of a rewrite rule and a `set` rule.
+    let r = get(&t, "/cgi-bin/jump-static.cgi");
+    assert_eq!((r.status, r.text().as_str()), (200, "new a"), "{}", t.log());
+    assert_eq!(r.header("x-rule"), Some("new /new/a.txt"));
+    // To a script of another route, which knows where the request came from.
+    let r = get(&t, "/cgi-bin/jump-script.cgi?z=1");
+    assert_eq!(r.status, 200);
+    let text = r.text();
+    for line in [
+        "SCRIPT_NAME=/other/env.cgi\n",
+        "PATH_INFO=/x\n",
+        "QUERY_STRING=y=2\n",
+        "REQUEST_URI=/other/env.cgi/x?y=2\n",
+        "REDIRECT_URL=/cgi-bin/jump-script.cgi\n",
+        "REDIRECT_QUERY_STRING=z=1\n",
+    ] {
+        assert!(text.contains(line), "{line:?} in\n{text}");
+    }
+    // Into a realm: authorized as any request (no way around a password).
+    let r = get(&t, "/cgi-bin/jump-private.cgi");
+    assert_eq!(r.status, 401);
+    let r = request(
+        t.addr(),
+        format!("GET /cgi-bin/jump-private.cgi HTTP/1.1\r\nHost: test\r\nConnection: close\r\nAuthorization: {ALICE}\r\n\r\n").as_bytes(),
+    )
+    .unwrap();
+    assert_eq!((r.status, r.text().as_str()), (200, "private"));
+    // A loop: bounded, 500, one log line.
+    assert_eq!(get(&t, "/cgi-bin/jump-loop.cgi").status, 500);
+    assert!(t.wait_log("more than 10 local redirects"), "{}", t.log());
 }
