@@ -66,6 +66,8 @@ pub const BODY_MIN_RATE: u64 = 500;
 pub const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(75);
 /// Most connections open at once.
 pub const MAX_CONNECTIONS: usize = 10240;
+/// `limits.max_connections_per_client`: no limit.
+pub const MAX_CONNECTIONS_PER_CLIENT: usize = 0;
 
 // [cache]
 

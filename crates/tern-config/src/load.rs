@@ -203,6 +203,9 @@ fn walk_limits(w: &mut Walker<'_>, top: &mut Table<'_>) -> Limits {
     if let Some(n) = w.count(&mut t, "max_connections", 10_000_000) {
         l.max_connections = n as usize;
     }
+    if let Some(n) = w.integer_in(&mut t, "max_connections_per_client", 0, 1_000_000) {
+        l.max_connections_per_client = n as usize;
+    }
     if l.max_uri_bytes > l.max_header_bytes {
         w.error(
             t.span(),

@@ -251,6 +251,10 @@ pub struct Limits {
     /// Most connections open at once; beyond it new connections wait in the
     /// kernel's accept queue. Default: [`MAX_CONNECTIONS`](crate::defaults::MAX_CONNECTIONS).
     pub max_connections: usize,
+    /// Most connections open at once from one client address (`0`: no
+    /// limit); one more is closed at once. Default:
+    /// [`MAX_CONNECTIONS_PER_CLIENT`](crate::defaults::MAX_CONNECTIONS_PER_CLIENT).
+    pub max_connections_per_client: usize,
 }
 
 impl Default for Limits {
@@ -265,6 +269,7 @@ impl Default for Limits {
             body_min_rate: defaults::BODY_MIN_RATE,
             keepalive_timeout: defaults::KEEPALIVE_TIMEOUT,
             max_connections: defaults::MAX_CONNECTIONS,
+            max_connections_per_client: defaults::MAX_CONNECTIONS_PER_CLIENT,
         }
     }
 }

@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tern_handler::ConnInfo;
-use tokio::sync::{mpsc, watch, OwnedSemaphorePermit};
+use tokio::sync::{mpsc, watch};
 
 use crate::listen::Detached;
 
@@ -149,7 +149,7 @@ pub(crate) struct Handed {
     pub(crate) info: ConnInfo,
     /// The listener it came in on, by place.
     pub(crate) index: usize,
-    pub(crate) permit: OwnedSemaphorePermit,
+    pub(crate) permit: crate::server::Slot,
     /// For a connection moved between requests, the bytes read from it
     /// and not yet served (the start of the next request, if any).
     pub(crate) moved_here: Option<bytes::Bytes>,

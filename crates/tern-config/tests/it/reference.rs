@@ -90,6 +90,7 @@ fn the_reference_states_the_defaults_the_walkers_use() {
     says(&s, "body_min_rate", BODY_MIN_RATE);
     says(&s, "keepalive_timeout", duration(KEEPALIVE_TIMEOUT));
     says(&s, "max_connections", MAX_CONNECTIONS);
+    says(&s, "max_connections_per_client", MAX_CONNECTIONS_PER_CLIENT);
 
     let s = section(&doc, "`[access_log]`");
     let format = match LogFormat::default() {

@@ -297,6 +297,7 @@ mod tests {
             body_min_rate: 500,
             keepalive_timeout: std::time::Duration::from_secs(75),
             max_connections: 10240,
+            max_connections_per_client: 0,
         }
     }
 

@@ -529,3 +529,87 @@ fn script_local_redirects_go_through_rules_routes_and_realms() {
     assert_eq!(get(&t, "/cgi-bin/jump-loop.cgi").status, 500);
     assert!(t.wait_log("more than 10 local redirects"), "{}", t.log());
 }
+
+/// `max_connections_per_client`: a client's connection over the limit is
+/// closed at once, without an answer; its other connections are unharmed,
+/// and when one ends there is room for another.
+#[test]
+fn a_client_over_its_connection_limit_is_closed_and_logged() {
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+
+    let dir = docroot(&[("a.txt", b"a")]);
+    let t = Tern::start_in(
+        BIN,
+        &config("[limits]\nmax_connections_per_client = 2\n", ""),
+        dir,
+    );
+    let ask = "GET /a.txt HTTP/1.1\r\nHost: test\r\n\r\n";
+    let open = || {
+        let s = TcpStream::connect(t.addr()).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s
+    };
+    let served = |s: &mut TcpStream| {
+        s.write_all(ask.as_bytes()).unwrap();
+        Response::read_from(s, false).map(|r| r.status).ok()
+    };
+    let mut a = open();
+    let mut b = open();
+    assert_eq!(served(&mut a), Some(200));
+    assert_eq!(served(&mut b), Some(200));
+    // The third: closed before any answer.
+    let mut c = open();
+    let _ = c.write_all(ask.as_bytes());
+    let mut buf = [0u8; 64];
+    let n = c.read(&mut buf).unwrap_or(0);
+    assert_eq!(n, 0, "the third connection was answered: {:?}", &buf[..n]);
+    assert!(
+        t.wait_log("more than 2 connections from this client"),
+        "{}",
+        t.log()
+    );
+    // The first two still serve; when one ends, another gets in.
+    assert_eq!(served(&mut a), Some(200));
+    drop(b);
+    let end = Instant::now() + Duration::from_secs(10);
+    loop {
+        let mut d = open();
+        if served(&mut d) == Some(200) {
+            break;
+        }
+        assert!(Instant::now() < end, "no room after a connection ended");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Address rules over IPv6 loopback as over IPv4: `::1` is its own
+/// address, not 127.0.0.1.
+#[test]
+fn address_rules_hold_over_ipv6_loopback() {
+    let dir = docroot(&[("v6/a.txt", b"v6"), ("v4/a.txt", b"v4")]);
+    let site = "[[site.access]]\npath = \"/v6/**\"\nallow = [\"::1\"]\n\n\
+                [[site.access]]\npath = \"/v4/**\"\nallow = [\"127.0.0.0/8\"]\n\n\
+                [[site.rules]]\npath = \"/who\"\nclient = \"::1\"\nreturn = 200\nbody = \"six\"\n\n\
+                [[site.rules]]\npath = \"/who\"\nreturn = 200\nbody = \"four\"\n";
+    let v6 = Tern::start_in(
+        BIN,
+        &format!("[[listen]]\naddress = \"[::1]:0\"\n[[site]]\nroot = \"{{dir}}/www\"\n{site}"),
+        dir,
+    );
+    assert!(v6.addr().is_ipv6());
+    assert_eq!(get(&v6, "/v6/a.txt").status, 200);
+    assert_eq!(get(&v6, "/v4/a.txt").status, 403);
+    assert_eq!(get(&v6, "/who").text(), "six");
+    assert!(
+        v6.wait_log("client ::1 is not in an allowed network"),
+        "{}",
+        v6.log()
+    );
+
+    let dir = docroot(&[("v6/a.txt", b"v6"), ("v4/a.txt", b"v4")]);
+    let v4 = Tern::start_in(BIN, &config("", site), dir);
+    assert_eq!(get(&v4, "/v6/a.txt").status, 403);
+    assert_eq!(get(&v4, "/v4/a.txt").status, 200);
+    assert_eq!(get(&v4, "/who").text(), "four");
+}
