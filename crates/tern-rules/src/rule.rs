@@ -228,7 +228,6 @@ impl RuleList {
         let mut rewritten: Option<DecodedPath> = None;
         let mut restarts = 0;
         let mut looped: Vec<usize> = Vec::new();
-        let remote = req.client.map(|ip| ip.to_string()).unwrap_or_default();
         let mut i = 0;
         let mut hits = self.set.matches(path.as_bytes());
         let decision = 'scan: loop {
@@ -267,7 +266,7 @@ impl RuleList {
                 host: req.host,
                 secure: req.secure,
                 method: req.method.as_str(),
-                remote_addr: &remote,
+                client: req.client,
             };
             let mut step = |did: String| {
                 if let Some(t) = trace.as_deref_mut() {

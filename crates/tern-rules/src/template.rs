@@ -15,6 +15,7 @@
 //! The first literal `?` splits a template into its path and its query,
 //! so that a `?` inside a capture (a decoded `%3F`) never starts a query.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 /// A variable a template can name.
@@ -115,13 +116,13 @@ pub struct Values<'a> {
     pub secure: bool,
     /// The method.
     pub method: &'a str,
-    /// The client's address, as text.
-    pub remote_addr: &'a str,
+    /// The client's address (`None` over a Unix socket).
+    pub client: Option<std::net::IpAddr>,
 }
 
 impl Values<'_> {
-    fn var(&self, v: Var) -> &str {
-        match v {
+    fn var(&self, v: Var) -> Cow<'_, str> {
+        Cow::Borrowed(match v {
             Var::Path => self.path,
             Var::Query => self.query.unwrap_or(""),
             Var::Host => self.host.unwrap_or(""),
@@ -133,8 +134,13 @@ impl Values<'_> {
                 }
             }
             Var::Method => self.method,
-            Var::RemoteAddr => self.remote_addr,
-        }
+            // Formatted only for a template that names it.
+            Var::RemoteAddr => {
+                return self
+                    .client
+                    .map_or(Cow::Borrowed(""), |ip| Cow::Owned(ip.to_string()))
+            }
+        })
     }
 }
 
@@ -290,7 +296,10 @@ fn expand(pieces: &[Piece], v: &Values<'_>, form: Form, part: Part) -> Result<St
                 out.push_str(l);
                 continue;
             }
-            Piece::Capture(i) => (v.captures.get(*i).copied().flatten().unwrap_or(""), None),
+            Piece::Capture(i) => (
+                Cow::Borrowed(v.captures.get(*i).copied().flatten().unwrap_or("")),
+                None,
+            ),
             Piece::Var(var) => (v.var(*var), Some(*var)),
         };
         if let Some(b) = value.bytes().find(|b| b.is_ascii_control()) {
@@ -313,9 +322,9 @@ fn expand(pieces: &[Piece], v: &Values<'_>, form: Form, part: Part) -> Result<St
             Some(Var::Query | Var::Host | Var::Scheme | Var::Method | Var::RemoteAddr)
         );
         match (form, part, raw) {
-            (_, _, true) | (Form::Decoded, Part::Path, false) => out.push_str(value),
-            (Form::Url, Part::Path, false) => encode(&mut out, value, PATH_SAFE),
-            (_, Part::Query, false) => encode(&mut out, value, QUERY_SAFE),
+            (_, _, true) | (Form::Decoded, Part::Path, false) => out.push_str(&value),
+            (Form::Url, Part::Path, false) => encode(&mut out, &value, PATH_SAFE),
+            (_, Part::Query, false) => encode(&mut out, &value, QUERY_SAFE),
         }
     }
     Ok(out)
@@ -355,7 +364,7 @@ mod tests {
             host: Some("example.test"),
             secure: true,
             method: "GET",
-            remote_addr: "127.0.0.1",
+            client: Some(std::net::Ipv4Addr::LOCALHOST.into()),
         }
     }
 
