@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use http::StatusCode;
-use tern_rules::access::{LimitKey, LimitRule, Passwords, Realm, Satisfy};
+use tern_rules::access::{Admits, LimitKey, LimitRule, Passwords, Realm, Satisfy};
 use tern_rules::cond::{parse_network, Conditions, HostPattern, PathMatch};
 use tern_rules::limit::{Delay, Rate, RateLimit};
 use tern_rules::password::{GroupFile, PasswordFile};
@@ -600,11 +600,12 @@ fn walk_realm(w: &mut Walker<'_>, t: &mut Table<'_>) -> Option<Realm> {
     let groups = w.strings(t, "groups").unwrap_or_default();
     let htpasswd = w.string_spanned(t, "htpasswd");
     let groups_file = w.string_spanned(t, "groups_file");
-    if htpasswd.is_none() && (!users.is_empty() || !groups.is_empty()) {
+    let certificate = w.bool(t, "certificate").unwrap_or(false);
+    if htpasswd.is_none() && !certificate && (!users.is_empty() || !groups.is_empty()) {
         w.error(
             t.span(),
-            t.key_path("htpasswd"),
-            "`users` and `groups` need a password file (htpasswd)",
+            t.key_path("users"),
+            "`users` and `groups` need a way to prove who the client is: `htpasswd` or `certificate = true`",
         );
         return None;
     }
@@ -616,38 +617,36 @@ fn walk_realm(w: &mut Walker<'_>, t: &mut Table<'_>) -> Option<Realm> {
         );
         return None;
     }
-    if htpasswd.is_none()
-        && allow.as_ref().is_none_or(Vec::is_empty)
-        && deny.as_ref().is_none_or(Vec::is_empty)
-        && !bad_nets
-    {
+    let no_nets =
+        allow.as_ref().is_none_or(Vec::is_empty) && deny.as_ref().is_none_or(Vec::is_empty);
+    if htpasswd.is_none() && !certificate && no_nets && !bad_nets {
         w.error(
             t.span(),
             t.path().to_owned(),
-            "an access block checks something: `htpasswd`, `allow` or `deny`",
+            "an access block checks something: `htpasswd`, `certificate`, `allow` or `deny`",
         );
         return None;
     }
+    let group_file = match groups_file {
+        None => None,
+        Some((g, gspan)) => {
+            let gpath = w.relative(&g);
+            Some(Arc::new(read_file(
+                w,
+                t,
+                "groups_file",
+                &gpath,
+                gspan,
+                GroupFile::parse,
+            )?))
+        }
+    };
     let passwords = match htpasswd {
         None => None,
         Some((file, span)) => {
             let path = w.relative(&file);
             let pw = read_file(w, t, "htpasswd", &path, span.clone(), PasswordFile::parse)?;
-            let groups_read = match groups_file {
-                None => None,
-                Some((g, gspan)) => {
-                    let gpath = w.relative(&g);
-                    Some(Arc::new(read_file(
-                        w,
-                        t,
-                        "groups_file",
-                        &gpath,
-                        gspan,
-                        GroupFile::parse,
-                    )?))
-                }
-            };
-            if w.check_paths() {
+            if w.check_paths() && !certificate {
                 for u in &users {
                     if !pw.contains(u) {
                         w.error(
@@ -661,9 +660,6 @@ fn walk_realm(w: &mut Walker<'_>, t: &mut Table<'_>) -> Option<Realm> {
             Some(Passwords {
                 file: Arc::new(pw),
                 path: path.display().to_string(),
-                groups: groups_read,
-                users,
-                require_groups: groups,
             })
         }
     };
@@ -673,6 +669,12 @@ fn walk_realm(w: &mut Walker<'_>, t: &mut Table<'_>) -> Option<Realm> {
         deny: deny.unwrap_or_default(),
         allow: allow.unwrap_or_default(),
         passwords,
+        certificate,
+        admits: Admits {
+            users,
+            groups,
+            group_file,
+        },
         satisfy: satisfy?,
         origin,
     })

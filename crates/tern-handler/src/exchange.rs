@@ -130,14 +130,15 @@ pub struct Exchange {
     pub id: RequestId,
 }
 
-/// The user an access realm granted a request (HTTP Basic): a request
-/// extension the authorize phase sets, which CGI reads as `REMOTE_USER`
-/// and `AUTH_TYPE` and the access log writes.
+/// The user an access realm granted a request (by HTTP Basic, or a TLS
+/// client certificate's subject): a request extension the authorize phase
+/// sets, which CGI reads as `REMOTE_USER` and `AUTH_TYPE` and the access
+/// log writes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AuthUser {
     /// The user name, as the client sent it and the password file holds it.
     pub name: Arc<str>,
-    /// The scheme that proved it (`Basic`).
+    /// The scheme that proved it (`Basic`, or `SSL` for a certificate).
     pub scheme: &'static str,
 }
 

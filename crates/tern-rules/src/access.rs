@@ -45,12 +45,28 @@ pub struct Passwords {
     pub file: Arc<PasswordFile>,
     /// Where it was read from, for log lines.
     pub path: String,
-    /// The group file, if the realm requires groups.
-    pub groups: Option<Arc<GroupFile>>,
-    /// Users the realm admits (empty with no `groups`: any valid user).
+}
+
+/// Who a realm admits once they proved who they are.
+#[derive(Clone, Debug, Default)]
+pub struct Admits {
+    /// Users admitted by name (empty with no `groups`: anyone proven).
     pub users: Vec<String>,
-    /// Groups the realm admits.
-    pub require_groups: Vec<String>,
+    /// Groups admitted, from `group_file`.
+    pub groups: Vec<String>,
+    /// The group file, if the realm admits groups.
+    pub group_file: Option<Arc<GroupFile>>,
+}
+
+impl Admits {
+    fn admits(&self, user: &str) -> bool {
+        (self.users.is_empty() && self.groups.is_empty())
+            || self.users.iter().any(|u| u == user)
+            || self
+                .group_file
+                .as_ref()
+                .is_some_and(|g| self.groups.iter().any(|group| g.is_member(user, group)))
+    }
 }
 
 /// One `[[site.access]]` block.
@@ -66,10 +82,24 @@ pub struct Realm {
     pub allow: Vec<IpNet>,
     /// The password check, if any.
     pub passwords: Option<Passwords>,
+    /// Whether a verified TLS client certificate proves who the client is
+    /// (its subject DN, as mod_ssl's `SSLUserName SSL_CLIENT_S_DN`).
+    pub certificate: bool,
+    /// Who is admitted once proven.
+    pub admits: Admits,
     /// How the checks combine.
     pub satisfy: Satisfy,
     /// Where it is configured.
     pub origin: String,
+}
+
+/// Who a realm granted a request to, and how they proved it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Identity {
+    /// The user name, or a client certificate's subject DN.
+    pub name: String,
+    /// `Basic` or `SSL` (CGI's `AUTH_TYPE`).
+    pub scheme: &'static str,
 }
 
 /// What a limit counts requests by.
@@ -104,8 +134,8 @@ pub enum AccessVerdict {
     /// On to the handler, after `delay` (zero: at once), as `user` if a
     /// realm granted one.
     Pass {
-        /// The user, when a password granted the request.
-        user: Option<String>,
+        /// Who, when a password or a certificate granted the request.
+        user: Option<Identity>,
         /// How long a limit holds the request back.
         delay: Duration,
     },
@@ -209,7 +239,7 @@ impl Access {
     ) -> AccessVerdict {
         let mut user = None;
         if let Some(realm) = self.realms.iter().find(|r| r.conditions.hold(req)) {
-            match self.realm(realm, req.client, authorization, now) {
+            match self.realm(realm, req, authorization, now) {
                 Ok(u) => user = u,
                 Err(refusal) => return refusal,
             }
@@ -220,7 +250,7 @@ impl Access {
                 continue;
             }
             let key: Vec<u8> = match (limit.key, req.client, &user) {
-                (LimitKey::User, _, Some(u)) => u.as_bytes().to_vec(),
+                (LimitKey::User, _, Some(u)) => u.name.as_bytes().to_vec(),
                 (LimitKey::User, _, None) => continue,
                 (LimitKey::Client, Some(IpAddr::V4(ip)), _) => ip.octets().to_vec(),
                 (LimitKey::Client, Some(IpAddr::V6(ip)), _) => match ip.to_ipv4_mapped() {
@@ -239,7 +269,7 @@ impl Access {
                             "{}: {} refused by the limit ({}, burst {}){}",
                             limit.origin,
                             match (limit.key, req.client, &user) {
-                                (LimitKey::User, _, Some(u)) => format!("user {u:?}"),
+                                (LimitKey::User, _, Some(u)) => format!("user {:?}", u.name),
                                 (_, Some(ip), _) => format!("client {ip}"),
                                 _ => "a Unix-socket client".to_owned(),
                             },
@@ -263,38 +293,64 @@ impl Access {
         AccessVerdict::Pass { user, delay }
     }
 
-    /// One realm's checks: the user granted (if a password did), or the
-    /// refusal.
+    /// One realm's checks: who was granted (if a password or a certificate
+    /// proved it), or the refusal.
     fn realm(
         &self,
         realm: &Realm,
-        client: Option<IpAddr>,
+        req: &Request<'_>,
         authorization: Option<&HeaderValue>,
         now: Instant,
-    ) -> Result<Option<String>, AccessVerdict> {
+    ) -> Result<Option<Identity>, AccessVerdict> {
         let has_address_rules = !realm.allow.is_empty() || !realm.deny.is_empty();
         let address = if has_address_rules {
-            Some(address_allowed(realm, client))
+            Some(address_allowed(realm, req.client))
         } else {
             None
         };
-        let Some(pw) = &realm.passwords else {
-            return match address {
-                Some(Err(reason)) => Err(AccessVerdict::Forbidden {
-                    reason: format!("{}: {reason}", realm.origin),
-                }),
-                _ => Ok(None),
-            };
+        let forbidden = |reason: String| AccessVerdict::Forbidden {
+            reason: format!("{}: {reason}", realm.origin),
         };
+        let proves = realm.passwords.is_some() || realm.certificate;
         match (realm.satisfy, &address) {
-            (Satisfy::All, Some(Err(reason))) => {
-                return Err(AccessVerdict::Forbidden {
-                    reason: format!("{}: {reason}", realm.origin),
-                })
+            (_, Some(Err(reason))) if realm.satisfy == Satisfy::All || !proves => {
+                return Err(forbidden(reason.clone()))
             }
             (Satisfy::Any, Some(Ok(()))) => return Ok(None),
+            _ if !proves => return Ok(None),
             _ => {}
         }
+        // A verified client certificate proves who the client is.
+        let identity = match (realm.certificate, req.client_cert) {
+            (true, Some(dn)) => Identity {
+                name: dn.to_owned(),
+                scheme: "SSL",
+            },
+            _ => self.password(realm, authorization, now)?,
+        };
+        if !realm.admits.admits(&identity.name) {
+            // Proven, but not admitted: asking again would not help.
+            return Err(forbidden(format!(
+                "user {:?} is not among the users or groups the realm admits",
+                identity.name
+            )));
+        }
+        Ok(Some(identity))
+    }
+
+    /// The user HTTP Basic proves, or the refusal: a challenge when the
+    /// realm has a password file, else 403 (a certificate was needed).
+    fn password(
+        &self,
+        realm: &Realm,
+        authorization: Option<&HeaderValue>,
+        now: Instant,
+    ) -> Result<Identity, AccessVerdict> {
+        let Some(pw) = &realm.passwords else {
+            return Err(AccessVerdict::Forbidden {
+                reason: format!("{}: no verified client certificate", realm.origin),
+            });
+        };
         let challenge = |reason: String| AccessVerdict::Challenge {
             realm: realm.name.clone(),
             reason: format!("{}: {reason}", realm.origin),
@@ -314,24 +370,10 @@ impl Access {
         {
             return Err(challenge(format!("wrong password for user {user:?}")));
         }
-        let admitted = (pw.users.is_empty() && pw.require_groups.is_empty())
-            || pw.users.contains(&user)
-            || pw.groups.as_ref().is_some_and(|g| {
-                pw.require_groups
-                    .iter()
-                    .any(|group| g.is_member(&user, group))
-            });
-        if !admitted {
-            // A valid password that the realm does not admit: asking again
-            // would not help.
-            return Err(AccessVerdict::Forbidden {
-                reason: format!(
-                    "{}: user {user:?} is not among the users or groups the realm admits",
-                    realm.origin
-                ),
-            });
-        }
-        Ok(Some(user))
+        Ok(Identity {
+            name: user,
+            scheme: "Basic",
+        })
     }
 }
 

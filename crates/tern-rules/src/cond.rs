@@ -26,6 +26,8 @@ pub struct Request<'a> {
     pub client: Option<IpAddr>,
     /// Whether the connection is TLS.
     pub secure: bool,
+    /// The subject DN of the client's verified TLS certificate, if any.
+    pub client_cert: Option<&'a str>,
 }
 
 /// How a path is matched.
@@ -252,6 +254,7 @@ mod tests {
             headers: &headers,
             client: None,
             secure: false,
+            client_cert: None,
         };
         let mut c = Conditions {
             hosts: vec![HostPattern("*.example.test".into())],

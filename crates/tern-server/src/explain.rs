@@ -131,7 +131,7 @@ impl Site {
                 AccessVerdict::Pass { user, delay } => {
                     let mut r = String::new();
                     if let Some(u) = user {
-                        let _ = write!(r, "granted to user {u:?}");
+                        let _ = write!(r, "granted to user {:?} ({})", u.name, u.scheme);
                     }
                     if !delay.is_zero() {
                         let _ = write!(r, "delayed {} ms by a limit", delay.as_millis());

@@ -6,8 +6,12 @@
 #            with captures, 25 globs);
 # - auth:   a realm over every path, HTTP Basic against a bcrypt htpasswd
 #           (cost 10), the client sending the right password every time.
-# usage: bench.sh TERN_BIN [ROUNDS] [SECS]
+# usage: [WORKERS=N] [RATE=R] bench.sh TERN_BIN [ROUNDS] [SECS]   (workers: 2 unless set)
 # Prints one line per run: config, req/s, server CPU µs per request, p99.
+# With RATE, each configuration is also loaded open loop at RATE req/s
+# (tern bench --rate, 10 connections): the same work at the same pace, so
+# that CPU per request compares what each configuration adds, not how a
+# saturated server's batching and wake-ups shift.
 set -u
 tern=$(realpath "$1"); rounds=${2:-3}; secs=${3:-4}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,7 +24,7 @@ htpasswd -bcB -C 10 $w/users alice secret 2>/dev/null
 base() {
   cat <<T
 [server]
-workers = 2
+workers = ${WORKERS:-2}
 [[listen]]
 address = "127.0.0.1:$1"
 [[site]]
@@ -61,9 +65,28 @@ run() { # name port [wrk args...]
   printf '%-8s %10s req/s  %6s µs/req  p99 %-8s %s\n' "$name" "$rps" "$(per $c0 $c1 $reqs)" "$p99" "${non2xx:+non-2xx $non2xx}"
 }
 
+rated() { # name port [-H header]
+  local name=$1 port=$2; shift 2
+  "$tern" serve --config $w/$name.toml > $w/$name.out 2> $w/$name.err &
+  local pid=$!
+  for _ in $(seq 1 50); do curl -s -o /dev/null http://127.0.0.1:$port/0k.html -H 'Authorization: Basic YWxpY2U6c2VjcmV0' && break; sleep 0.1; done
+  local out
+  out=$("$tern" bench -k -c 10 --rate $RATE -d ${secs}s --warmup 1s --server-pid $pid "$@" http://127.0.0.1:$port/0k.html 2>&1)
+  kill $pid; wait $pid 2>/dev/null
+  printf '%-8s %10s req/s  %6s µs/req  p99 %s ms (open loop)\n' "$name" \
+    "$(echo "$out" | awk '/responses in/{print $6}')" \
+    "$(echo "$out" | awk '/server CPU/{print $6}')" \
+    "$(echo "$out" | awk '$1=="corrected"{print $5}')"
+}
+
 for r in $(seq 1 $rounds); do
   echo "# round $r"
   run none 18601
   run rules50 18602
   run auth 18603 -H 'Authorization: Basic YWxpY2U6c2VjcmV0'
+  if [ -n "${RATE:-}" ]; then
+    rated none 18601
+    rated rules50 18602
+    rated auth 18603 -H 'Authorization: Basic YWxpY2U6c2VjcmV0'
+  fi
 done

@@ -64,10 +64,10 @@ impl Access {
         match verdict {
             AccessVerdict::Pass { user, delay } => {
                 if let Some(user) = user {
-                    let name: Arc<str> = Arc::from(user);
+                    let name: Arc<str> = Arc::from(user.name);
                     req.extensions_mut().insert(AuthUser {
                         name: name.clone(),
-                        scheme: "Basic",
+                        scheme: user.scheme,
                     });
                     granted.user = Some(name);
                 }

@@ -52,7 +52,7 @@ impl Probe for DocRoot<'_> {
 /// The rules' view of `req` on `conn`, with the path admitted.
 pub(crate) fn rule_request<'a, B>(
     req: &'a Request<B>,
-    conn: &ConnInfo,
+    conn: &'a ConnInfo,
     path: &'a str,
 ) -> RuleRequest<'a> {
     RuleRequest {
@@ -66,6 +66,11 @@ pub(crate) fn rule_request<'a, B>(
         headers: req.headers(),
         client: conn.peer.socket_addr().map(|a| a.ip()).map(canonical),
         secure: conn.secure,
+        client_cert: conn
+            .tls
+            .as_ref()
+            .and_then(|t| t.client.as_ref())
+            .map(|c| &*c.subject),
     }
 }
 

@@ -613,3 +613,127 @@ fn address_rules_hold_over_ipv6_loopback() {
     assert_eq!(get(&v4, "/v4/a.txt").status, 200);
     assert_eq!(get(&v4, "/who").text(), "four");
 }
+
+/// Debian's php-fpm, started for one test on a socket in `dir` and
+/// stopped (SIGTERM to its master, which stops its workers) on drop.
+struct Fpm {
+    child: std::process::Child,
+}
+
+impl Fpm {
+    fn start(dir: &Path) -> Fpm {
+        let bin = std::fs::read_dir("/usr/sbin")
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("php-fpm"))
+            })
+            .expect("php-fpm is installed: run scripts/test-all");
+        let p = |name: &str| dir.join(name);
+        let root = rustix::process::geteuid().is_root();
+        let conf = format!(
+            "[global]\nerror_log = {log}\ndaemonize = no\npid = {pid}\n\n\
+             [www]\nlisten = {sock}\npm = static\npm.max_children = 2\nclear_env = yes\n{user}",
+            log = p("fpm.log").display(),
+            pid = p("fpm.pid").display(),
+            sock = p("fpm.sock").display(),
+            user = if root {
+                "user = root\ngroup = root\n"
+            } else {
+                ""
+            },
+        );
+        std::fs::write(p("fpm.conf"), conf).unwrap();
+        let mut cmd = Command::new(bin);
+        cmd.arg("-F")
+            .arg("-y")
+            .arg(p("fpm.conf"))
+            .arg("-p")
+            .arg(dir)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        if root {
+            cmd.arg("-R");
+        }
+        let mut fpm = Fpm {
+            child: cmd.spawn().expect("start php-fpm"),
+        };
+        let end = Instant::now() + Duration::from_secs(10);
+        while std::os::unix::net::UnixStream::connect(p("fpm.sock")).is_err() {
+            let log = || std::fs::read_to_string(p("fpm.log")).unwrap_or_default();
+            assert!(
+                fpm.child.try_wait().unwrap().is_none(),
+                "php-fpm exited:\n{}",
+                log()
+            );
+            assert!(
+                Instant::now() < end,
+                "no php-fpm socket within 10 s:\n{}",
+                log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        fpm
+    }
+}
+
+impl Drop for Fpm {
+    fn drop(&mut self) {
+        if let Some(pid) = rustix::process::Pid::from_raw(self.child.id() as i32) {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        }
+        let end = Instant::now() + Duration::from_secs(5);
+        while self.child.try_wait().ok().flatten().is_none() && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The front controller of WordPress, Laravel and Symfony on real php-fpm:
+/// files and directories are served as they are, every other path runs
+/// `index.php`, which sees the path the client asked for in REQUEST_URI.
+#[test]
+fn try_files_gives_php_fpm_a_front_controller() {
+    let dir = docroot(&[
+        (
+            "index.php",
+            b"<?php header('Content-Type: text/plain');\nforeach (['SCRIPT_NAME', 'REQUEST_URI', 'QUERY_STRING'] as $k) echo $k, '=', $_SERVER[$k] ?? '', \"\\n\";\n",
+        ),
+        ("style.css", b"body{}"),
+        ("docs/index.html", b"the docs"),
+    ]);
+    let _fpm = Fpm::start(dir.path());
+    let site = "index = [\"index.html\", \"index.php\"]\n\n\
+                [[site.route]]\nextension = \"php\"\nhandler = \"fastcgi\"\n\
+                connect = \"unix:{dir}/fpm.sock\"\ndir = \"{dir}/www\"\n\n\
+                [[site.rules]]\ntry_files = [\"$path\", \"$path/\", \"/index.php?$query\"]\n";
+    let t = Tern::start_in(BIN, &config("", site), dir);
+
+    let r = get(&t, "/style.css");
+    assert_eq!((r.status, r.text().as_str()), (200, "body{}"));
+    let r = get(&t, "/docs/");
+    assert_eq!((r.status, r.text().as_str()), (200, "the docs"));
+    let r = get(&t, "/blog/2024/hello-world?utm=x");
+    assert_eq!(r.status, 200, "{}\n{}", r.text(), t.log());
+    assert_eq!(
+        r.text(),
+        "SCRIPT_NAME=/index.php\nREQUEST_URI=/blog/2024/hello-world?utm=x\nQUERY_STRING=utm=x\n"
+    );
+    // A PHP file that does not exist goes to the front controller too, as
+    // with nginx's try_files for WordPress; one that exists runs itself.
+    let r = get(&t, "/wp-login.php");
+    assert_eq!(r.status, 200);
+    assert!(
+        r.text().contains("REQUEST_URI=/wp-login.php\n"),
+        "{}",
+        r.text()
+    );
+    let r = get(&t, "/index.php?p=1");
+    assert!(r.text().contains("QUERY_STRING=p=1\n"), "{}", r.text());
+}

@@ -542,6 +542,54 @@ fn client_certificates_are_required_or_optional_and_reach_cgi_programs() {
     assert!(body.contains("SSL_CLIENT_S_DN=CN=alice\n"), "{body}");
 }
 
+/// A realm with `certificate = true`: a verified client certificate proves
+/// who the client is (its subject DN is the user scripts see); without
+/// one the client is refused, and a realm's `users` are subject DNs.
+#[test]
+fn a_client_certificate_proves_the_user_to_a_realm() {
+    let env_cgi = b"#!/bin/sh\nprintf 'Content-Type: text/plain\\n\\n'\nenv\n";
+    let dir = docroot(&[("index.html", b"x")]);
+    tern_testkit::install(&dir.path().join("cgi/env.cgi"), env_cgi, 0o755);
+    let servers = Ca::new(dir.path(), "one");
+    servers.issue(dir.path(), "a", &["a.test"], ECDSA);
+    let clients = Ca::new(dir.path(), "clients");
+    clients.issue_client(dir.path(), "alice", "alice");
+    clients.issue_client(dir.path(), "bob", "bob");
+    let site = "[[site.route]]\nprefix = \"/cgi-bin\"\nhandler = \"cgi\"\ndir = \"{dir}/cgi\"\n\n\
+                [[site.access]]\npath = \"/cgi-bin/**\"\ncertificate = true\nusers = [\"CN=alice\"]\n";
+    let auth = "client_auth = { ca = \"{dir}/clients-ca.pem\", mode = \"optional\" }";
+    let t = Tern::start_in(BIN, &tls_config(&["a"], auth, "", site), dir);
+    let as_user = |who: Option<&str>| {
+        let mut args = vec!["-w".to_owned(), "\n%{http_code}".to_owned()];
+        if let Some(who) = who {
+            args.extend([
+                "--cert".to_owned(),
+                t.file(&format!("{who}.pem")).to_string_lossy().into_owned(),
+                "--key".to_owned(),
+                t.file(&format!("{who}.key")).to_string_lossy().into_owned(),
+            ]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = curl(
+            &t,
+            &t.file("one-ca.pem"),
+            "a.test",
+            "/cgi-bin/env.cgi",
+            &args,
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let alice = as_user(Some("alice"));
+    assert!(alice.ends_with("\n200"), "{alice}\n{}", t.log());
+    assert!(alice.contains("REMOTE_USER=CN=alice\n"), "{alice}");
+    assert!(alice.contains("AUTH_TYPE=SSL\n"), "{alice}");
+    // Proven, but not among the realm's users.
+    assert!(as_user(Some("bob")).ends_with("\n403"));
+    // No certificate, and no password to ask for.
+    assert!(as_user(None).ends_with("\n403"));
+    assert!(t.wait_log("no verified client certificate"), "{}", t.log());
+}
+
 #[test]
 fn a_plain_listener_sends_clients_to_https_but_not_acme_challenges() {
     let (dir, _) = site_for_a(b"secure");
