@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use http::StatusCode;
 use tern_rules::access::{Admits, LimitKey, LimitRule, Passwords, Realm, Satisfy};
-use tern_rules::cond::{parse_network, Conditions, HostPattern, PathMatch};
+use tern_rules::cond::{parse_network, Conditions, HostPattern, PathGlob, PathMatch};
 use tern_rules::limit::{Delay, Rate, RateLimit};
 use tern_rules::password::{GroupFile, PasswordFile};
 use tern_rules::rule::{Action, Fallback, Flow, Rule};
@@ -174,7 +174,7 @@ fn walk_conditions(w: &mut Walker<'_>, t: &mut Table<'_>) -> (Option<Conditions>
                 .literal_separator(true)
                 .build()
             {
-                Ok(g) => c.path = Some(PathMatch::Glob(g.compile_matcher())),
+                Ok(g) => c.path = Some(PathMatch::Glob(PathGlob::new(g))),
                 Err(e) => {
                     w.error(span, t.key_path("path"), format!("bad glob: {}", e.kind()));
                     ok = false;

@@ -97,7 +97,7 @@ pub struct Realm {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Identity {
     /// The user name, or a client certificate's subject DN.
-    pub name: String,
+    pub name: Arc<str>,
     /// `Basic` or `SSL` (CGI's `AUTH_TYPE`).
     pub scheme: &'static str,
 }
@@ -323,7 +323,7 @@ impl Access {
         // A verified client certificate proves who the client is.
         let identity = match (realm.certificate, req.client_cert) {
             (true, Some(dn)) => Identity {
-                name: dn.to_owned(),
+                name: Arc::from(dn),
                 scheme: "SSL",
             },
             _ => self.password(realm, authorization, now)?,
@@ -355,7 +355,9 @@ impl Access {
             realm: realm.name.clone(),
             reason: format!("{}: {reason}", realm.origin),
         };
-        let Some((user, password)) = authorization.and_then(basic_credentials) else {
+        let mut buf = [0u8; MAX_CREDENTIALS];
+        let Some((user, password)) = authorization.and_then(|a| basic_credentials(a, &mut buf))
+        else {
             return Err(challenge(match authorization {
                 None => "no credentials".to_owned(),
                 Some(_) => "credentials that are not Basic user:password".to_owned(),
@@ -364,14 +366,11 @@ impl Access {
         // The file's identity in the cache: its place in memory, which is
         // the same for as long as this configuration (and this cache) lives.
         let file_id = Arc::as_ptr(&pw.file) as usize as u64;
-        if !self
-            .verified
-            .check(file_id, &pw.file, &user, &password, now)
-        {
+        if !self.verified.check(file_id, &pw.file, user, password, now) {
             return Err(challenge(format!("wrong password for user {user:?}")));
         }
         Ok(Identity {
-            name: user,
+            name: Arc::from(user),
             scheme: "Basic",
         })
     }
@@ -396,23 +395,35 @@ fn address_allowed(realm: &Realm, client: Option<IpAddr>) -> Result<(), String> 
     Ok(())
 }
 
+/// The most bytes of decoded Basic credentials read (a user, `:`, and a
+/// password of at most `password::MAX_PASSWORD_LEN`); longer ones are
+/// refused.
+pub const MAX_CREDENTIALS: usize = 1280;
+
 /// The user and password of a `Basic` `Authorization` value (RFC 7617):
 /// the scheme case-insensitive, the credentials base64, the user UTF-8
-/// and without `:`.
-pub fn basic_credentials(v: &HeaderValue) -> Option<(String, Vec<u8>)> {
+/// and without `:`. Decoded into `buf`, without allocating.
+pub fn basic_credentials<'b>(
+    v: &HeaderValue,
+    buf: &'b mut [u8; MAX_CREDENTIALS],
+) -> Option<(&'b str, &'b [u8])> {
     let v = v.as_bytes();
     let (scheme, rest) = v.split_at(v.iter().position(|&b| b == b' ')?);
     if !scheme.eq_ignore_ascii_case(b"basic") {
         return None;
     }
     let token = rest.trim_ascii();
-    let decoded = base64::engine::general_purpose::STANDARD
-        .decode(token)
+    if token.len() > MAX_CREDENTIALS / 3 * 4 {
+        return None;
+    }
+    let n = base64::engine::general_purpose::STANDARD
+        .decode_slice(token, buf)
         .ok()?;
+    let decoded = &buf[..n];
     let colon = decoded.iter().position(|&b| b == b':')?;
     let user = std::str::from_utf8(&decoded[..colon]).ok()?;
     if user.is_empty() || user.bytes().any(|b| b.is_ascii_control()) {
         return None;
     }
-    Some((user.to_owned(), decoded[colon + 1..].to_vec()))
+    Some((user, &decoded[colon + 1..]))
 }

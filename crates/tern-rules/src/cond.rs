@@ -30,11 +30,49 @@ pub struct Request<'a> {
     pub client_cert: Option<&'a str>,
 }
 
+/// A path glob (`*` within a segment, `**` across them). The common
+/// subtree form, `/literal/prefix/**` (and `/**`), is matched by a prefix
+/// comparison: globset runs every glob through a regex, which cost a
+/// realm over `/**` a tenth of a microsecond per request.
+#[derive(Clone, Debug)]
+pub struct PathGlob {
+    matcher: GlobMatcher,
+    /// `/admin/` for `/admin/**`: the glob is "starts with this".
+    prefix: Option<String>,
+}
+
+impl PathGlob {
+    /// Wraps a glob built with `literal_separator(true)`.
+    pub fn new(glob: globset::Glob) -> PathGlob {
+        let prefix = glob
+            .glob()
+            .strip_suffix("**")
+            .filter(|p| p.ends_with('/') && !p.contains(['*', '?', '[', ']', '{', '}', '\\']))
+            .map(str::to_owned);
+        PathGlob {
+            matcher: glob.compile_matcher(),
+            prefix,
+        }
+    }
+
+    /// Whether `path` matches.
+    pub fn is_match(&self, path: &str) -> bool {
+        match &self.prefix {
+            Some(p) => path.starts_with(p.as_str()),
+            None => self.matcher.is_match(path),
+        }
+    }
+
+    fn glob(&self) -> &globset::Glob {
+        self.matcher.glob()
+    }
+}
+
 /// How a path is matched.
 #[derive(Clone, Debug)]
 pub enum PathMatch {
-    /// A glob (`*` within a segment, `**` across them), as `path = ...`.
-    Glob(GlobMatcher),
+    /// A glob, as `path = ...`.
+    Glob(PathGlob),
     /// A regular expression with captures, as `regex = ...`.
     Regex(Regex),
 }
@@ -220,6 +258,47 @@ mod tests {
 
     fn glob(s: &str) -> GlobMatcher {
         globset::Glob::new(s).unwrap().compile_matcher()
+    }
+
+    #[test]
+    fn subtree_globs_match_as_globset_does() {
+        let build = |s: &str| {
+            globset::GlobBuilder::new(s)
+                .literal_separator(true)
+                .build()
+                .unwrap()
+        };
+        for pattern in [
+            "/**",
+            "/admin/**",
+            "/a/b/**",
+            "/a*/**",
+            "/x/*.css",
+            "/**/.*",
+        ] {
+            let fast = PathGlob::new(build(pattern));
+            let slow = build(pattern).compile_matcher();
+            for path in [
+                "/",
+                "/admin",
+                "/admin/",
+                "/admin/x",
+                "/admin/x/y",
+                "/adminx/y",
+                "/a/b",
+                "/a/b/",
+                "/a/b/c",
+                "/ab/c",
+                "/x/a.css",
+                "/x/y/a.css",
+                "/.git",
+                "/a/.env",
+            ] {
+                assert_eq!(fast.is_match(path), slow.is_match(path), "{pattern} {path}");
+            }
+        }
+        assert!(PathGlob::new(build("/admin/**")).prefix.is_some());
+        assert!(PathGlob::new(build("/a*/**")).prefix.is_none());
     }
 
     #[test]

@@ -64,7 +64,7 @@ impl Access {
         match verdict {
             AccessVerdict::Pass { user, delay } => {
                 if let Some(user) = user {
-                    let name: Arc<str> = Arc::from(user.name);
+                    let name = user.name;
                     req.extensions_mut().insert(AuthUser {
                         name: name.clone(),
                         scheme: user.scheme,
