@@ -129,7 +129,7 @@ pub struct LimitRule {
 }
 
 /// What the authorize phase decided.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum AccessVerdict {
     /// On to the handler, after `delay` (zero: at once), as `user` if a
     /// realm granted one.
@@ -146,6 +146,10 @@ pub enum AccessVerdict {
         /// For the log line.
         reason: String,
     },
+    /// A password to check against its hash first: slow by design
+    /// (bcrypt takes milliseconds), so the caller runs [`Verify::run`] off
+    /// its event loop, then asks [`Access::verified`] for the verdict.
+    Verify(Box<Verify>),
     /// 403.
     Forbidden {
         /// For the log line.
@@ -170,6 +174,32 @@ pub struct Access {
     realms: Vec<Realm>,
     limits: Vec<(LimitRule, RateZone)>,
     verified: VerifiedCache,
+}
+
+/// A password check the verdict waits for (see [`AccessVerdict::Verify`]).
+pub struct Verify {
+    realm: usize,
+    user: Arc<str>,
+    password: Vec<u8>,
+    file: Arc<PasswordFile>,
+    file_id: u64,
+}
+
+impl std::fmt::Debug for Verify {
+    /// The user only: never the password.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Verify")
+            .field("user", &self.user)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Verify {
+    /// Checks the password against its hash: blocking, milliseconds for
+    /// bcrypt. Run it where blocking is allowed.
+    pub fn run(&self) -> bool {
+        self.file.verify(&self.user, &self.password)
+    }
 }
 
 /// Verified credentials remembered (per site).
@@ -230,7 +260,9 @@ impl Access {
         }
     }
 
-    /// Decides `req`, whose `Authorization` field is `authorization`.
+    /// Decides `req`, whose `Authorization` field is `authorization`. A
+    /// password not verified lately comes back as
+    /// [`AccessVerdict::Verify`].
     pub fn decide(
         &self,
         req: &Request<'_>,
@@ -244,6 +276,31 @@ impl Access {
                 Err(refusal) => return refusal,
             }
         }
+        self.limits(req, user, now)
+    }
+
+    /// The verdict once the password `v` asked for was checked (`ok`).
+    pub fn verified(&self, v: &Verify, ok: bool, req: &Request<'_>, now: Instant) -> AccessVerdict {
+        let realm = &self.realms[v.realm];
+        if !ok {
+            return AccessVerdict::Challenge {
+                realm: realm.name.clone(),
+                reason: format!("{}: wrong password for user {:?}", realm.origin, v.user),
+            };
+        }
+        self.verified.remember(v.file_id, &v.user, &v.password, now);
+        let identity = Identity {
+            name: v.user.clone(),
+            scheme: "Basic",
+        };
+        match self.admitted(realm, identity) {
+            Ok(identity) => self.limits(req, Some(identity), now),
+            Err(refusal) => refusal,
+        }
+    }
+
+    /// The rate limits that apply, for a request granted to `user`.
+    fn limits(&self, req: &Request<'_>, user: Option<Identity>, now: Instant) -> AccessVerdict {
         let mut delay = Duration::ZERO;
         for (limit, zone) in &self.limits {
             if !limit.conditions.hold(req) {
@@ -293,6 +350,20 @@ impl Access {
         AccessVerdict::Pass { user, delay }
     }
 
+    /// `identity`, if the realm admits it.
+    fn admitted(&self, realm: &Realm, identity: Identity) -> Result<Identity, AccessVerdict> {
+        if realm.admits.admits(&identity.name) {
+            return Ok(identity);
+        }
+        // Proven, but not admitted: asking again would not help.
+        Err(AccessVerdict::Forbidden {
+            reason: format!(
+                "{}: user {:?} is not among the users or groups the realm admits",
+                realm.origin, identity.name
+            ),
+        })
+    }
+
     /// One realm's checks: who was granted (if a password or a certificate
     /// proved it), or the refusal.
     fn realm(
@@ -328,14 +399,7 @@ impl Access {
             },
             _ => self.password(realm, authorization, now)?,
         };
-        if !realm.admits.admits(&identity.name) {
-            // Proven, but not admitted: asking again would not help.
-            return Err(forbidden(format!(
-                "user {:?} is not among the users or groups the realm admits",
-                identity.name
-            )));
-        }
-        Ok(Some(identity))
+        self.admitted(realm, identity).map(Some)
     }
 
     /// The user HTTP Basic proves, or the refusal: a challenge when the
@@ -366,8 +430,18 @@ impl Access {
         // The file's identity in the cache: its place in memory, which is
         // the same for as long as this configuration (and this cache) lives.
         let file_id = Arc::as_ptr(&pw.file) as usize as u64;
-        if !self.verified.check(file_id, &pw.file, user, password, now) {
-            return Err(challenge(format!("wrong password for user {user:?}")));
+        if !self.verified.cached(file_id, user, password, now) {
+            return Err(AccessVerdict::Verify(Box::new(Verify {
+                realm: self
+                    .realms
+                    .iter()
+                    .position(|r| std::ptr::eq(r, realm))
+                    .expect("the realm is one of these"),
+                user: Arc::from(user),
+                password: password.to_vec(),
+                file: pw.file.clone(),
+                file_id,
+            })));
         }
         Ok(Identity {
             name: Arc::from(user),

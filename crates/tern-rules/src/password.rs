@@ -817,6 +817,33 @@ impl VerifiedCache {
         ok
     }
 
+    /// Whether `password` is `user`'s in the file `file_id` by a success
+    /// younger than ttl, without checking the hash (the cheap half of
+    /// [`VerifiedCache::check`], for a caller that checks elsewhere).
+    pub fn cached(&self, file_id: u64, user: &str, password: &[u8], now: Instant) -> bool {
+        if password.len() > MAX_PASSWORD_LEN {
+            return false;
+        }
+        let key = self.key(file_id, user, password);
+        let mut state = self.lock();
+        match state.entries.get(&key) {
+            Some(&(at, _)) if now.saturating_duration_since(at) < self.ttl => true,
+            Some(_) => {
+                state.entries.remove(&key);
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// Remembers a success checked elsewhere (the other half).
+    pub fn remember(&self, file_id: u64, user: &str, password: &[u8], now: Instant) {
+        if password.len() <= MAX_PASSWORD_LEN {
+            let key = self.key(file_id, user, password);
+            self.insert(key, now);
+        }
+    }
+
     /// How many entries the cache holds (expired ones included until they
     /// are evicted or looked up).
     pub fn len(&self) -> usize {

@@ -127,7 +127,18 @@ impl Site {
                 req.headers().get(header::AUTHORIZATION),
                 std::time::Instant::now(),
             );
+            // A password not verified lately: checked here and now.
+            let verdict = match verdict {
+                AccessVerdict::Verify(v) => {
+                    let ok = v.run();
+                    access
+                        .inner()
+                        .verified(&v, ok, &view, std::time::Instant::now())
+                }
+                verdict => verdict,
+            };
             match verdict {
+                AccessVerdict::Verify(_) => unreachable!("checked above"),
                 AccessVerdict::Pass { user, delay } => {
                     let mut r = String::new();
                     if let Some(u) = user {

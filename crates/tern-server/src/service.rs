@@ -17,13 +17,13 @@ use http_body::Body as _;
 use hyper::body::Incoming;
 use tern_handler::path::DecodedPath;
 use tern_handler::{
-    error_response, BodyPace, ConnInfo, Exchange, HandlerFuture, InternalRedirect, Leftover,
-    Redirected, RequestBody, RequestId, ResponseBody, MAX_LOCAL_REDIRECTS,
+    error_response, AuthUser, BodyPace, ConnInfo, Exchange, HandlerFuture, InternalRedirect,
+    Leftover, Redirected, RequestBody, RequestId, ResponseBody, MAX_LOCAL_REDIRECTS,
 };
 
 use crate::body::ServerBody;
 use crate::phase::admit::{admit, Refusal};
-use crate::phase::authorize::Granted;
+use crate::phase::authorize::{verify_then_call, Checked, Granted};
 use crate::phase::listen;
 use crate::phase::log::LogPhase;
 use crate::phase::respond::HeaderHits;
@@ -31,6 +31,7 @@ use crate::phase::Flow;
 use crate::route::{SiteRoutes, Target};
 use crate::site::Site;
 use crate::timeout::Activity;
+use tern_rules::access::Verify;
 
 /// State shared by every connection: the current site and the id counter.
 #[derive(Debug)]
@@ -131,10 +132,11 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
         let routes = site.router.site(host);
         let mut log = log;
         let mut extra = Vec::new();
-        let (target, hits, granted) = match phases(
+        let (target, hits, granted, verify) = match phases(
             routes, &mut req, &self.conn, &mut path, &mut extra, &mut log,
         ) {
-            Phases::Handler(target, hits, granted) => (target, hits, granted),
+            Phases::Handler(target, hits, granted) => (target, hits, granted, None),
+            Phases::Verify(target, hits, v) => (target, hits, Granted::default(), Some(v)),
             Phases::Answer(resp, hits) => {
                 return RespFuture::answer(resp, hits, log).with_extra(extra)
             }
@@ -171,8 +173,17 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
                 id,
             })
         });
+        let fut = match verify {
+            None => start(target, exchange, granted.delay),
+            Some(v) => Box::pin(verify_then_call(
+                routes.clone(),
+                target.clone(),
+                exchange,
+                v,
+            )),
+        };
         RespFuture {
-            state: State::Pending(start(target, exchange, granted.delay)),
+            state: State::Pending(fut),
             log: Some(log),
             hits,
             extra,
@@ -188,7 +199,7 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
 /// or the answer a phase gave. Headers the rules' `set` adds go to
 /// `extra`; the user a realm grants, to the log.
 fn phases<'s, B>(
-    routes: &'s SiteRoutes,
+    routes: &'s Arc<SiteRoutes>,
     req: &mut Request<B>,
     conn: &ConnInfo,
     path: &mut DecodedPath,
@@ -209,12 +220,14 @@ fn phases<'s, B>(
     // authorize
     let mut granted = Granted::default();
     if let Some(access) = &rules.access {
-        let flow = access.check(req, conn, path.as_str(), &mut granted);
+        let checked = access.check(req, conn, path.as_str(), &mut granted);
         if let Some(user) = &granted.user {
             log.user(user);
         }
-        if let Flow::Answer(resp) = flow {
-            return Phases::Answer(resp, hits);
+        match checked {
+            Checked::Next => {}
+            Checked::Answer(resp) => return Phases::Answer(resp, hits),
+            Checked::Verify(v) => return Phases::Verify(target, hits, v),
         }
     }
     Phases::Handler(target, hits, granted)
@@ -224,6 +237,9 @@ fn phases<'s, B>(
 enum Phases<'s> {
     /// Call this handler; these header rules apply; authorize granted this.
     Handler(&'s Target, Option<HeaderHits>, Granted),
+    /// Check a password first, then call this handler (authorize
+    /// decides again once the check is done).
+    Verify(&'s Target, Option<HeaderHits>, Box<Verify>),
     /// A phase answered, and these header rules apply.
     Answer(Response<ResponseBody>, Option<HeaderHits>),
 }
@@ -285,6 +301,19 @@ impl Follow {
         let (target, hits, granted) =
             match phases(routes, &mut req, &self.conn, &mut path, extra, log) {
                 Phases::Handler(target, hits, granted) => (target, hits, granted),
+                Phases::Verify(target, hits, v) => {
+                    let (parts, ()) = req.into_parts();
+                    let exchange = Exchange {
+                        request: Request::from_parts(parts, RequestBody::empty()),
+                        path,
+                        conn: self.conn.clone(),
+                        route: target.route.clone(),
+                        id: self.id,
+                    };
+                    let again = target.handler.redirects_locally();
+                    let fut = verify_then_call(routes.clone(), target.clone(), exchange, v);
+                    return Next::Call(Box::pin(fut), hits, again);
+                }
                 Phases::Answer(resp, hits) => return Next::Answer(resp, hits),
             };
         let (parts, ()) = req.into_parts();
@@ -482,13 +511,18 @@ impl Future for RespFuture {
                 }
             }
         };
+        let mut log = this.log.take().expect("RespFuture polled after completion");
+        // The user a realm granted after a password check (the future that
+        // checked it could not reach the log).
+        if let Some(user) = resp.extensions_mut().remove::<AuthUser>() {
+            log.user(&user.name);
+        }
         if let Some(hits) = this.hits.take() {
             hits.apply(resp.headers_mut());
         }
         for (name, value) in this.extra.drain(..) {
             resp.headers_mut().insert(name, value);
         }
-        let mut log = this.log.take().expect("RespFuture polled after completion");
         log.status(resp.status());
         Poll::Ready(Ok(resp.map(|b| ServerBody::new(b, log))))
     }

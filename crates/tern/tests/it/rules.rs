@@ -737,3 +737,166 @@ fn try_files_gives_php_fpm_a_front_controller() {
     let r = get(&t, "/index.php?p=1");
     assert!(r.text().contains("QUERY_STRING=p=1\n"), "{}", r.text());
 }
+
+/// Rules, realms and password files reload with the configuration, whole:
+/// under a stream of requests every answer is the old rule's or the new
+/// one's, never an error; a bad rule is refused and the old keep serving.
+#[test]
+fn rules_and_password_files_reload_atomically_under_load() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    let dir = docroot(&[("p/doc.txt", b"doc")]);
+    htpasswd(
+        &dir.path().join("users"),
+        &["-B", "-C", "4"],
+        "alice",
+        "one",
+    );
+    let cfg = |to: &str| {
+        config(
+            "",
+            &format!(
+                "[[site.rules]]\npath = \"/go\"\nredirect = \"{to}\"\n\n\
+                 [[site.access]]\npath = \"/p/**\"\nhtpasswd = \"{{dir}}/users\"\n"
+            ),
+        )
+    };
+    let t = Tern::start_in(BIN, &cfg("/old"), dir);
+    let write = |body: &str| {
+        std::fs::write(
+            t.file("tern.toml"),
+            body.replace("{dir}", &t.path().to_string_lossy()),
+        )
+        .unwrap()
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let addr = t.addr();
+    let load = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut seen = std::collections::BTreeSet::new();
+            while !stop.load(Ordering::Relaxed) {
+                let r = request(
+                    addr,
+                    b"GET /go HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n",
+                )
+                .expect("a request during reloads");
+                assert_eq!(r.status, 302);
+                seen.insert(r.header("location").unwrap().to_owned());
+            }
+            seen
+        })
+    };
+    for (n, to) in ["/new", "/newer", "/newest"].into_iter().enumerate() {
+        write(&cfg(to));
+        t.signal(1);
+        let end = Instant::now() + Duration::from_secs(10);
+        while t.log().matches("configuration reloaded").count() < n + 1 {
+            assert!(Instant::now() < end, "no reload:\n{}", t.log());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(get(&t, "/go").header("location"), Some(to));
+    }
+    stop.store(true, Ordering::Relaxed);
+    let seen = load.join().unwrap();
+    assert!(
+        seen.iter().all(|l| l.starts_with("/new") || l == "/old"),
+        "{seen:?}"
+    );
+
+    // A bad regex: refused, named, and the rules before it keep serving.
+    write(&config(
+        "",
+        "[[site.rules]]\nregex = '^/(go'\nredirect = \"/x\"\n",
+    ));
+    t.signal(1);
+    assert!(
+        t.wait_log("reload failed, the old configuration keeps serving"),
+        "{}",
+        t.log()
+    );
+    assert!(t.log().contains("rules[0].regex: bad regex"), "{}", t.log());
+    assert_eq!(get(&t, "/go").header("location"), Some("/newest"));
+
+    // A password changed in the file is taken at the next reload.
+    let basic = |pw: &str| {
+        let token = base64::engine::general_purpose::STANDARD.encode(format!("alice:{pw}"));
+        let raw = format!(
+            "GET /p/doc.txt HTTP/1.1\r\nHost: test\r\nConnection: close\r\nAuthorization: Basic {token}\r\n\r\n"
+        );
+        request(t.addr(), raw.as_bytes()).unwrap().status
+    };
+    assert_eq!(basic("one"), 200);
+    std::fs::remove_file(t.file("users")).unwrap();
+    htpasswd(&t.file("users"), &["-B", "-C", "4"], "alice", "two");
+    write(&cfg("/newest"));
+    t.signal(1);
+    let end = Instant::now() + Duration::from_secs(10);
+    while t.log().matches("configuration reloaded").count() < 4 {
+        assert!(Instant::now() < end, "no reload:\n{}", t.log());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(basic("one"), 401, "the old password still opens the realm");
+    assert_eq!(basic("two"), 200);
+}
+
+/// Password checks run off the event loop: while wrong passwords against
+/// a costly bcrypt hash (hundreds of milliseconds each) are being checked,
+/// requests for open paths on the same server are answered, all of them
+/// before the first of the wrong passwords is refused.
+#[test]
+fn a_flood_of_wrong_passwords_does_not_stall_other_requests() {
+    use std::sync::mpsc;
+
+    let dir = docroot(&[("p/doc.txt", b"doc"), ("open.txt", b"open")]);
+    htpasswd(
+        &dir.path().join("users"),
+        &["-B", "-C", "13"],
+        "alice",
+        "right",
+    );
+    let t = Tern::start_in(
+        BIN,
+        &config(
+            "[server]\nworkers = 1\n",
+            "[[site.access]]\npath = \"/p/**\"\nhtpasswd = \"{dir}/users\"\n",
+        ),
+        dir,
+    );
+    let (tx, rx) = mpsc::channel();
+    let wrong = base64::engine::general_purpose::STANDARD.encode("alice:wrong");
+    let floods: Vec<_> = (0..6)
+        .map(|_| {
+            let (addr, tx, wrong) = (t.addr(), tx.clone(), wrong.clone());
+            std::thread::spawn(move || {
+                let raw = format!(
+                    "GET /p/doc.txt HTTP/1.1\r\nHost: test\r\nConnection: close\r\nAuthorization: Basic {wrong}\r\n\r\n"
+                );
+                let status = request(addr, raw.as_bytes()).unwrap().status;
+                tx.send(("wrong", status)).unwrap();
+            })
+        })
+        .collect();
+    // Let the checks start, then ask for open paths.
+    std::thread::sleep(Duration::from_millis(50));
+    for _ in 0..20 {
+        let r = get(&t, "/open.txt");
+        assert_eq!(r.status, 200);
+        tx.send(("open", r.status)).unwrap();
+    }
+    for f in floods {
+        f.join().unwrap();
+    }
+    drop(tx);
+    let order: Vec<(&str, u16)> = rx.iter().collect();
+    let first_wrong = order.iter().position(|(k, _)| *k == "wrong").unwrap();
+    assert_eq!(
+        first_wrong, 20,
+        "open requests waited behind password checks: {order:?}"
+    );
+    assert!(
+        order.iter().all(|(k, s)| *k == "open" || *s == 401),
+        "{order:?}"
+    );
+}
