@@ -25,5 +25,4 @@ pub use address::{FcgiAddress, ListenAddr, ParseAddressError, ParseListenError};
 pub use error::{ConfigError, ConfigErrors};
 pub use load::{for_root, load, parse};
 pub use model::*;
-pub use rules::SiteRules;
 pub use walk::LoadOptions;

@@ -348,7 +348,26 @@ pub struct Site {
     pub header_rules: Vec<HeaderRule>,
     /// The ordered rules, realms and rate limits (`[[site.rules]]`,
     /// `[[site.access]]`, `[[site.limit]]`).
-    pub rules: crate::rules::SiteRules,
+    pub rules: SiteRules,
+}
+
+/// The request rules of one site: `[[site.rules]]`, `[[site.access]]`
+/// and `[[site.limit]]`, compiled into the types the phases decide over.
+#[derive(Clone, Debug, Default)]
+pub struct SiteRules {
+    /// The ordered rules, run before routing.
+    pub rules: Vec<tern_rules::rule::Rule>,
+    /// The realms, first match decides, after routing.
+    pub realms: Vec<tern_rules::access::Realm>,
+    /// The rate limits, each that matches counts.
+    pub limits: Vec<tern_rules::access::LimitRule>,
+}
+
+impl SiteRules {
+    /// Whether the site has no rules, realms or limits.
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty() && self.realms.is_empty() && self.limits.is_empty()
+    }
 }
 
 /// How a site serves static files (keys directly under `[[site]]`).

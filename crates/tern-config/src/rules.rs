@@ -14,7 +14,7 @@ use tern_rules::password::{GroupFile, PasswordFile};
 use tern_rules::rule::{Action, Fallback, Flow, Rule};
 use tern_rules::template::{Captures, Template};
 
-use crate::model::HeaderRule;
+use crate::model::{HeaderRule, SiteRules};
 use crate::walk::{Table, Walker};
 
 /// A site's header rules, in file order.
@@ -91,25 +91,6 @@ pub(crate) fn walk_headers(w: &mut Walker<'_>, site: &mut Table<'_>) -> Vec<Head
         }
     }
     rules
-}
-
-/// The request rules of one site: `[[site.rules]]`, `[[site.access]]`
-/// and `[[site.limit]]`, compiled into the types the phases decide over.
-#[derive(Clone, Debug, Default)]
-pub struct SiteRules {
-    /// The ordered rules, run before routing.
-    pub rules: Vec<Rule>,
-    /// The realms, first match decides, after routing.
-    pub realms: Vec<Realm>,
-    /// The rate limits, each that matches counts.
-    pub limits: Vec<LimitRule>,
-}
-
-impl SiteRules {
-    /// Whether the site has no rules, realms or limits.
-    pub fn is_empty(&self) -> bool {
-        self.rules.is_empty() && self.realms.is_empty() && self.limits.is_empty()
-    }
 }
 
 /// The statuses a redirect may have.

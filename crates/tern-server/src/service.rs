@@ -23,7 +23,7 @@ use tern_handler::{
 
 use crate::body::ServerBody;
 use crate::phase::admit::{admit, Refusal};
-use crate::phase::authorize::{verify_then_call, Checked, Granted};
+use crate::phase::authorize::{Checked, Granted, CHECKING};
 use crate::phase::listen;
 use crate::phase::log::LogPhase;
 use crate::phase::respond::HeaderHits;
@@ -257,6 +257,56 @@ fn start(target: &Target, exchange: Exchange, delay: Duration) -> HandlerFuture 
     })
 }
 
+/// Checks the password `v` on the blocking pool (at most [`CHECKING`] at
+/// once), then decides the request and calls its handler, or answers.
+async fn verify_then_call(
+    routes: Arc<SiteRoutes>,
+    target: Target,
+    mut exchange: Exchange,
+    v: Box<Verify>,
+) -> Response<ResponseBody> {
+    let checked = {
+        let _slot = CHECKING.acquire().await;
+        tokio::task::spawn_blocking(move || {
+            let ok = v.run();
+            (v, ok)
+        })
+        .await
+    };
+    let Ok((v, ok)) = checked else {
+        tracing::error!(id = %exchange.id, "500: a password check failed to run");
+        return error_response(StatusCode::INTERNAL_SERVER_ERROR);
+    };
+    let access = routes
+        .rules()
+        .access
+        .as_ref()
+        .expect("a realm of this site asked for the check");
+    let mut granted = Granted::default();
+    let path = exchange.path.as_str().to_owned();
+    let flow = access.after_check(
+        &v,
+        ok,
+        &mut exchange.request,
+        &exchange.conn,
+        &path,
+        &mut granted,
+    );
+    if let Flow::Answer(resp) = flow {
+        return resp;
+    }
+    if !granted.delay.is_zero() {
+        tokio::time::sleep(granted.delay).await;
+    }
+    let user = exchange.request.extensions().get::<AuthUser>().cloned();
+    let mut resp = target.handler.call(exchange).await;
+    // For the access log, which this future cannot reach.
+    if let Some(user) = user {
+        resp.extensions_mut().insert(user);
+    }
+    resp
+}
+
 /// What following a handler's local redirect needs: the site as it is
 /// now, the connection, the request's id.
 struct Follow {
@@ -298,22 +348,10 @@ impl Follow {
         let routes = site.router.site(host);
         // The rules' headers are the last request's.
         extra.clear();
-        let (target, hits, granted) =
+        let (target, hits, granted, verify) =
             match phases(routes, &mut req, &self.conn, &mut path, extra, log) {
-                Phases::Handler(target, hits, granted) => (target, hits, granted),
-                Phases::Verify(target, hits, v) => {
-                    let (parts, ()) = req.into_parts();
-                    let exchange = Exchange {
-                        request: Request::from_parts(parts, RequestBody::empty()),
-                        path,
-                        conn: self.conn.clone(),
-                        route: target.route.clone(),
-                        id: self.id,
-                    };
-                    let again = target.handler.redirects_locally();
-                    let fut = verify_then_call(routes.clone(), target.clone(), exchange, v);
-                    return Next::Call(Box::pin(fut), hits, again);
-                }
+                Phases::Handler(target, hits, granted) => (target, hits, granted, None),
+                Phases::Verify(target, hits, v) => (target, hits, Granted::default(), Some(v)),
                 Phases::Answer(resp, hits) => return Next::Answer(resp, hits),
             };
         let (parts, ()) = req.into_parts();
@@ -325,7 +363,16 @@ impl Follow {
             id: self.id,
         };
         let again = target.handler.redirects_locally();
-        Next::Call(start(target, exchange, granted.delay), hits, again)
+        let fut = match verify {
+            None => start(target, exchange, granted.delay),
+            Some(v) => Box::pin(verify_then_call(
+                routes.clone(),
+                target.clone(),
+                exchange,
+                v,
+            )),
+        };
+        Next::Call(fut, hits, again)
     }
 }
 

@@ -9,12 +9,11 @@ use std::time::{Duration, Instant};
 
 use http::header::{self, HeaderValue};
 use http::{Request, StatusCode};
-use tern_handler::{error_response, AuthUser, ConnInfo, Exchange};
+use tern_handler::{error_response, AuthUser, ConnInfo};
 use tern_rules::access::{AccessTrace, AccessVerdict, Verify};
 
 use crate::phase::rewrite::rule_request;
 use crate::phase::Flow;
-use crate::route::{SiteRoutes, Target};
 
 /// A site's compiled realms and limits.
 #[derive(Debug)]
@@ -26,66 +25,18 @@ pub(crate) enum Checked {
     Next,
     /// Answer now.
     Answer(http::Response<tern_handler::ResponseBody>),
-    /// Check this password first (off the event loop).
+    /// Check this password first, off the event loop (the service's
+    /// `verify_then_call`).
     Verify(Box<Verify>),
 }
 
 /// Password checks running at once, across the server: a flood of wrong
 /// passwords against bcrypt hashes keeps at most this many cores busy,
 /// and the event loops serve on (the checks run on the blocking pool).
-static CHECKING: std::sync::LazyLock<tokio::sync::Semaphore> = std::sync::LazyLock::new(|| {
-    tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(2, |n| n.get()))
-});
-
-/// Checks the password `v` on the blocking pool (at most [`CHECKING`] at
-/// once), then decides the request and calls its handler, or answers.
-pub(crate) async fn verify_then_call(
-    routes: Arc<SiteRoutes>,
-    target: Target,
-    mut exchange: Exchange,
-    v: Box<Verify>,
-) -> http::Response<tern_handler::ResponseBody> {
-    let checked = {
-        let _slot = CHECKING.acquire().await;
-        tokio::task::spawn_blocking(move || {
-            let ok = v.run();
-            (v, ok)
-        })
-        .await
-    };
-    let Ok((v, ok)) = checked else {
-        tracing::error!(id = %exchange.id, "500: a password check failed to run");
-        return error_response(StatusCode::INTERNAL_SERVER_ERROR);
-    };
-    let access = routes
-        .rules()
-        .access
-        .as_ref()
-        .expect("a realm of this site asked for the check");
-    let mut granted = Granted::default();
-    let path = exchange.path.as_str().to_owned();
-    let flow = access.after_check(
-        &v,
-        ok,
-        &mut exchange.request,
-        &exchange.conn,
-        &path,
-        &mut granted,
-    );
-    if let Flow::Answer(resp) = flow {
-        return resp;
-    }
-    if !granted.delay.is_zero() {
-        tokio::time::sleep(granted.delay).await;
-    }
-    let user = exchange.request.extensions().get::<AuthUser>().cloned();
-    let mut resp = target.handler.call(exchange).await;
-    // For the access log, which this future cannot reach.
-    if let Some(user) = user {
-        resp.extensions_mut().insert(user);
-    }
-    resp
-}
+pub(crate) static CHECKING: std::sync::LazyLock<tokio::sync::Semaphore> =
+    std::sync::LazyLock::new(|| {
+        tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(2, |n| n.get()))
+    });
 
 /// What the phase decided, beyond on or answer.
 #[derive(Debug, Default)]
@@ -114,7 +65,7 @@ impl Access {
 
     /// Decides whether the request may reach its handler. A granted user
     /// is set on the request. A password to check against its hash comes
-    /// back as [`Checked::Verify`], for [`verify_then_call`].
+    /// back as [`Checked::Verify`].
     pub(crate) fn check<B>(
         &self,
         req: &mut Request<B>,
