@@ -96,7 +96,8 @@ pub(crate) fn walk_headers(w: &mut Walker<'_>, site: &mut Table<'_>) -> Vec<Head
 /// The statuses a redirect may have.
 const REDIRECTS: [u16; 5] = [301, 302, 303, 307, 308];
 /// The keys that choose a rule's action.
-const ACTIONS: [&str; 5] = ["redirect", "rewrite", "return", "try_files", "set"];
+/// `fail` is WASD's name for `return` (an error status).
+const ACTIONS: [&str; 6] = ["redirect", "rewrite", "return", "fail", "try_files", "set"];
 
 pub(crate) fn walk_site_rules(w: &mut Walker<'_>, site: &mut Table<'_>) -> SiteRules {
     let mut out = SiteRules::default();
@@ -349,7 +350,7 @@ fn walk_action(w: &mut Walker<'_>, t: &mut Table<'_>, caps: &Captures) -> Option
             w.error(
                 t.span(),
                 t.path().to_owned(),
-                "a rule needs one action: redirect, rewrite, return, try_files or set",
+                "a rule needs one action: redirect, rewrite, return (or fail), try_files or set",
             );
             return None;
         }
@@ -368,7 +369,8 @@ fn walk_action(w: &mut Walker<'_>, t: &mut Table<'_>, caps: &Captures) -> Option
         ("flow", "rewrite"),
         ("body", "return"),
     ] {
-        if t.contains(key) && !t.contains(only) {
+        let has = t.contains(only) || (only == "return" && t.contains("fail"));
+        if t.contains(key) && !has {
             w.error(
                 t.span_of(key),
                 t.key_path(key),
@@ -427,8 +429,9 @@ fn walk_action(w: &mut Walker<'_>, t: &mut Table<'_>, caps: &Captures) -> Option
             flow: flow?,
         });
     }
-    if t.contains("return") {
-        let status = w.integer_in(t, "return", 200, 599);
+    if t.contains("return") || t.contains("fail") {
+        let key = if t.contains("fail") { "fail" } else { "return" };
+        let status = w.integer_in(t, key, 200, 599);
         let body = match w.string_spanned(t, "body") {
             Some((b, span)) if b.len() > 64 << 10 => {
                 w.error(span, t.key_path("body"), "longer than 64 KiB");

@@ -16,6 +16,7 @@
 //! counts the request under its key (the client's address, or the user a
 //! realm granted) and passes, delays or refuses it (see [`crate::limit`]).
 
+use std::hash::BuildHasher as _;
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -174,7 +175,32 @@ pub struct Access {
     realms: Vec<Realm>,
     limits: Vec<(LimitRule, RateZone)>,
     verified: VerifiedCache,
+    /// This set of realms among all the server has built (a reload makes a
+    /// new one): what a connection's [`Proven`] was proven against.
+    id: u64,
+    /// Keys the hash a connection remembers of its `Authorization` value.
+    hasher: std::collections::hash_map::RandomState,
 }
+
+/// What one connection remembers of the credentials it proved last, so
+/// that a client sending the same `Authorization` value on every request
+/// (as browsers do) is not decoded, hashed and looked up again: a keyed
+/// hash of the value (never the value), the realm, who it proved, and
+/// when. The server keeps one per connection.
+#[derive(Debug, Default)]
+pub struct Proven(Option<Box<ProvenEntry>>);
+
+#[derive(Debug)]
+struct ProvenEntry {
+    access: u64,
+    realm: usize,
+    key: u64,
+    identity: Identity,
+    at: Instant,
+}
+
+/// Where `Access` ids come from.
+static ACCESS_IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// A password check the verdict waits for (see [`AccessVerdict::Verify`]).
 pub struct Verify {
@@ -234,6 +260,8 @@ impl Access {
                 })
                 .collect(),
             verified: VerifiedCache::new(VERIFIED_ENTRIES, VERIFIED_FOR),
+            id: ACCESS_IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            hasher: std::collections::hash_map::RandomState::new(),
         })
     }
 
@@ -260,18 +288,19 @@ impl Access {
         }
     }
 
-    /// Decides `req`, whose `Authorization` field is `authorization`. A
-    /// password not verified lately comes back as
-    /// [`AccessVerdict::Verify`].
+    /// Decides `req`, whose `Authorization` field is `authorization`, on
+    /// a connection that remembers what it proved in `proven`. A password
+    /// not verified lately comes back as [`AccessVerdict::Verify`].
     pub fn decide(
         &self,
         req: &Request<'_>,
         authorization: Option<&HeaderValue>,
         now: Instant,
+        proven: &mut Proven,
     ) -> AccessVerdict {
         let mut user = None;
         if let Some(realm) = self.realms.iter().find(|r| r.conditions.hold(req)) {
-            match self.realm(realm, req, authorization, now) {
+            match self.realm(realm, req, authorization, now, proven) {
                 Ok(u) => user = u,
                 Err(refusal) => return refusal,
             }
@@ -372,6 +401,7 @@ impl Access {
         req: &Request<'_>,
         authorization: Option<&HeaderValue>,
         now: Instant,
+        proven: &mut Proven,
     ) -> Result<Option<Identity>, AccessVerdict> {
         let has_address_rules = !realm.allow.is_empty() || !realm.deny.is_empty();
         let address = if has_address_rules {
@@ -397,7 +427,7 @@ impl Access {
                 name: Arc::from(dn),
                 scheme: "SSL",
             },
-            _ => self.password(realm, authorization, now)?,
+            _ => self.password(realm, authorization, now, proven)?,
         };
         self.admitted(realm, identity).map(Some)
     }
@@ -409,12 +439,22 @@ impl Access {
         realm: &Realm,
         authorization: Option<&HeaderValue>,
         now: Instant,
+        proven: &mut Proven,
     ) -> Result<Identity, AccessVerdict> {
         let Some(pw) = &realm.passwords else {
             return Err(AccessVerdict::Forbidden {
                 reason: format!("{}: no verified client certificate", realm.origin),
             });
         };
+        let index = self.index_of(realm);
+        // The value this connection proved last: who it proved, at once.
+        let key = authorization.map(|a| self.hasher.hash_one(a.as_bytes()));
+        if let (Some(e), Some(key)) = (&proven.0, key) {
+            let fresh = now.saturating_duration_since(e.at) < VERIFIED_FOR;
+            if e.access == self.id && e.realm == index && e.key == key && fresh {
+                return Ok(e.identity.clone());
+            }
+        }
         let challenge = |reason: String| AccessVerdict::Challenge {
             realm: realm.name.clone(),
             reason: format!("{}: {reason}", realm.origin),
@@ -432,21 +472,35 @@ impl Access {
         let file_id = Arc::as_ptr(&pw.file) as usize as u64;
         if !self.verified.cached(file_id, user, password, now) {
             return Err(AccessVerdict::Verify(Box::new(Verify {
-                realm: self
-                    .realms
-                    .iter()
-                    .position(|r| std::ptr::eq(r, realm))
-                    .expect("the realm is one of these"),
+                realm: index,
                 user: Arc::from(user),
                 password: password.to_vec(),
                 file: pw.file.clone(),
                 file_id,
             })));
         }
-        Ok(Identity {
+        let identity = Identity {
             name: Arc::from(user),
             scheme: "Basic",
-        })
+        };
+        if let Some(key) = key {
+            proven.0 = Some(Box::new(ProvenEntry {
+                access: self.id,
+                realm: index,
+                key,
+                identity: identity.clone(),
+                at: now,
+            }));
+        }
+        Ok(identity)
+    }
+
+    /// `realm`'s place among the realms.
+    fn index_of(&self, realm: &Realm) -> usize {
+        self.realms
+            .iter()
+            .position(|r| std::ptr::eq(r, realm))
+            .expect("the realm is one of these")
     }
 }
 
@@ -500,4 +554,93 @@ pub fn basic_credentials<'b>(
         return None;
     }
     Some((user, &decoded[colon + 1..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A realm over `/p/**` whose file holds `alice` with `line`'s hash.
+    fn access(line: &str) -> Access {
+        let glob = globset::GlobBuilder::new("/p/**")
+            .literal_separator(true)
+            .build()
+            .unwrap();
+        let realm = Realm {
+            conditions: Conditions {
+                path: Some(crate::cond::PathMatch::Glob(crate::cond::PathGlob::new(
+                    glob,
+                ))),
+                ..Conditions::default()
+            },
+            name: "r".into(),
+            deny: Vec::new(),
+            allow: Vec::new(),
+            passwords: Some(Passwords {
+                file: Arc::new(PasswordFile::parse(line).unwrap()),
+                path: "users".into(),
+            }),
+            certificate: false,
+            admits: Admits::default(),
+            satisfy: Satisfy::All,
+            origin: "t".into(),
+        };
+        Access::new(vec![realm], Vec::new()).unwrap()
+    }
+
+    /// Decides a request for `/p/x` with `authorization`, checking the
+    /// password on the spot when asked to (as the server does, elsewhere).
+    fn decide(a: &Access, authorization: &str, proven: &mut Proven) -> Option<Arc<str>> {
+        let headers = http::HeaderMap::new();
+        let req = Request {
+            method: &http::Method::GET,
+            path: "/p/x",
+            query: None,
+            host: None,
+            headers: &headers,
+            client: None,
+            secure: false,
+            client_cert: None,
+        };
+        let value = HeaderValue::from_str(authorization).unwrap();
+        let now = Instant::now();
+        let verdict = match a.decide(&req, Some(&value), now, proven) {
+            AccessVerdict::Verify(v) => {
+                let ok = v.run();
+                a.verified(&v, ok, &req, now)
+            }
+            v => v,
+        };
+        match verdict {
+            AccessVerdict::Pass { user, .. } => Some(user.expect("a user").name),
+            _ => None,
+        }
+    }
+
+    // `{SHA}` of "one" and of "two": quick to check.
+    const ONE: &str = "alice:{SHA}/gW83NxJKAEngaXxoqd8u1OY4QY=";
+    const TWO: &str = "alice:{SHA}rXguzax3D8brmmLkT5CHP7l/sms=";
+    /// `alice:one` and `alice:two`.
+    const ALICE_ONE: &str = "Basic YWxpY2U6b25l";
+    const ALICE_TWO: &str = "Basic YWxpY2U6dHdv";
+
+    #[test]
+    fn a_connection_remembers_only_what_it_proved_against_these_realms() {
+        let a = access(ONE);
+        let mut proven = Proven::default();
+        // Checked (on the blocking pool, in the server), then taken from
+        // the cache of verified credentials, and remembered.
+        assert_eq!(decide(&a, ALICE_ONE, &mut proven).as_deref(), Some("alice"));
+        assert!(proven.0.is_none());
+        assert_eq!(decide(&a, ALICE_ONE, &mut proven).as_deref(), Some("alice"));
+        assert!(proven.0.is_some(), "remembered after a success");
+        // Again: the memo answers; another value is checked, and refused.
+        assert_eq!(decide(&a, ALICE_ONE, &mut proven).as_deref(), Some("alice"));
+        assert_eq!(decide(&a, ALICE_TWO, &mut proven), None);
+        // A new configuration (the password changed): what the connection
+        // proved before counts for nothing.
+        let b = access(TWO);
+        assert_eq!(decide(&b, ALICE_ONE, &mut proven), None);
+        assert_eq!(decide(&b, ALICE_TWO, &mut proven).as_deref(), Some("alice"));
+    }
 }

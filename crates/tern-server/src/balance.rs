@@ -149,7 +149,7 @@ pub(crate) struct Handed {
     pub(crate) info: ConnInfo,
     /// The listener it came in on, by place.
     pub(crate) index: usize,
-    pub(crate) permit: crate::server::Slot,
+    pub(crate) permit: crate::slot::Slot,
     /// For a connection moved between requests, the bytes read from it
     /// and not yet served (the start of the next request, if any).
     pub(crate) moved_here: Option<bytes::Bytes>,

@@ -126,6 +126,7 @@ impl Site {
                 &view,
                 req.headers().get(header::AUTHORIZATION),
                 std::time::Instant::now(),
+                &mut tern_rules::access::Proven::default(),
             );
             // A password not verified lately: checked here and now.
             let verdict = match verdict {

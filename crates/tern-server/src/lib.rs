@@ -65,6 +65,7 @@ mod route;
 mod server;
 mod service;
 mod site;
+mod slot;
 mod timeout;
 mod tls;
 mod version;

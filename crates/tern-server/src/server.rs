@@ -23,8 +23,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tern_handler::ConnInfo;
-use tern_rules::limit::{ConnGuard, ConnZone};
-use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{mpsc, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -33,6 +32,7 @@ use crate::conn;
 use crate::listen::{BoundListener, PausedListener, Stream, WorkerListener};
 use crate::service::Shared;
 use crate::site::Site;
+use crate::slot::{PerClient, Slot};
 
 /// A server ready to run.
 #[derive(Debug)]
@@ -72,7 +72,7 @@ struct Workers {
     shared: Arc<Shared>,
     permits: Arc<Semaphore>,
     /// Connections per client address (`max_connections_per_client`).
-    per_client: Option<Arc<ConnZone>>,
+    per_client: Option<Arc<PerClient>>,
     /// Connection tasks.
     conns: TaskTracker,
     /// Accept loops.
@@ -119,12 +119,11 @@ impl Server {
         let w = Workers {
             shared: self.shared.clone(),
             permits: Arc::new(Semaphore::new(site.limits.max_connections)),
-            per_client: (site.limits.max_connections_per_client > 0).then(|| {
-                ConnZone::new(
-                    site.limits.max_connections_per_client as u32,
-                    site.limits.max_connections,
-                )
-            }),
+            per_client: PerClient::new(
+                site.limits.max_connections_per_client,
+                site.limits.max_connections,
+            )
+            .map(Arc::new),
             conns: TaskTracker::new(),
             accepts: TaskTracker::new(),
             stop_accepting: CancellationToken::new(),
@@ -295,22 +294,12 @@ async fn accept(me: usize, listener: WorkerListener, w: &Workers) -> Option<Work
                 continue;
             }
         };
-        let client = match &w.per_client {
+        let client = match w.per_client.as_deref().map(|p| p.admit(&info)) {
             None => None,
-            Some(zone) => match per_client(zone, &info) {
-                Ok(guard) => guard,
-                Err(refused) => {
-                    if let Some(n) = refused {
-                        tracing::warn!(peer = %info.peer, "connection closed: more than {} connections from this client (max_connections_per_client){}", zone.max_per_key(), if n > 1 { format!("; {n} closed since the last line") } else { String::new() });
-                    }
-                    continue;
-                }
-            },
+            Some(Ok(guard)) => guard,
+            Some(Err(())) => continue,
         };
-        let permit = Slot {
-            _permit: permit,
-            _client: client,
-        };
+        let permit = Slot::new(permit, client);
         let index = listener.index();
         let to = w.balance.serves(me);
         if to == me {
@@ -334,50 +323,6 @@ async fn accept(me: usize, listener: WorkerListener, w: &Workers) -> Option<Work
             return Some(listener);
         }
     }
-}
-
-/// A connection's place under the limits: one of `max_connections`, and
-/// one of its client's `max_connections_per_client`; released when the
-/// connection ends (it moves with the connection between workers).
-#[derive(Debug)]
-pub(crate) struct Slot {
-    _permit: OwnedSemaphorePermit,
-    _client: Option<ConnGuard>,
-}
-
-/// Refusals of `max_connections_per_client` not yet logged, and when the
-/// last line was written (at most one a second).
-static PER_CLIENT_REFUSED: std::sync::Mutex<(u64, Option<std::time::Instant>)> =
-    std::sync::Mutex::new((0, None));
-
-/// A slot for one more connection of the client `info` names (a Unix
-/// socket's clients have no address and no limit); or the refusal, with
-/// the count to log when a line is due.
-fn per_client(zone: &Arc<ConnZone>, info: &ConnInfo) -> Result<Option<ConnGuard>, Option<u64>> {
-    let Some(addr) = info.peer.socket_addr() else {
-        return Ok(None);
-    };
-    let key = match addr.ip() {
-        std::net::IpAddr::V4(v4) => v4.octets().to_vec(),
-        std::net::IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => v4.octets().to_vec(),
-            None => v6.octets().to_vec(),
-        },
-    };
-    if let Some(guard) = zone.acquire(&key) {
-        return Ok(Some(guard));
-    }
-    let mut refused = PER_CLIENT_REFUSED.lock().unwrap_or_else(|p| p.into_inner());
-    refused.0 += 1;
-    let now = std::time::Instant::now();
-    if refused
-        .1
-        .is_some_and(|at| now.duration_since(at) < Duration::from_secs(1))
-    {
-        return Err(None);
-    }
-    refused.1 = Some(now);
-    Err(Some(std::mem::take(&mut refused.0)))
 }
 
 /// A timer due every second, so that the runtime's timer driver always

@@ -133,7 +133,13 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
         let mut log = log;
         let mut extra = Vec::new();
         let (target, hits, granted, verify) = match phases(
-            routes, &mut req, &self.conn, &mut path, &mut extra, &mut log,
+            routes,
+            &mut req,
+            &self.conn,
+            &self.activity.proven,
+            &mut path,
+            &mut extra,
+            &mut log,
         ) {
             Phases::Handler(target, hits, granted) => (target, hits, granted, None),
             Phases::Verify(target, hits, v) => (target, hits, Granted::default(), Some(v)),
@@ -170,6 +176,7 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
             Box::new(Follow {
                 shared: self.shared.clone(),
                 conn: self.conn.clone(),
+                activity: self.activity.clone(),
                 id,
             })
         });
@@ -198,10 +205,12 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
 /// header rules that apply on the final path and what authorize granted;
 /// or the answer a phase gave. Headers the rules' `set` adds go to
 /// `extra`; the user a realm grants, to the log.
+#[allow(clippy::too_many_arguments)]
 fn phases<'s, B>(
     routes: &'s Arc<SiteRoutes>,
     req: &mut Request<B>,
     conn: &ConnInfo,
+    proven: &std::sync::Mutex<tern_rules::access::Proven>,
     path: &mut DecodedPath,
     extra: &mut Vec<(header::HeaderName, header::HeaderValue)>,
     log: &mut LogPhase,
@@ -220,7 +229,7 @@ fn phases<'s, B>(
     // authorize
     let mut granted = Granted::default();
     if let Some(access) = &rules.access {
-        let checked = access.check(req, conn, path.as_str(), &mut granted);
+        let checked = access.check(req, conn, path.as_str(), proven, &mut granted);
         if let Some(user) = &granted.user {
             log.user(user);
         }
@@ -312,6 +321,7 @@ async fn verify_then_call(
 struct Follow {
     shared: Arc<Shared>,
     conn: Arc<ConnInfo>,
+    activity: Arc<Activity>,
     id: RequestId,
 }
 
@@ -348,12 +358,19 @@ impl Follow {
         let routes = site.router.site(host);
         // The rules' headers are the last request's.
         extra.clear();
-        let (target, hits, granted, verify) =
-            match phases(routes, &mut req, &self.conn, &mut path, extra, log) {
-                Phases::Handler(target, hits, granted) => (target, hits, granted, None),
-                Phases::Verify(target, hits, v) => (target, hits, Granted::default(), Some(v)),
-                Phases::Answer(resp, hits) => return Next::Answer(resp, hits),
-            };
+        let (target, hits, granted, verify) = match phases(
+            routes,
+            &mut req,
+            &self.conn,
+            &self.activity.proven,
+            &mut path,
+            extra,
+            log,
+        ) {
+            Phases::Handler(target, hits, granted) => (target, hits, granted, None),
+            Phases::Verify(target, hits, v) => (target, hits, Granted::default(), Some(v)),
+            Phases::Answer(resp, hits) => return Next::Answer(resp, hits),
+        };
         let (parts, ()) = req.into_parts();
         let exchange = Exchange {
             request: Request::from_parts(parts, RequestBody::empty()),

@@ -37,6 +37,9 @@ pub(crate) struct Activity {
     /// (`Connection: close`, or HTTP/1.0 without keep-alive): a FIN from
     /// the client then only half-closes, and the answer is still wanted.
     closing: AtomicBool,
+    /// The credentials the connection proved last (the authorize phase's
+    /// memo; empty, and 8 bytes, on a site without realms).
+    pub(crate) proven: std::sync::Mutex<tern_rules::access::Proven>,
 }
 
 /// Which timeout closed a connection.
@@ -57,6 +60,7 @@ impl Default for Activity {
             started: AtomicU32::new(0),
             expired: AtomicU8::new(0),
             closing: AtomicBool::new(false),
+            proven: std::sync::Mutex::default(),
         }
     }
 }

@@ -5,7 +5,10 @@
 # - rules50: 50 [[site.rules]] that do not match the request (25 regexes
 #            with captures, 25 globs);
 # - auth:   a realm over every path, HTTP Basic against a bcrypt htpasswd
-#           (cost 10), the client sending the right password every time.
+#           (cost 10), the client sending the right password every time;
+# - authoff: the same realm on a path not requested, the client sending the
+#           same header: what the realm's work costs, apart from the
+#           request's extra header.
 # usage: [WORKERS=N] [RATE=R] bench.sh TERN_BIN [ROUNDS] [SECS]   (workers: 2 unless set)
 # Prints one line per run: config, req/s, server CPU µs per request, p99.
 # With RATE, each configuration is also loaded open loop at RATE req/s
@@ -41,7 +44,10 @@ base 18601 > none.toml
 { base 18603
   printf '[[site.access]]\npath = "/**"\nrealm = "bench"\nhtpasswd = "%s/users"\n' "$w"
 } > auth.toml
-for c in none rules50 auth; do "$tern" check -c $c.toml >/dev/null || exit 1; done
+{ base 18604
+  printf '[[site.access]]\npath = "/elsewhere/**"\nrealm = "bench"\nhtpasswd = "%s/users"\n' "$w"
+} > authoff.toml
+for c in none rules50 auth authoff; do "$tern" check -c $c.toml >/dev/null || exit 1; done
 
 cpu() { python3 "$here/../2026-11-24-tls/cpu.py" "$1"; }
 per() { python3 -c "import sys; a,b,n=map(float,sys.argv[1:]); print(round((b-a)*1e6/max(n,1),1))" "$@"; }
@@ -84,9 +90,11 @@ for r in $(seq 1 $rounds); do
   run none 18601
   run rules50 18602
   run auth 18603 -H 'Authorization: Basic YWxpY2U6c2VjcmV0'
+  run authoff 18604 -H 'Authorization: Basic YWxpY2U6c2VjcmV0'
   if [ -n "${RATE:-}" ]; then
     rated none 18601
     rated rules50 18602
     rated auth 18603 -H 'Authorization: Basic YWxpY2U6c2VjcmV0'
+    rated authoff 18604 -H 'Authorization: Basic YWxpY2U6c2VjcmV0'
   fi
 done

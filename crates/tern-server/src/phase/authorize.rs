@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use http::header::{self, HeaderValue};
 use http::{Request, StatusCode};
 use tern_handler::{error_response, AuthUser, ConnInfo};
-use tern_rules::access::{AccessTrace, AccessVerdict, Verify};
+use tern_rules::access::{AccessTrace, AccessVerdict, Proven, Verify};
 
 use crate::phase::rewrite::rule_request;
 use crate::phase::Flow;
@@ -71,14 +71,17 @@ impl Access {
         req: &mut Request<B>,
         conn: &ConnInfo,
         path: &str,
+        proven: &std::sync::Mutex<Proven>,
         granted: &mut Granted,
     ) -> Checked {
         let verdict = {
             let view = rule_request(req, conn, path);
+            let mut proven = proven.lock().unwrap_or_else(|p| p.into_inner());
             self.0.decide(
                 &view,
                 req.headers().get(header::AUTHORIZATION),
                 Instant::now(),
+                &mut proven,
             )
         };
         match verdict {

@@ -54,7 +54,7 @@ flow = "last"
 
 [[site.rules]]
 method = "DELETE"
-return = 405
+fail = 405
 
 [[site.rules]]
 path = "/list"
