@@ -44,7 +44,7 @@ use std::path::Path;
 use http::request::Parts;
 use http::{header, HeaderName, Version};
 use tern_config::EnvPolicy;
-use tern_handler::{AuthUser, ConnInfo, OriginalTarget, PeerAddr, Redirected};
+use tern_handler::{AuthUser, ConnInfo, OriginalTarget, PeerAddr, Redirected, ScriptEnv};
 
 use crate::Error;
 
@@ -158,7 +158,12 @@ pub fn build(input: &EnvInput<'_>) -> Result<CgiEnv, Error> {
         block: Vec::with_capacity(vars * 32),
         vars: Vec::with_capacity(vars),
     });
+    let rule_env = req.extensions.get::<ScriptEnv>();
     for (name, value) in input.inherited {
+        // A variable the site's rules set replaces an inherited one.
+        if rule_env.is_some_and(|r| r.0.iter().any(|(n, _)| n.as_bytes() == name.as_bytes())) {
+            continue;
+        }
         let own = OWN.iter().any(|o| o.as_bytes() == name.as_bytes());
         // Names tern sets from the request or its connection (`SSL_*` only
         // over TLS) never come from the environment.
@@ -240,6 +245,11 @@ pub fn build(input: &EnvInput<'_>) -> Result<CgiEnv, Error> {
         env.push(b"CONTENT_TYPE", ct.as_bytes())?;
     }
     env.push(b"REDIRECT_STATUS", b"200")?;
+    if let Some(r) = rule_env {
+        for (name, value) in &r.0 {
+            env.push(name.as_bytes(), value.as_bytes())?;
+        }
+    }
     // A request a local redirect made: where it came from (Apache's names).
     if let Some(r) = req.extensions.get::<Redirected>() {
         env.push(b"REDIRECT_URL", r.url.as_bytes())?;

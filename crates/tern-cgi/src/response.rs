@@ -29,7 +29,9 @@ use bytes::Bytes;
 use http::request::Parts;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Response, StatusCode, Uri};
 use tern_handler::path::DecodedPath;
-use tern_handler::{AuthUser, InternalRedirect, OriginalTarget, Redirected, ResponseBody};
+use tern_handler::{
+    AuthUser, InternalRedirect, OriginalTarget, Redirected, ResponseBody, ScriptEnv,
+};
 
 use crate::HeadError;
 
@@ -91,8 +93,9 @@ pub fn client_redirect(target: &str) -> Response<ResponseBody> {
 /// does not follow it would send, carrying the next request as an
 /// [`InternalRedirect`]. The next request is a GET without a body (RFC
 /// 3875 §6.2.2) that knows the one before it ([`Redirected`]: CGI's
-/// `REDIRECT_URL`); it is authorized afresh, so the user a realm granted
-/// the first is not carried over. `None` when `target` is not a path.
+/// `REDIRECT_URL`); it goes through the rules and is authorized afresh, so
+/// neither the user a realm granted the first nor the variables its rules
+/// set are carried over. `None` when `target` is not a path.
 pub fn local_redirect(parts: &Parts, target: &str) -> Option<Response<ResponseBody>> {
     if !target.starts_with('/') {
         return None;
@@ -112,6 +115,7 @@ pub fn local_redirect(parts: &Parts, target: &str) -> Option<Response<ResponseBo
     let hops = parts.extensions.get::<Redirected>().map_or(0, |r| r.hops) + 1;
     next.extensions.remove::<AuthUser>();
     next.extensions.remove::<OriginalTarget>();
+    next.extensions.remove::<ScriptEnv>();
     next.extensions.insert(Redirected {
         url: parts.uri.path().to_owned(),
         query: parts.uri.query().map(str::to_owned),

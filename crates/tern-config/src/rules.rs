@@ -490,7 +490,44 @@ fn walk_action(w: &mut Walker<'_>, t: &mut Table<'_>, caps: &Captures) -> Option
     }
     if let Some(mut set) = w.table(t, "set") {
         let mut headers = Vec::new();
+        let mut env = Vec::new();
         let mut ok = true;
+        if let Some(entries) = w.string_map(&mut set, "env") {
+            for (name, value, span) in entries {
+                let key = format!("env.{name}");
+                let valid = name
+                    .bytes()
+                    .next()
+                    .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+                    && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+                let reserved = crate::model::CGI_RESERVED_NAMES.contains(&name.as_str())
+                    || ["HTTP_", "SSL_", "REDIRECT_"]
+                        .iter()
+                        .any(|p| name.starts_with(p));
+                if !valid {
+                    w.error(
+                        span,
+                        set.key_path(&key),
+                        "not a variable name (letters, digits and _)",
+                    );
+                    ok = false;
+                } else if reserved {
+                    w.error(
+                        span,
+                        set.key_path(&key),
+                        format!("`{name}` is set by the CGI environment itself"),
+                    );
+                    ok = false;
+                } else {
+                    match header_template(w, &set, &key, (value, span), caps) {
+                        Some(tpl) => env.push((name, tpl)),
+                        None => ok = false,
+                    }
+                }
+            }
+        } else if set.contains("env") {
+            ok = false;
+        }
         match w.string_map(&mut set, "headers") {
             Some(entries) => {
                 for (name, value, span) in entries {
@@ -519,19 +556,19 @@ fn walk_action(w: &mut Walker<'_>, t: &mut Table<'_>, caps: &Captures) -> Option
                     }
                 }
             }
+            None if set.contains("headers") => ok = false,
+            None if !env.is_empty() || set.contains("env") => {}
             None => {
-                if !set.contains("headers") {
-                    w.error(
-                        set.span(),
-                        set.key_path("headers"),
-                        "missing (a table of response header names to values)",
-                    );
-                }
+                w.error(
+                    set.span(),
+                    set.key_path("headers"),
+                    "missing (a table of response header names to values, or `env`)",
+                );
                 ok = false;
             }
         }
         w.finish(set);
-        return ok.then_some(Action::Set { headers });
+        return ok.then_some(Action::Set { headers, env });
     }
     None
 }

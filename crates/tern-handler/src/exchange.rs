@@ -180,3 +180,10 @@ pub struct Redirected {
 /// before it is answered 500 (a script redirecting to itself, or two to
 /// each other).
 pub const MAX_LOCAL_REDIRECTS: usize = 10;
+
+/// Variables the site's rules set for the request's script (`set = { env
+/// = {...} }`): a request extension the rewrite phase sets, which the CGI
+/// environment adds after its own (a name tern sets itself never comes
+/// from here: the configuration refuses it).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ScriptEnv(pub Vec<(String, String)>);

@@ -20,7 +20,7 @@ pub use body::{BodyError, BodyPace, Leftover, RequestBody, ResponseBody};
 pub use error::{error_response, HandlerError};
 pub use exchange::{
     AuthUser, ClientCert, ConnInfo, Exchange, InternalRedirect, OriginalTarget, PeerAddr,
-    Redirected, RequestId, RouteMatch, TlsInfo, MAX_LOCAL_REDIRECTS,
+    Redirected, RequestId, RouteMatch, ScriptEnv, TlsInfo, MAX_LOCAL_REDIRECTS,
 };
 pub use pattern::RoutePattern;
 

@@ -91,10 +91,14 @@ pub enum Action {
         /// When none exists.
         fallback: Fallback,
     },
-    /// Add response headers (values are templates).
+    /// Add response headers, and variables for the request's script
+    /// (values are templates).
     Set {
         /// Header names and values.
         headers: Vec<(HeaderName, Template)>,
+        /// Variable names and values for CGI, FastCGI, CGIplus and
+        /// WebAssembly scripts (Apache's `SetEnv`, nginx's `fastcgi_param`).
+        env: Vec<(String, Template)>,
     },
 }
 
@@ -151,13 +155,16 @@ pub enum Decision {
     },
 }
 
-/// The rules' decision, and the response headers `set` rules added.
+/// The rules' decision, and what `set` rules added.
 #[derive(Debug)]
 pub struct Outcome {
     /// The decision.
     pub decision: Decision,
     /// Headers to add to the response.
     pub headers: Vec<(HeaderName, HeaderValue)>,
+    /// Variables for the request's script, in rule order (a later rule's
+    /// value for a name replaces an earlier one's).
+    pub env: Vec<(String, String)>,
 }
 
 /// One step of a trace: a rule that matched, and what it did.
@@ -223,6 +230,7 @@ impl RuleList {
         mut trace: Option<&mut Vec<Step>>,
     ) -> Outcome {
         let mut headers = Vec::new();
+        let mut env: Vec<(String, String)> = Vec::new();
         let mut path: Cow<'_, str> = Cow::Borrowed(req.path);
         let mut query: Option<String> = None;
         let mut rewritten: Option<DecodedPath> = None;
@@ -314,8 +322,23 @@ impl RuleList {
                         body: body.clone(),
                     };
                 }
-                Action::Set { headers: set } => {
+                Action::Set {
+                    headers: set,
+                    env: set_env,
+                } => {
                     let mut said = Vec::new();
+                    for (name, value) in set_env {
+                        let v = match value.expand(&values, Form::Decoded) {
+                            Ok(e) => match e.query {
+                                Some(q) => format!("{}?{q}", e.path),
+                                None => e.path,
+                            },
+                            Err(e) => break 'scan fail(e),
+                        };
+                        said.push(format!("{name}={v}"));
+                        env.retain(|(n, _)| n != name);
+                        env.push((name.clone(), v));
+                    }
                     for (name, value) in set {
                         let v = match value.expand(&values, Form::Decoded) {
                             Ok(e) => match e.query {
@@ -427,7 +450,11 @@ impl RuleList {
                 }
             }
         };
-        Outcome { decision, headers }
+        Outcome {
+            decision,
+            headers,
+            env,
+        }
     }
 }
 

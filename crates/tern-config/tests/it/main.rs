@@ -775,6 +775,10 @@ set = { headers = { "Content-Length" = "1" } }
 client = "10.0.0.1/8"
 return = 403
 
+[[site.rules]]
+path = "/e"
+set = { env = { HTTP_HOST = "x" } }
+
 [[site.access]]
 path = "/a/**"
 htpasswd = "missing.htpasswd"
@@ -805,6 +809,7 @@ rate = "ten per second"
         "site[0].rules[7].try_files[1]: expected a status such as \"=404\"".to_owned(),
         "site[0].rules[8].set.headers.Content-Length: this header is set by the server".to_owned(),
         "site[0].rules[9].client: `10.0.0.1/8` has host bits set (did you mean 10.0.0.0/8?)".to_owned(),
+        "site[0].rules[10].set.env.HTTP_HOST: `HTTP_HOST` is set by the CGI environment itself".to_owned(),
         "site[0].access[0].htpasswd: cannot read".to_owned(),
         "site[0].access[1].htpasswd:".to_owned(),
         "odd.htpasswd: line 2: ".to_owned(),
@@ -817,7 +822,7 @@ rate = "ten per second"
         !all.contains("{PLAIN}secret"),
         "a hash is never shown:\n{all}"
     );
-    assert_eq!(errs.len(), 14, "{all}");
+    assert_eq!(errs.len(), 15, "{all}");
 }
 
 #[test]

@@ -15,7 +15,7 @@ use http::header::{self, HeaderName, HeaderValue};
 use http::uri::PathAndQuery;
 use http::{Request, Response, StatusCode};
 use tern_handler::path::DecodedPath;
-use tern_handler::{error_response, ConnInfo, OriginalTarget, ResponseBody};
+use tern_handler::{error_response, ConnInfo, OriginalTarget, ResponseBody, ScriptEnv};
 use tern_rules::cond::Request as RuleRequest;
 use tern_rules::rule::{Decision, Probe, RuleList, Step};
 
@@ -112,6 +112,9 @@ impl Rewrite {
     ) -> Flow {
         let outcome = self.decide(req, conn, path, None);
         headers.extend(outcome.headers);
+        if !outcome.env.is_empty() {
+            req.extensions_mut().insert(ScriptEnv(outcome.env));
+        }
         match outcome.decision {
             Decision::Route {
                 path: None,

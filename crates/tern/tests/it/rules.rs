@@ -11,7 +11,7 @@ use base64::Engine as _;
 use super::*;
 
 /// Prints the CGI variables rules change or set, one `NAME=value` a line.
-const ENV: &str = "#!/usr/bin/perl\nprint \"Content-Type: text/plain\\n\\n\";\nprint \"$_=$ENV{$_}\\n\" for qw(SCRIPT_NAME PATH_INFO QUERY_STRING REQUEST_URI REMOTE_USER AUTH_TYPE HTTP_AUTHORIZATION REDIRECT_URL REDIRECT_QUERY_STRING);\n";
+const ENV: &str = "#!/usr/bin/perl\nprint \"Content-Type: text/plain\\n\\n\";\nprint \"$_=$ENV{$_}\\n\" for qw(SCRIPT_NAME PATH_INFO QUERY_STRING REQUEST_URI REMOTE_USER AUTH_TYPE HTTP_AUTHORIZATION REDIRECT_URL REDIRECT_QUERY_STRING APP_MODE);\n";
 
 /// The site every golden case runs against.
 const SITE: &str = r#"
@@ -24,6 +24,10 @@ dir = "{dir}/cgi"
 prefix = "/other"
 handler = "cgi"
 dir = "{dir}/other"
+
+[[site.rules]]
+regex = '^/cgi-bin/env.cgi/(.*)$'
+set = { env = { APP_MODE = "m-$1" } }
 
 [[site.rules]]
 regex = '^/blog/(\d{4})/(.*)$'
@@ -147,6 +151,11 @@ fn cases() -> Vec<Case> {
             ..case("GET", "/app/some/route?x=1", 200)
         },
         case("GET", "/loop/a", 500),
+        Case {
+            path: Some("/cgi-bin/env.cgi/x"),
+            body: Some("APP_MODE=m-x\n"),
+            ..case("GET", "/cgi-bin/env.cgi/x", 200)
+        },
         case("DELETE", "/anything", 405),
         Case {
             header: Some(("location", "/list/2")),
@@ -325,7 +334,7 @@ fn explain_and_serving_agree_on_every_rule_kind() {
         "log:\n{}",
         t.log()
     );
-    assert!(t.log().contains("rules[5]"), "log:\n{}", t.log());
+    assert!(t.log().contains("rules[6]"), "log:\n{}", t.log());
 }
 
 #[test]
