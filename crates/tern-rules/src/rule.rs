@@ -328,11 +328,8 @@ impl RuleList {
                 } => {
                     let mut said = Vec::new();
                     for (name, value) in set_env {
-                        let v = match value.expand(&values, Form::Decoded) {
-                            Ok(e) => match e.query {
-                                Some(q) => format!("{}?{q}", e.path),
-                                None => e.path,
-                            },
+                        let v = match value.expand_text(&values) {
+                            Ok(v) => v,
                             Err(e) => break 'scan fail(e),
                         };
                         said.push(format!("{name}={v}"));
@@ -340,11 +337,8 @@ impl RuleList {
                         env.push((name.clone(), v));
                     }
                     for (name, value) in set {
-                        let v = match value.expand(&values, Form::Decoded) {
-                            Ok(e) => match e.query {
-                                Some(q) => format!("{}?{q}", e.path),
-                                None => e.path,
-                            },
+                        let v = match value.expand_text(&values) {
+                            Ok(v) => v,
                             Err(e) => break 'scan fail(e),
                         };
                         match HeaderValue::from_str(&v) {

@@ -269,6 +269,16 @@ impl Template {
         }
     }
 
+    /// Expands the template as plain text (a header or variable value):
+    /// its path and query parts joined again by the `?` that split them.
+    pub fn expand_text(&self, v: &Values<'_>) -> Result<String, String> {
+        let e = self.expand(v, Form::Decoded)?;
+        Ok(match e.query {
+            Some(q) => format!("{}?{q}", e.path),
+            None => e.path,
+        })
+    }
+
     /// Expands the template. A value that would put a control character
     /// (CR, LF, NUL...) into the result is refused: never sent, never
     /// routed.
