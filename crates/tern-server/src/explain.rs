@@ -154,10 +154,12 @@ impl Site {
                 }
                 AccessVerdict::Challenge { realm, reason } => {
                     e.status = Some(StatusCode::UNAUTHORIZED);
-                    e.headers.push((
-                        "www-authenticate".into(),
-                        format!("Basic realm=\"{realm}\", charset=\"UTF-8\""),
-                    ));
+                    if let Some(v) = crate::phase::authorize::challenge(&realm) {
+                        e.headers.push((
+                            "www-authenticate".into(),
+                            String::from_utf8_lossy(v.as_bytes()).into(),
+                        ));
+                    }
                     e.reason = Some(reason);
                 }
                 AccessVerdict::Forbidden { reason } => {

@@ -23,7 +23,7 @@ use tern_handler::{
 
 use crate::body::ServerBody;
 use crate::phase::admit::{admit, Refusal};
-use crate::phase::authorize::{Checked, Granted, CHECKING};
+use crate::phase::authorize::{Checked, CHECKING};
 use crate::phase::listen;
 use crate::phase::log::LogPhase;
 use crate::phase::respond::HeaderHits;
@@ -132,7 +132,7 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
         let routes = site.router.site(host);
         let mut log = log;
         let mut extra = Vec::new();
-        let (target, hits, granted, verify) = match phases(
+        let (target, hits, go) = match phases(
             routes,
             &mut req,
             &self.conn,
@@ -141,8 +141,7 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
             &mut extra,
             &mut log,
         ) {
-            Phases::Handler(target, hits, granted) => (target, hits, granted, None),
-            Phases::Verify(target, hits, v) => (target, hits, Granted::default(), Some(v)),
+            Phases::Handler(target, hits, go) => (target, hits, go),
             Phases::Answer(resp, hits) => {
                 return RespFuture::answer(resp, hits, log).with_extra(extra)
             }
@@ -180,17 +179,8 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
                 id,
             })
         });
-        let fut = match verify {
-            None => start(target, exchange, granted.delay),
-            Some(v) => Box::pin(verify_then_call(
-                routes.clone(),
-                target.clone(),
-                exchange,
-                v,
-            )),
-        };
         RespFuture {
-            state: State::Pending(fut),
+            state: State::Pending(start(routes, target, exchange, go)),
             log: Some(log),
             hits,
             extra,
@@ -202,9 +192,9 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
 
 /// The phases between admission and the handler, for a request of
 /// `routes`' site: rewrite, route, authorize. The handler to call, with the
-/// header rules that apply on the final path and what authorize granted;
-/// or the answer a phase gave. Headers the rules' `set` adds go to
-/// `extra`; the user a realm grants, to the log.
+/// header rules that apply on the final path and how it is reached; or
+/// the answer a phase gave. Headers the rules' `set` adds go to `extra`;
+/// the user a realm grants, to the log.
 #[allow(clippy::too_many_arguments)]
 fn phases<'s, B>(
     routes: &'s Arc<SiteRoutes>,
@@ -227,43 +217,56 @@ fn phases<'s, B>(
     // respond: which header rules apply is decided on the final path.
     let hits = rules.headers.decide(path.as_str());
     // authorize
-    let mut granted = Granted::default();
-    if let Some(access) = &rules.access {
-        let checked = access.check(req, conn, path.as_str(), proven, &mut granted);
-        if let Some(user) = &granted.user {
-            log.user(user);
+    let Some(access) = &rules.access else {
+        return Phases::Handler(target, hits, Go::After(Duration::ZERO));
+    };
+    match access.check(req, conn, path.as_str(), proven) {
+        Checked::Next(delay) => {
+            if let Some(user) = req.extensions().get::<AuthUser>() {
+                log.user(&user.name);
+            }
+            Phases::Handler(target, hits, Go::After(delay))
         }
-        match checked {
-            Checked::Next => {}
-            Checked::Answer(resp) => return Phases::Answer(resp, hits),
-            Checked::Verify(v) => return Phases::Verify(target, hits, v),
-        }
+        Checked::Verify(v) => Phases::Handler(target, hits, Go::Verify(v)),
+        Checked::Answer(resp) => Phases::Answer(resp, hits),
     }
-    Phases::Handler(target, hits, granted)
 }
 
 /// What the phases before the handler decided.
 enum Phases<'s> {
-    /// Call this handler; these header rules apply; authorize granted this.
-    Handler(&'s Target, Option<HeaderHits>, Granted),
-    /// Check a password first, then call this handler (authorize
-    /// decides again once the check is done).
-    Verify(&'s Target, Option<HeaderHits>, Box<Verify>),
+    /// Call this handler, as `Go` says; these header rules apply.
+    Handler(&'s Target, Option<HeaderHits>, Go),
     /// A phase answered, and these header rules apply.
     Answer(Response<ResponseBody>, Option<HeaderHits>),
 }
 
-/// The handler's future for `exchange`, after a rate limit's `delay`
-/// (nginx's burst without nodelay: the request waits its turn).
-fn start(target: &Target, exchange: Exchange, delay: Duration) -> HandlerFuture {
-    if delay.is_zero() {
-        return target.handler.call(exchange);
+/// How the handler is reached once the phases let a request through.
+enum Go {
+    /// After a rate limit's delay (nginx's burst without nodelay: the
+    /// request waits its turn); zero: at once.
+    After(Duration),
+    /// After a password check (authorize decides again once it is done).
+    Verify(Box<Verify>),
+}
+
+/// The handler's future for `exchange`, reached as `go` says.
+fn start(routes: &Arc<SiteRoutes>, target: &Target, exchange: Exchange, go: Go) -> HandlerFuture {
+    match go {
+        Go::After(delay) if delay.is_zero() => target.handler.call(exchange),
+        Go::After(delay) => {
+            let handler = target.handler.clone();
+            Box::pin(async move {
+                tokio::time::sleep(delay).await;
+                handler.call(exchange).await
+            })
+        }
+        Go::Verify(v) => Box::pin(verify_then_call(
+            routes.clone(),
+            target.clone(),
+            exchange,
+            v,
+        )),
     }
-    let handler = target.handler.clone();
-    Box::pin(async move {
-        tokio::time::sleep(delay).await;
-        handler.call(exchange).await
-    })
 }
 
 /// Checks the password `v` on the blocking pool (at most [`CHECKING`] at
@@ -291,24 +294,19 @@ async fn verify_then_call(
         .access
         .as_ref()
         .expect("a realm of this site asked for the check");
-    let mut granted = Granted::default();
-    let path = exchange.path.as_str().to_owned();
-    let flow = access.after_check(
+    let delay = match access.after_check(
         &v,
         ok,
         &mut exchange.request,
         &exchange.conn,
-        &path,
-        &mut granted,
-    );
-    if let Flow::Answer(resp) = flow {
-        return resp;
-    }
-    if !granted.delay.is_zero() {
-        tokio::time::sleep(granted.delay).await;
-    }
+        exchange.path.as_str(),
+    ) {
+        Checked::Next(delay) => delay,
+        Checked::Answer(resp) => return resp,
+        Checked::Verify(_) => unreachable!("a checked password is not asked for again"),
+    };
     let user = exchange.request.extensions().get::<AuthUser>().cloned();
-    let mut resp = target.handler.call(exchange).await;
+    let mut resp = start(&routes, &target, exchange, Go::After(delay)).await;
     // For the access log, which this future cannot reach.
     if let Some(user) = user {
         resp.extensions_mut().insert(user);
@@ -358,7 +356,7 @@ impl Follow {
         let routes = site.router.site(host);
         // The rules' headers are the last request's.
         extra.clear();
-        let (target, hits, granted, verify) = match phases(
+        let (target, hits, go) = match phases(
             routes,
             &mut req,
             &self.conn,
@@ -367,8 +365,7 @@ impl Follow {
             extra,
             log,
         ) {
-            Phases::Handler(target, hits, granted) => (target, hits, granted, None),
-            Phases::Verify(target, hits, v) => (target, hits, Granted::default(), Some(v)),
+            Phases::Handler(target, hits, go) => (target, hits, go),
             Phases::Answer(resp, hits) => return Next::Answer(resp, hits),
         };
         let (parts, ()) = req.into_parts();
@@ -380,16 +377,7 @@ impl Follow {
             id: self.id,
         };
         let again = target.handler.redirects_locally();
-        let fut = match verify {
-            None => start(target, exchange, granted.delay),
-            Some(v) => Box::pin(verify_then_call(
-                routes.clone(),
-                target.clone(),
-                exchange,
-                v,
-            )),
-        };
-        Next::Call(fut, hits, again)
+        Next::Call(start(routes, target, exchange, go), hits, again)
     }
 }
 
@@ -527,34 +515,33 @@ impl Future for RespFuture {
         let mut resp = loop {
             match &mut this.state {
                 State::Ready(r) => break r.take().expect("RespFuture polled after completion"),
-                State::Pending(f) => match f.as_mut().poll(cx) {
-                    Poll::Ready(mut r) if this.follow.is_some() => {
-                        let Some(redirect) = r.extensions_mut().remove::<InternalRedirect>() else {
-                            this.follow = None;
-                            this.state = State::Ready(Some(r));
-                            continue;
-                        };
-                        let follow = this.follow.as_ref().expect("checked above");
-                        let log = this
-                            .log
-                            .as_mut()
-                            .expect("RespFuture polled after completion");
-                        match follow.next(redirect, &mut this.extra, log) {
-                            Next::Call(fut, hits, again) => {
-                                this.hits = hits;
-                                if !again {
-                                    this.follow = None;
+                State::Pending(f) => {
+                    let Poll::Ready(mut r) = f.as_mut().poll(cx) else {
+                        return Poll::Pending;
+                    };
+                    if let Some(follow) = &this.follow {
+                        if let Some(redirect) = r.extensions_mut().remove::<InternalRedirect>() {
+                            let log = this
+                                .log
+                                .as_mut()
+                                .expect("RespFuture polled after completion");
+                            match follow.next(redirect, &mut this.extra, log) {
+                                Next::Call(fut, hits, again) => {
+                                    this.hits = hits;
+                                    if !again {
+                                        this.follow = None;
+                                    }
+                                    this.state = State::Pending(fut);
+                                    continue;
                                 }
-                                this.state = State::Pending(fut);
-                            }
-                            Next::Answer(resp, hits) => {
-                                this.hits = hits;
-                                this.follow = None;
-                                this.state = State::Ready(Some(resp));
+                                Next::Answer(resp, hits) => {
+                                    this.hits = hits;
+                                    r = resp;
+                                }
                             }
                         }
                     }
-                    Poll::Ready(r) => match this.leftover.take().and_then(|l| l.take()) {
+                    match this.leftover.take().and_then(|l| l.take()) {
                         Some(rest) => {
                             this.state = State::Draining(Box::new(Drain {
                                 resp: Some(r),
@@ -564,9 +551,8 @@ impl Future for RespFuture {
                             }));
                         }
                         None => break r,
-                    },
-                    Poll::Pending => return Poll::Pending,
-                },
+                    }
+                }
                 State::Draining(d) => {
                     if d.poll(cx).is_pending() {
                         return Poll::Pending;

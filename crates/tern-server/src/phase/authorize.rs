@@ -4,7 +4,6 @@
 //! any other: the respond and log phases still run. A granted user becomes
 //! the request's [`AuthUser`] (CGI's `REMOTE_USER`, the access log's user).
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use http::header::{self, HeaderValue};
@@ -13,7 +12,6 @@ use tern_handler::{error_response, AuthUser, ConnInfo};
 use tern_rules::access::{AccessTrace, AccessVerdict, Proven, Verify};
 
 use crate::phase::rewrite::rule_request;
-use crate::phase::Flow;
 
 /// A site's compiled realms and limits.
 #[derive(Debug)]
@@ -21,8 +19,8 @@ pub struct Access(tern_rules::access::Access);
 
 /// What the phase decided.
 pub(crate) enum Checked {
-    /// On to the handler.
-    Next,
+    /// On to the handler, after this delay (a rate limit's; zero: at once).
+    Next(Duration),
     /// Answer now.
     Answer(http::Response<tern_handler::ResponseBody>),
     /// Check this password first, off the event loop (the service's
@@ -37,15 +35,6 @@ pub(crate) static CHECKING: std::sync::LazyLock<tokio::sync::Semaphore> =
     std::sync::LazyLock::new(|| {
         tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(2, |n| n.get()))
     });
-
-/// What the phase decided, beyond on or answer.
-#[derive(Debug, Default)]
-pub(crate) struct Granted {
-    /// The user a realm granted.
-    pub(crate) user: Option<Arc<str>>,
-    /// How long a rate limit holds the request back.
-    pub(crate) delay: Duration,
-}
 
 impl Access {
     /// Wraps a site's realms and limits.
@@ -72,7 +61,6 @@ impl Access {
         conn: &ConnInfo,
         path: &str,
         proven: &std::sync::Mutex<Proven>,
-        granted: &mut Granted,
     ) -> Checked {
         let verdict = {
             let view = rule_request(req, conn, path);
@@ -84,16 +72,11 @@ impl Access {
                 &mut proven,
             )
         };
-        match verdict {
-            AccessVerdict::Verify(v) => Checked::Verify(v),
-            verdict => match self.conclude(verdict, req, conn, granted) {
-                Flow::Next => Checked::Next,
-                Flow::Answer(resp) => Checked::Answer(resp),
-            },
-        }
+        self.conclude(verdict, req, conn)
     }
 
-    /// The verdict once the password `v` asked for was checked (`ok`).
+    /// The verdict once the password `v` asked for was checked (`ok`):
+    /// never [`Checked::Verify`].
     pub(crate) fn after_check<B>(
         &self,
         v: &Verify,
@@ -101,36 +84,32 @@ impl Access {
         req: &mut Request<B>,
         conn: &ConnInfo,
         path: &str,
-        granted: &mut Granted,
-    ) -> Flow {
+    ) -> Checked {
         let verdict = {
             let view = rule_request(req, conn, path);
             self.0.verified(v, ok, &view, Instant::now())
         };
-        self.conclude(verdict, req, conn, granted)
+        self.conclude(verdict, req, conn)
     }
 
-    /// A verdict as the phase's flow.
+    /// A verdict as the phase's decision: a granted user set on the
+    /// request, a refusal rendered and logged.
     fn conclude<B>(
         &self,
         verdict: AccessVerdict,
         req: &mut Request<B>,
         conn: &ConnInfo,
-        granted: &mut Granted,
-    ) -> Flow {
+    ) -> Checked {
         match verdict {
-            AccessVerdict::Verify(_) => unreachable!("a checked password is not asked for again"),
+            AccessVerdict::Verify(v) => Checked::Verify(v),
             AccessVerdict::Pass { user, delay } => {
                 if let Some(user) = user {
-                    let name = user.name;
                     req.extensions_mut().insert(AuthUser {
-                        name: name.clone(),
+                        name: user.name,
                         scheme: user.scheme,
                     });
-                    granted.user = Some(name);
                 }
-                granted.delay = delay;
-                Flow::Next
+                Checked::Next(delay)
             }
             AccessVerdict::Challenge { realm, reason } => {
                 // A first request without credentials is how every browser
@@ -141,15 +120,14 @@ impl Access {
                     tracing::debug!(peer = %conn.peer, method = %req.method(), target = %req.uri(), "401: {reason}");
                 }
                 let mut resp = error_response(StatusCode::UNAUTHORIZED);
-                let challenge = format!("Basic realm=\"{realm}\", charset=\"UTF-8\"");
-                if let Ok(v) = HeaderValue::from_str(&challenge) {
+                if let Some(v) = challenge(&realm) {
                     resp.headers_mut().insert(header::WWW_AUTHENTICATE, v);
                 }
-                Flow::Answer(resp)
+                Checked::Answer(resp)
             }
             AccessVerdict::Forbidden { reason } => {
                 tracing::warn!(peer = %conn.peer, method = %req.method(), target = %req.uri(), "403: {reason}");
-                Flow::Answer(error_response(StatusCode::FORBIDDEN))
+                Checked::Answer(error_response(StatusCode::FORBIDDEN))
             }
             AccessVerdict::Limited {
                 status,
@@ -163,8 +141,14 @@ impl Access {
                 let secs = retry_after.as_secs_f64().ceil().max(1.0) as u64;
                 resp.headers_mut()
                     .insert(header::RETRY_AFTER, HeaderValue::from(secs));
-                Flow::Answer(resp)
+                Checked::Answer(resp)
             }
         }
     }
+}
+
+/// The `WWW-Authenticate` value of a challenge for `realm` (RFC 7617;
+/// the configuration refuses quotes and control characters in a realm).
+pub(crate) fn challenge(realm: &str) -> Option<HeaderValue> {
+    HeaderValue::from_str(&format!("Basic realm=\"{realm}\", charset=\"UTF-8\"")).ok()
 }
