@@ -363,13 +363,6 @@ pub struct SiteRules {
     pub limits: Vec<tern_rules::access::LimitRule>,
 }
 
-impl SiteRules {
-    /// Whether the site has no rules, realms or limits.
-    pub fn is_empty(&self) -> bool {
-        self.rules.is_empty() && self.realms.is_empty() && self.limits.is_empty()
-    }
-}
-
 /// How a site serves static files (keys directly under `[[site]]`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StaticConfig {

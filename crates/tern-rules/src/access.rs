@@ -299,8 +299,8 @@ impl Access {
         proven: &mut Proven,
     ) -> AccessVerdict {
         let mut user = None;
-        if let Some(realm) = self.realms.iter().find(|r| r.conditions.hold(req)) {
-            match self.realm(realm, req, authorization, now, proven) {
+        if let Some(index) = self.realms.iter().position(|r| r.conditions.hold(req)) {
+            match self.realm(index, req, authorization, now, proven) {
                 Ok(u) => user = u,
                 Err(refusal) => return refusal,
             }
@@ -393,16 +393,17 @@ impl Access {
         })
     }
 
-    /// One realm's checks: who was granted (if a password or a certificate
-    /// proved it), or the refusal.
+    /// The checks of the realm at `index`: who was granted (if a password
+    /// or a certificate proved it), or the refusal.
     fn realm(
         &self,
-        realm: &Realm,
+        index: usize,
         req: &Request<'_>,
         authorization: Option<&HeaderValue>,
         now: Instant,
         proven: &mut Proven,
     ) -> Result<Option<Identity>, AccessVerdict> {
+        let realm = &self.realms[index];
         let has_address_rules = !realm.allow.is_empty() || !realm.deny.is_empty();
         let address = if has_address_rules {
             Some(address_allowed(realm, req.client))
@@ -427,26 +428,27 @@ impl Access {
                 name: Arc::from(dn),
                 scheme: "SSL",
             },
-            _ => self.password(realm, authorization, now, proven)?,
+            _ => self.password(index, authorization, now, proven)?,
         };
         self.admitted(realm, identity).map(Some)
     }
 
-    /// The user HTTP Basic proves, or the refusal: a challenge when the
-    /// realm has a password file, else 403 (a certificate was needed).
+    /// The user HTTP Basic proves to the realm at `index`, or the refusal:
+    /// a challenge when the realm has a password file, else 403 (a
+    /// certificate was needed).
     fn password(
         &self,
-        realm: &Realm,
+        index: usize,
         authorization: Option<&HeaderValue>,
         now: Instant,
         proven: &mut Proven,
     ) -> Result<Identity, AccessVerdict> {
+        let realm = &self.realms[index];
         let Some(pw) = &realm.passwords else {
             return Err(AccessVerdict::Forbidden {
                 reason: format!("{}: no verified client certificate", realm.origin),
             });
         };
-        let index = self.index_of(realm);
         // The value this connection proved last: who it proved, at once.
         let key = authorization.map(|a| self.hasher.hash_one(a.as_bytes()));
         if let (Some(e), Some(key)) = (&proven.0, key) {
@@ -493,14 +495,6 @@ impl Access {
             }));
         }
         Ok(identity)
-    }
-
-    /// `realm`'s place among the realms.
-    fn index_of(&self, realm: &Realm) -> usize {
-        self.realms
-            .iter()
-            .position(|r| std::ptr::eq(r, realm))
-            .expect("the realm is one of these")
     }
 }
 

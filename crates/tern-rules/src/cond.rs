@@ -78,14 +78,6 @@ pub enum PathMatch {
 }
 
 impl PathMatch {
-    /// The pattern as written.
-    pub fn source(&self) -> &str {
-        match self {
-            PathMatch::Glob(g) => g.glob().glob(),
-            PathMatch::Regex(r) => r.as_str(),
-        }
-    }
-
     /// The pattern as a regular expression over bytes, for a rule list's
     /// one-pass prefilter.
     pub(crate) fn set_pattern(&self) -> String {

@@ -795,24 +795,13 @@ impl VerifiedCache {
         password: &[u8],
         now: Instant,
     ) -> bool {
-        if password.len() > MAX_PASSWORD_LEN {
-            return false;
-        }
-        let key = self.key(file_id, user, password);
-        {
-            let mut state = self.lock();
-            match state.entries.get(&key) {
-                Some(&(at, _)) if now.saturating_duration_since(at) < self.ttl => return true,
-                Some(_) => {
-                    state.entries.remove(&key);
-                }
-                None => {}
-            }
+        if self.cached(file_id, user, password, now) {
+            return true;
         }
         // The check itself, outside the lock.
         let ok = file.verify(user, password);
         if ok {
-            self.insert(key, now);
+            self.remember(file_id, user, password, now);
         }
         ok
     }

@@ -389,7 +389,7 @@ impl RuleList {
                 Err(e) => break fail(e),
             };
             let mut encoded = String::with_capacity(e.path.len());
-            encode_path(&mut encoded, &e.path);
+            crate::template::encode_path(&mut encoded, &e.path);
             let new = match DecodedPath::parse(&encoded) {
                 Ok(p) => p,
                 Err(err) => {
@@ -448,19 +448,6 @@ impl RuleList {
             decision,
             headers,
             env,
-        }
-    }
-}
-
-/// Percent-encodes a decoded path so that [`DecodedPath::parse`] reads it
-/// back as the same text (normalising it and refusing what it refuses).
-fn encode_path(out: &mut String, path: &str) {
-    use std::fmt::Write as _;
-    for b in path.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/".contains(&b) {
-            out.push(b as char);
-        } else {
-            let _ = write!(out, "%{b:02X}");
         }
     }
 }

@@ -98,7 +98,6 @@ pub struct Template {
     path: Vec<Piece>,
     /// `None`: the template has no `?` (the request's query is kept).
     query: Option<Vec<Piece>>,
-    source: String,
 }
 
 /// The values a template is expanded with.
@@ -243,30 +242,12 @@ impl Template {
             None => &mut path,
         };
         flush(&mut lit, out);
-        Ok(Template {
-            path,
-            query,
-            source: s.to_owned(),
-        })
-    }
-
-    /// The template as written.
-    pub fn source(&self) -> &str {
-        &self.source
+        Ok(Template { path, query })
     }
 
     /// Whether the template has a query part (`?`).
     pub fn has_query(&self) -> bool {
         self.query.is_some()
-    }
-
-    /// Whether the path part is literal text only, starting with `lit`.
-    pub fn literal_path(&self) -> Option<&str> {
-        match self.path.as_slice() {
-            [] => Some(""),
-            [Piece::Lit(l)] => Some(l),
-            _ => None,
-        }
     }
 
     /// Expands the template as plain text (a header or variable value):
@@ -345,6 +326,14 @@ const PATH_SAFE: &[u8] = b"-._~!$&'()*+,;=:@/";
 /// Bytes a query value may carry as they are (`&` and `=` are encoded: a
 /// captured value must not split or end a parameter).
 const QUERY_SAFE: &[u8] = b"-._~!$'()*+,;:@/?";
+
+/// Percent-encodes decoded path text for a URI: what is not a path byte
+/// as it is (RFC 3986 pchar, and `/`) becomes `%XX`, so that
+/// `DecodedPath::parse` reads the result back as the same text (and
+/// normalises it, and refuses what it refuses).
+pub fn encode_path(out: &mut String, path: &str) {
+    encode(out, path, PATH_SAFE);
+}
 
 fn encode(out: &mut String, value: &str, safe: &[u8]) {
     for b in value.bytes() {

@@ -184,13 +184,7 @@ fn rewritten_uri(
     query: Option<&str>,
 ) -> Result<http::Uri, String> {
     let mut target = String::with_capacity(path.as_str().len() + 16);
-    for b in path.as_str().bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/".contains(&b) {
-            target.push(b as char);
-        } else {
-            target.push_str(&format!("%{b:02X}"));
-        }
-    }
+    tern_rules::template::encode_path(&mut target, path.as_str());
     match query.or(old.query()) {
         Some("") | None => {}
         Some(q) => {
