@@ -94,16 +94,13 @@ impl Run for Route {
         &self,
         parts: &Parts,
         path: &DecodedPath,
-        body: Option<RequestBody>,
+        body: RequestBody,
         conn: &ConnInfo,
         pattern: &RoutePattern,
         id: RequestId,
     ) -> Result<Answer, Error> {
         let script = self.dir.find(path, pattern, self.interpreter.is_none())?;
-        let input = match body {
-            Some(b) => Input::prepare(b, &parts.headers).await?,
-            None => Input::nothing(),
-        };
+        let input = Input::prepare(body, &parts.headers).await?;
         let env = env::build(&EnvInput {
             request: parts,
             conn,

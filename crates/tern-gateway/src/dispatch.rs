@@ -31,12 +31,12 @@ pub(crate) trait Run: Sync {
     /// "cgi", "fastcgi", "cgiplus": for log lines.
     fn kind(&self) -> &'static str;
 
-    /// Runs the request (`body` is `None` for a redirected GET).
+    /// Runs the request once.
     fn run(
         &self,
         parts: &Parts,
         path: &DecodedPath,
-        body: Option<RequestBody>,
+        body: RequestBody,
         conn: &ConnInfo,
         pattern: &RoutePattern,
         id: RequestId,
@@ -63,10 +63,7 @@ pub(crate) async fn serve<R: Run>(r: &R, exchange: Exchange) -> Response<Respons
     } = exchange;
     let kind = r.kind();
     let (parts, body) = request.into_parts();
-    match r
-        .run(&parts, &path, Some(body), &conn, &route.pattern, id)
-        .await
-    {
+    match r.run(&parts, &path, body, &conn, &route.pattern, id).await {
         Ok(Answer::Response(r)) => r,
         Ok(Answer::Redirect(target)) => match local_redirect(&parts, &target) {
             Some(resp) => resp,

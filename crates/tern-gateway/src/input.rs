@@ -46,14 +46,6 @@ pub(crate) enum Source {
 }
 
 impl Input {
-    /// No body at all (local redirects run as GET without one).
-    pub(crate) fn nothing() -> Input {
-        Input {
-            length: None,
-            source: Source::Nothing,
-        }
-    }
-
     /// Reads `body` whole (see the module's doc).
     ///
     /// # Cancel safety

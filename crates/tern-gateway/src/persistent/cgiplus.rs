@@ -193,7 +193,7 @@ impl Run for PlusRoute {
         &self,
         parts: &Parts,
         path: &DecodedPath,
-        body: Option<RequestBody>,
+        body: RequestBody,
         conn: &ConnInfo,
         pattern: &RoutePattern,
         id: RequestId,

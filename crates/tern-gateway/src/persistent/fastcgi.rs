@@ -145,7 +145,7 @@ impl Run for FcgiRoute {
         &self,
         parts: &Parts,
         path: &DecodedPath,
-        body: Option<RequestBody>,
+        body: RequestBody,
         conn: &ConnInfo,
         pattern: &RoutePattern,
         id: RequestId,

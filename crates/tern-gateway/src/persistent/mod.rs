@@ -110,14 +110,11 @@ impl Common {
     async fn prepare(
         &self,
         parts: &Parts,
-        body: Option<RequestBody>,
+        body: RequestBody,
         conn: &ConnInfo,
         target: &Target,
     ) -> Result<(CgiEnv, Body), Error> {
-        let input = match body {
-            Some(b) => Input::prepare(b, &parts.headers).await?,
-            None => Input::nothing(),
-        };
+        let input = Input::prepare(body, &parts.headers).await?;
         let env = env::build(&EnvInput {
             request: parts,
             conn,
