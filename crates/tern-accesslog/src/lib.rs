@@ -21,4 +21,4 @@ pub use error::{Error, ParseError};
 pub use format::{detect_format, parse, render};
 pub use record::AccessRecord;
 pub use tern_config::LogFormat;
-pub use writer::AccessLog;
+pub use writer::{AccessLog, LogCounts};

@@ -16,6 +16,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::mem;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
@@ -43,9 +44,26 @@ pub struct AccessLog {
 
 struct Shared {
     path: PathBuf,
+    counts: Arc<Counts>,
     commands: Sender<Command>,
     /// Taken by `Drop`, the only place that joins.
     thread: Option<JoinHandle<()>>,
+}
+
+/// What the writer thread counted (it alone writes them).
+#[derive(Debug, Default)]
+struct Counts {
+    lines: AtomicU64,
+    lost: AtomicU64,
+}
+
+/// What an access log has written, for the metrics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LogCounts {
+    /// Lines written (into the file's buffer; flushed within 100 ms).
+    pub lines: u64,
+    /// Lines lost to failed writes (a full disk).
+    pub lost: u64,
 }
 
 /// What the writer thread is asked to do.
@@ -74,7 +92,9 @@ impl AccessLog {
             source,
         })?;
         let (commands, queue) = mpsc::channel();
+        let counts = Arc::new(Counts::default());
         let writer = Writer {
+            counts: counts.clone(),
             path: path.clone(),
             format: cfg.format,
             file: BufWriter::with_capacity(BUFFER_BYTES, file),
@@ -91,6 +111,7 @@ impl AccessLog {
         Ok(AccessLog {
             shared: Arc::new(Shared {
                 path,
+                counts,
                 commands,
                 thread: Some(thread),
             }),
@@ -121,6 +142,14 @@ impl AccessLog {
         // An error means the writer is gone (it panicked, and said so):
         // there is nothing left to wait for.
         let _ = wait.recv();
+    }
+
+    /// Lines written and lost so far.
+    pub fn counts(&self) -> LogCounts {
+        LogCounts {
+            lines: self.shared.counts.lines.load(Ordering::Relaxed),
+            lost: self.shared.counts.lost.load(Ordering::Relaxed),
+        }
     }
 
     /// The file this log writes to.
@@ -160,6 +189,7 @@ fn open_append(path: &Path) -> io::Result<File> {
 
 /// The writer thread's state.
 struct Writer {
+    counts: Arc<Counts>,
     path: PathBuf,
     format: LogFormat,
     file: BufWriter<File>,
@@ -214,9 +244,13 @@ impl Writer {
         render(self.format, rec, &mut self.line);
         // The whole line in one write_all: the buffer takes all of it or,
         // when it cannot make room, none of it, so no half line is queued.
-        if let Err(error) = self.file.write_all(&self.line) {
-            self.failed(&error, 1);
-        }
+        match self.file.write_all(&self.line) {
+            Ok(()) => self.counts.lines.fetch_add(1, Ordering::Relaxed),
+            Err(error) => {
+                self.failed(&error, 1);
+                self.counts.lost.fetch_add(1, Ordering::Relaxed)
+            }
+        };
     }
 
     fn flush(&mut self) {

@@ -152,3 +152,28 @@ pub const MEMORY_LIMIT: u64 = 64 << 20;
 pub const WASM_TIMEOUT: Duration = Duration::from_secs(10);
 /// Most bytes a module may write to its stdout: 16 MiB.
 pub const MAX_OUTPUT_BYTES: u64 = 16 << 20;
+
+/// Upper bounds (seconds) of the request-duration histograms:
+/// OpenTelemetry's advisory buckets for `http.server.request.duration`.
+pub const DURATION_BUCKETS: [f64; 14] = [
+    0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+];
+
+/// The admin settings when a site mounts the admin pages and there is no
+/// `[admin]` table: no listener of its own, every other setting at its
+/// default.
+pub fn admin() -> crate::AdminConfig {
+    crate::AdminConfig {
+        listen: None,
+        allow: Vec::new(),
+        duration_buckets: DURATION_BUCKETS.into(),
+        request_history: REQUEST_HISTORY,
+        activity_file: Some(state_dir().join(ACTIVITY_FILE)),
+    }
+}
+
+/// Requests the admin listener's request history keeps.
+pub const REQUEST_HISTORY: usize = 1000;
+
+/// The activity history's file in the state directory.
+pub const ACTIVITY_FILE: &str = "activity.bin";

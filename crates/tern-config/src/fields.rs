@@ -203,6 +203,7 @@ pub(crate) fn gateway_policy(w: &mut Walker<'_>, t: &mut Table<'_>) -> GatewayPo
         max_stderr_bytes: w
             .size(t, "max_stderr_bytes", 0)
             .unwrap_or(d.max_stderr_bytes),
+        slow_request: w.duration(t, "slow_request", true),
     }
 }
 

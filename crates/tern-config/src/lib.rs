@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 mod address;
+mod admin;
 mod cgi;
 mod cgiplus;
 pub mod defaults;

@@ -2,6 +2,7 @@
 //! validate them into a [`Config`].
 
 use std::path::Path;
+use std::time::Duration;
 
 use crate::address::ListenAddr;
 use crate::defaults;
@@ -66,6 +67,9 @@ fn walk_top(w: &mut Walker<'_>, top: &mut Table<'_>) -> Option<Config> {
                 grace_period: w
                     .duration(&mut t, "grace_period", false)
                     .unwrap_or(defaults::GRACE_PERIOD),
+                shutdown_delay: w
+                    .duration(&mut t, "shutdown_delay", false)
+                    .unwrap_or_default(),
             };
             w.finish(t);
             s
@@ -73,6 +77,7 @@ fn walk_top(w: &mut Walker<'_>, top: &mut Table<'_>) -> Option<Config> {
         None => ServerSettings {
             workers: default_workers(),
             grace_period: defaults::GRACE_PERIOD,
+            shutdown_delay: Duration::ZERO,
         },
     };
 
@@ -148,7 +153,16 @@ fn walk_top(w: &mut Walker<'_>, top: &mut Table<'_>) -> Option<Config> {
     let limits = walk_limits(w, top);
     let access_log = walk_access_log(w, top);
     let cache = walk_cache(w, top);
+    let mut admin = crate::admin::walk_admin(w, top);
     let sites = walk_sites(w, top);
+    let mounted = sites.iter().any(|s| {
+        s.routes
+            .iter()
+            .any(|r| matches!(r.handler, HandlerConfig::Admin))
+    });
+    if mounted && admin.is_none() && !top.contains("admin") {
+        admin = Some(defaults::admin());
+    }
     if sites.is_empty() && w.errors.is_empty() {
         w.error(
             None,
@@ -163,6 +177,7 @@ fn walk_top(w: &mut Walker<'_>, top: &mut Table<'_>) -> Option<Config> {
         limits,
         access_log,
         cache,
+        admin,
         sites,
     })
 }

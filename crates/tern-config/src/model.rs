@@ -26,6 +26,8 @@ pub struct Config {
     pub access_log: Option<AccessLogConfig>,
     /// The file cache shared by all sites.
     pub cache: CacheConfig,
+    /// The admin listener (metrics, status, health); `None`: off.
+    pub admin: Option<AdminConfig>,
     /// Virtual hosts, in file order. Exactly one is the default (the one
     /// marked `default = true`, else the first).
     pub sites: Vec<Site>,
@@ -49,6 +51,33 @@ pub struct ServerSettings {
     /// On SIGTERM/SIGINT (and for the old config on reload), how long requests
     /// in flight may take to finish. Default: [`GRACE_PERIOD`](crate::defaults::GRACE_PERIOD).
     pub grace_period: Duration,
+    /// On SIGTERM/SIGINT, how long tern goes on serving, with readiness
+    /// already answering 503, before it stops accepting and drains: the
+    /// time a load balancer (a Kubernetes endpoint removal) takes to stop
+    /// sending new connections. Default: zero.
+    pub shutdown_delay: Duration,
+}
+
+/// The admin listener (`[admin]`): metrics, the status page, the request
+/// history, the live trace, health and readiness.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AdminConfig {
+    /// Where it listens (TCP or a Unix socket); `None`: no listener of
+    /// its own (the pages are served on sites' `handler = "admin"` routes
+    /// only).
+    pub listen: Option<ListenAddr>,
+    /// Networks whose clients it serves besides loopback (TCP). Default:
+    /// none (loopback only).
+    pub allow: Vec<ipnet::IpNet>,
+    /// Upper bounds (seconds) of the request-duration and first-byte
+    /// histograms. Default: OpenTelemetry's advisory buckets.
+    pub duration_buckets: Vec<f64>,
+    /// Requests the request history keeps. Default: 1000; 0 keeps none.
+    pub request_history: usize,
+    /// The activity history's file (per-minute totals for 28 days).
+    /// Default: `activity.bin` in the state directory; `None` when
+    /// `activity_history = false` (kept in memory only).
+    pub activity_file: Option<PathBuf>,
 }
 
 /// One listening socket (`[[listen]]`).
@@ -427,6 +456,9 @@ pub enum HandlerConfig {
     CgiPlus(CgiPlusConfig),
     /// WebAssembly modules run in process (WAGI).
     Wasm(WasmConfig),
+    /// The admin pages (status, metrics, live trace, health), mounted on
+    /// the site: served to whom the site's access rules let through.
+    Admin,
 }
 
 /// A CGI route (`handler = "cgi"`): which scripts run, with what
@@ -622,6 +654,11 @@ pub struct GatewayPolicy {
     /// read and dropped (one line says so). Default:
     /// [`MAX_STDERR_BYTES`](crate::defaults::MAX_STDERR_BYTES).
     pub max_stderr_bytes: u64,
+    /// A script request still running after this long is logged once,
+    /// with its process id, the phase it is in and (FastCGI) the
+    /// application's last STDERR line (php-fpm's `request_slowlog_timeout`).
+    /// Default: none.
+    pub slow_request: Option<Duration>,
 }
 
 impl Default for GatewayPolicy {
@@ -630,6 +667,7 @@ impl Default for GatewayPolicy {
             timeout: defaults::SCRIPT_TIMEOUT,
             env: EnvPolicy::default(),
             max_stderr_bytes: defaults::MAX_STDERR_BYTES,
+            slow_request: None,
         }
     }
 }

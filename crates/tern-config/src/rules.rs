@@ -261,7 +261,11 @@ fn walk_conditions(w: &mut Walker<'_>, t: &mut Table<'_>) -> (Option<Conditions>
 }
 
 /// A list of networks (`"10.0.0.0/8"`, `"::1"`, or `"all"`).
-fn networks(w: &mut Walker<'_>, t: &mut Table<'_>, key: &str) -> Option<Vec<ipnet::IpNet>> {
+pub(crate) fn networks(
+    w: &mut Walker<'_>,
+    t: &mut Table<'_>,
+    key: &str,
+) -> Option<Vec<ipnet::IpNet>> {
     let list = w.one_or_more_strings(t, key)?;
     let mut nets = Vec::new();
     let mut ok = true;

@@ -278,13 +278,14 @@ fn walk_routes(
                     walk_cgiplus(w, &mut t, root, matcher.as_ref()).map(HandlerConfig::CgiPlus)
                 }
                 "wasm" => walk_wasm(w, &mut t, root).map(HandlerConfig::Wasm),
+                "admin" => Some(HandlerConfig::Admin),
                 other => {
                     w.error(
                         span,
                         t.key_path("handler"),
                         format!(
                             "`{other}` is not a handler kind ({})",
-                            "static, cgi, fastcgi, cgiplus, wasm"
+                            "static, cgi, fastcgi, cgiplus, wasm, admin"
                         ),
                     );
                     None

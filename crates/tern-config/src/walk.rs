@@ -106,7 +106,7 @@ impl<'a> Table<'a> {
         item.span().or_else(|| k.span())
     }
 
-    fn take(&mut self, key: &str) -> Option<(&'a Item, Option<Range<usize>>)> {
+    pub(crate) fn take(&mut self, key: &str) -> Option<(&'a Item, Option<Range<usize>>)> {
         let (k, item) = self.inner.get_key_value(key)?;
         self.read.push(key.to_owned());
         let span = item.span().or_else(|| k.span());

@@ -148,6 +148,7 @@ impl Run for Route {
             discard_body: parts.method == Method::HEAD,
             timeout: self.policy.timeout,
             max_stderr: self.policy.max_stderr_bytes,
+            slow: self.policy.slow_request,
         };
         let (tx, rx) = oneshot::channel();
         tokio::spawn(session::drive(running, feed, settings, tx, slot));

@@ -47,6 +47,11 @@ pub(crate) struct RelaySettings {
     /// a channel that closes before the worker answered anything ends the
     /// relay with [`Finish::Unanswered`], and the client is told nothing.
     pub(crate) replayable: bool,
+    /// A request still running this long is logged once, with the phase
+    /// it is in and the worker's last stderr line (php-fpm's slowlog).
+    pub(crate) slow: Option<Duration>,
+    /// The worker's process id, for that line.
+    pub(crate) worker: Option<u32>,
 }
 
 /// The part of the request body the transport's start did not send.
@@ -120,6 +125,7 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
     // earlier than the runtime's next wake-up costs a wake of the driver.
     let mut silence = Box::pin(tokio::time::sleep(s.timeout));
     let mut settle: Option<Pin<Box<Sleep>>> = None;
+    let mut slow: Option<Pin<Box<Sleep>>> = s.slow.map(|d| Box::pin(tokio::time::sleep(d)));
     let mut seen = 0;
     let mut was_held = false;
     let mut opened: Option<mpsc::Sender<Chunk>> = None;
@@ -179,6 +185,25 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
                     }
                     Step::Fail(e) => break End::BadHead(e),
                 }
+            }
+            () = until(&mut slow), if slow.is_some() => {
+                slow = None;
+                let phase = if !fed {
+                    "sending it the request body"
+                } else if start.is_some() {
+                    "waiting for its response head"
+                } else {
+                    "streaming its response"
+                };
+                let worker = s.worker.map_or_else(|| "an external worker".to_owned(), |p| format!("worker pid {p}"));
+                tracing::warn!(
+                    id = %s.id,
+                    target = %s.target,
+                    "{}: slow request: still running after {:?} on {worker}, {phase}; its last stderr line: {}",
+                    s.kind,
+                    s.slow.unwrap_or_default(),
+                    stderr.last().unwrap_or("(none)")
+                );
             }
             () = until(&mut settle), if assembler.settling() => {
                 if let Step::Respond(reply, delivery) = assembler.settled() {

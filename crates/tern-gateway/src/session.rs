@@ -63,6 +63,10 @@ pub(crate) struct ScriptSettings {
     pub(crate) timeout: Duration,
     /// Bytes of stderr logged.
     pub(crate) max_stderr: u64,
+    /// A script still running this long is logged once, with its pid and
+    /// the phase it is in (its stderr lines are logged as they come,
+    /// tagged with the same request id).
+    pub(crate) slow: Option<Duration>,
 }
 
 /// How the body reaches the client.
@@ -125,6 +129,8 @@ pub(crate) async fn drive(
     // Set inside the select (where `tx` is borrowed by the read), moved
     // into `tx` before the next one.
     let mut opened: Option<mpsc::Sender<Chunk>> = None;
+    let mut slow: Option<Pin<Box<tokio::time::Sleep>>> =
+        s.slow.map(|d| Box::pin(tokio::time::sleep(d)));
 
     let end = loop {
         if let Some(t) = opened.take() {
@@ -132,6 +138,23 @@ pub(crate) async fn drive(
         }
         tokio::select! {
             () = &mut feeding, if !fed => fed = true,
+            () = async { slow.as_mut().expect("guarded").as_mut().await }, if slow.is_some() => {
+                slow = None;
+                let phase = if !fed {
+                    "sending it the request body"
+                } else if start.is_some() {
+                    "waiting for its response head"
+                } else {
+                    "streaming its response"
+                };
+                let pid = child.id().map_or_else(|| "?".to_owned(), |p| p.to_string());
+                tracing::warn!(
+                    id = %s.id,
+                    script = %s.script,
+                    "cgi: slow request: still running after {:?} as pid {pid}, {phase}; its stderr lines carry the same id",
+                    s.slow.unwrap_or_default()
+                );
+            }
             () = &mut logging, if !logged => logged = true,
             () = client_gone(&mut start, tx.as_ref()), if start.is_some() || tx.is_some() => {
                 break End::ClientGone;
@@ -381,6 +404,8 @@ pub(crate) struct StderrLog {
     line: Vec<u8>,
     logged: u64,
     full: bool,
+    /// The last line logged, for a slow request's report.
+    last: String,
 }
 
 impl StderrLog {
@@ -393,7 +418,13 @@ impl StderrLog {
             line: Vec::new(),
             logged: 0,
             full: false,
+            last: String::new(),
         }
+    }
+
+    /// The last line logged, if any.
+    pub(crate) fn last(&self) -> Option<&str> {
+        (!self.last.is_empty()).then_some(self.last.as_str())
     }
 
     /// Takes the next bytes of stderr.
@@ -440,6 +471,7 @@ impl StderrLog {
         self.logged += line.len() as u64;
         let text = printable(line);
         tracing::warn!(%id, %script, "{kind} stderr: {text}");
+        self.last = text;
     }
 }
 

@@ -13,6 +13,7 @@ use std::ffi::OsString;
 use std::future::Future;
 use std::io;
 use std::os::fd::OwnedFd;
+use std::os::unix::process::ExitStatusExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -195,15 +196,24 @@ pub(crate) struct FcgiProcess {
 }
 
 impl FcgiProcess {
-    /// The process as the reason it goes when it cannot serve: gone after
-    /// serving (it exited after its share of requests) is no failure; gone
-    /// before serving any is (a program that does not start).
-    fn gone(lease: &Lease<FcgiProcesses>) -> Retire {
-        if lease.requests() > 0 {
-            Retire::Ended
-        } else {
-            Retire::Broken
-        }
+    /// The process as the reason it goes when it cannot serve (see
+    /// [`gone`]).
+    fn gone(lease: &mut Lease<FcgiProcesses>) -> Retire {
+        let served = lease.requests();
+        gone(&mut lease.worker, served)
+    }
+}
+
+/// Why a worker that is gone goes: one that exited after serving (its
+/// share of requests) ended as it may, no failure; one gone before
+/// serving any does not run, and one a signal killed (a crash, the OOM
+/// killer, a SIGKILL) crashed: failures, and counted as crashes.
+fn gone(worker: &mut Worker, served: u64) -> Retire {
+    let killed = process::exited(worker).is_some_and(|status| status.signal().is_some());
+    if served > 0 && !killed {
+        Retire::Ended
+    } else {
+        Retire::Broken
     }
 }
 
@@ -266,6 +276,10 @@ impl Factory for FcgiProcesses {
                 Err(e)
             }
         }
+    }
+
+    fn pid(&self, item: &FcgiProcess) -> Option<u32> {
+        Some(item.worker.pid())
     }
 
     /// The process is what lives or dies; a kept connection the
@@ -410,6 +424,10 @@ impl Factory for CgiplusWorkers {
         })
     }
 
+    fn pid(&self, item: &CgiplusProcess) -> Option<u32> {
+        Some(item.worker.pid())
+    }
+
     fn check(&self, item: &mut CgiplusProcess) -> Check {
         match process::exited(&mut item.worker) {
             None => Check::Alive,
@@ -449,12 +467,8 @@ impl Transport for CgiplusWorkers {
             // A script that exited while idle (its pipes closed): after
             // serving, as it may; before, it does not run.
             Err(cgiplus::StartError::Io(e)) if peer_gone(&e) => {
-                let why = if item.requests() > 0 {
-                    Retire::Ended
-                } else {
-                    Retire::Broken
-                };
-                Err(StartFailure::Unusable(why, e))
+                let served = item.requests();
+                Err(StartFailure::Unusable(gone(&mut item.worker, served), e))
             }
             Err(cgiplus::StartError::Io(e)) => Err(StartFailure::Broken(e)),
         }

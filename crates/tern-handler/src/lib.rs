@@ -12,6 +12,7 @@ mod error;
 mod exchange;
 pub mod path;
 mod pattern;
+mod report;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -23,6 +24,7 @@ pub use exchange::{
     Redirected, RequestId, RouteMatch, ScriptEnv, TlsInfo, MAX_LOCAL_REDIRECTS,
 };
 pub use pattern::RoutePattern;
+pub use report::{PoolReport, ServedBy, WaitHistogram, WorkerReport, QUEUE_WAIT_BUCKETS};
 
 /// The future a handler returns. Boxed: one allocation per request is cheap
 /// next to a syscall, and it keeps `Handler` object-safe.
@@ -44,5 +46,11 @@ pub trait Handler: Send + Sync + 'static {
     /// what following one needs only for handlers that say so.
     fn redirects_locally(&self) -> bool {
         false
+    }
+
+    /// Adds a report of each of the handler's worker pools to `out`, for
+    /// the status page and the metrics; handlers without pools add none.
+    fn report(&self, out: &mut Vec<PoolReport>) {
+        let _ = out;
     }
 }

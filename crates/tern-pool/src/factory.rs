@@ -38,6 +38,14 @@ pub trait Factory: Send + Sync + 'static {
     /// (one non-blocking syscall or two).
     fn check(&self, item: &mut Self::Item) -> Check;
 
+    /// The process behind `item`, for reports; `None` when it is no
+    /// process tern started (a connection). Asked once, on the manager
+    /// thread, as the item is made. By default `None`.
+    fn pid(&self, item: &Self::Item) -> Option<u32> {
+        let _ = item;
+        None
+    }
+
     /// The pool is closing: no item will be made from now on. Release
     /// what making items needs (a directory of sockets) now, not once the
     /// last item is destroyed (stopping a process can take its grace

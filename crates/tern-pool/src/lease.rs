@@ -33,14 +33,18 @@ impl<F: Factory> Lease<F> {
             .expect("a lease holds its item until its verdict")
     }
 
-    /// The request completed cleanly: counts a request and ends any backoff.
+    /// The request completed cleanly: counts a request (on the item's seat
+    /// too, with its duration since [`serving`](Self::serving)) and ends
+    /// any backoff.
     /// The item goes to the oldest waiter, or idle; unless it reached
     /// `max_requests` or `max_age`, when it is destroyed (as
     /// [`Retire::Recycled`] or [`Retire::Aged`]) and replaced if needed.
     pub fn release(mut self) {
         if let Some(entry) = self.entry.take() {
             let cfg = &self.shared.cfg;
-            let wake = self.shared.lock().release(entry, cfg, Instant::now());
+            let now = Instant::now();
+            entry.seat.end(now);
+            let wake = self.shared.lock().release(entry, cfg, now);
             self.shared.wake_if(wake);
         }
     }
@@ -52,9 +56,24 @@ impl<F: Factory> Lease<F> {
         self.end(why);
     }
 
+    /// A request starts on the item: reports show `target` (the request's
+    /// name for a status page) and how long it has run, until the lease
+    /// ends; [`release`](Self::release) records its duration. Costs one
+    /// uncontended lock of the item's own seat. Called again (the same
+    /// request sent again on this item), it starts anew.
+    pub fn serving(&self, target: Arc<str>) {
+        self.entry().seat.begin(target, Instant::now());
+    }
+
+    /// The item's process id, when it is a process (as
+    /// [`Factory::pid`] said when it was made).
+    pub fn worker_pid(&self) -> Option<u32> {
+        self.entry().seat.pid()
+    }
+
     /// When the item was created.
     pub fn created_at(&self) -> Instant {
-        self.entry().created_at
+        self.entry().created_at()
     }
 
     /// Requests the item completed cleanly before this lease.

@@ -16,6 +16,12 @@
 //! own runtime after checkout. Every decision is made in one place, under
 //! one short lock (`state`); the manager and the handles only act on it.
 //!
+//! Reports: [`Pool::stats`] for the counters (with the queue waits as a
+//! histogram), [`Pool::snapshot`] for those and a row per item alive
+//! (idle or leased: each item has a seat in the state, which its lease
+//! updates as a request starts and ends, [`Lease::serving`] and
+//! [`Lease::release`]).
+//!
 //! [`process`] has what pools of spawned workers need: spawning into a
 //! process group with a parent-death signal, stopping a group (SIGTERM,
 //! grace, SIGKILL) and reaping, and a private directory for listening
@@ -29,6 +35,7 @@ mod lease;
 mod manager;
 mod pool;
 pub mod process;
+mod seat;
 mod shared;
 mod state;
 mod stats;
@@ -38,4 +45,4 @@ pub use error::{Error, PoolError};
 pub use factory::{Check, Factory, Retire};
 pub use lease::Lease;
 pub use pool::Pool;
-pub use stats::{Health, Stats};
+pub use stats::{Health, ItemStats, QueueWait, Snapshot, Stats};

@@ -64,7 +64,13 @@ async fn create<F: Factory>(shared: Arc<Shared<F>>) {
     };
     let result = shared.factory.create().await;
     pending.armed = false;
-    shared.lock().created(result, &shared.cfg, Instant::now());
+    let pid = result
+        .as_ref()
+        .ok()
+        .and_then(|item| shared.factory.pid(item));
+    shared
+        .lock()
+        .created(result, pid, &shared.cfg, Instant::now());
 }
 
 /// One destruction, recorded in the state however it ends.
@@ -84,7 +90,7 @@ impl<F: Factory> Drop for Pending<'_, F> {
             let err = std::io::Error::other("the factory panicked");
             self.shared
                 .lock()
-                .created(Err(err), &self.shared.cfg, Instant::now());
+                .created(Err(err), None, &self.shared.cfg, Instant::now());
         }
     }
 }

@@ -9,7 +9,7 @@ use tokio::sync::oneshot;
 use crate::manager;
 use crate::shared::Shared;
 use crate::state::{Admit, Reply};
-use crate::{Error, Factory, Health, Lease, PoolConfig, PoolError, Stats};
+use crate::{Error, Factory, Health, Lease, PoolConfig, PoolError, Snapshot, Stats};
 
 /// A pool of items (worker processes, connections) made by a [`Factory`],
 /// shared by every runtime of the server: `Send + Sync`, cheap to clone,
@@ -132,6 +132,13 @@ impl<F: Factory> Pool<F> {
     /// The pool's gauges and counters, consistent with each other.
     pub fn stats(&self) -> Stats {
         self.owner.shared.lock().stats()
+    }
+
+    /// The pool's gauges and counters, and a row per item alive (idle or
+    /// leased), consistent with each other. For a status page: it takes
+    /// each item's seat lock under the pool's lock.
+    pub fn snapshot(&self) -> Snapshot {
+        self.owner.shared.lock().snapshot(Instant::now())
     }
 
     /// Whether the pool is worth sending work to now.

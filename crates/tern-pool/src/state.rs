@@ -16,12 +16,15 @@
 
 use std::collections::VecDeque;
 use std::io;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
 use crate::backoff::Backoff;
-use crate::{Check, Health, PoolConfig, PoolError, Retire, Stats};
+use crate::seat::Seat;
+use crate::stats::QueueWait;
+use crate::{Check, Health, PoolConfig, PoolError, Retire, Snapshot, Stats};
 
 /// Idle items destroyed for idleness per tick: a burst that ends does not
 /// tear down everything at once (lighttpd kills one per tick).
@@ -37,20 +40,26 @@ const EARLY_DEATH: Duration = Duration::from_secs(10);
 #[derive(Debug)]
 pub(crate) struct Entry<I> {
     pub(crate) item: I,
-    pub(crate) created_at: Instant,
+    /// What a report shows of it; listed in the state's `seats` while the
+    /// item is alive.
+    pub(crate) seat: Arc<Seat>,
     /// Requests completed cleanly.
     pub(crate) requests: u64,
     idle_since: Instant,
 }
 
 impl<I> Entry<I> {
-    fn new(item: I, now: Instant) -> Self {
+    fn new(item: I, pid: Option<u32>, now: Instant) -> Self {
         Self {
             item,
-            created_at: now,
+            seat: Arc::new(Seat::new(pid, now)),
             requests: 0,
             idle_since: now,
         }
+    }
+
+    pub(crate) fn created_at(&self) -> Instant {
+        self.seat.created_at
     }
 }
 
@@ -113,10 +122,13 @@ struct Counters {
     created: u64,
     create_failures: u64,
     crashed: u64,
-    retired: u64,
+    retired_idle: u64,
+    retired_requests: u64,
+    retired_age: u64,
     ended: u64,
     abandoned: u64,
     requests: u64,
+    queue_wait: QueueWait,
 }
 
 /// Everything under the pool's lock.
@@ -139,6 +151,8 @@ pub(crate) struct State<I> {
     /// kept); cleared by a checkout that finds the pool empty.
     unkept: usize,
     counters: Counters,
+    /// The seat of every item alive (idle or leased), oldest first.
+    seats: Vec<Arc<Seat>>,
 }
 
 impl<I> Default for State<I> {
@@ -156,6 +170,7 @@ impl<I> Default for State<I> {
             create_failing: false,
             unkept: 0,
             counters: Counters::default(),
+            seats: Vec::new(),
         }
     }
 }
@@ -173,6 +188,7 @@ impl<I> State<I> {
         }
         if let Some(entry) = self.idle.pop() {
             self.busy += 1;
+            self.counters.queue_wait.record(Duration::ZERO);
             return Admit::Ready(entry);
         }
         if self.live() == 0 && self.create_failing && self.backoff.blocked_until(now).is_some() {
@@ -234,7 +250,7 @@ impl<I> State<I> {
             Some(Retire::Recycled)
         } else if cfg
             .max_age
-            .is_some_and(|age| now.duration_since(entry.created_at) >= age)
+            .is_some_and(|age| now.duration_since(entry.created_at()) >= age)
         {
             Some(Retire::Aged)
         } else {
@@ -267,14 +283,22 @@ impl<I> State<I> {
         self.retire(entry, why)
     }
 
-    /// A creation finished.
-    pub(crate) fn created(&mut self, result: io::Result<I>, cfg: &PoolConfig, now: Instant) {
+    /// A creation finished; `pid` is the new item's process, if it has one.
+    pub(crate) fn created(
+        &mut self,
+        result: io::Result<I>,
+        pid: Option<u32>,
+        cfg: &PoolConfig,
+        now: Instant,
+    ) {
         self.starting -= 1;
         match result {
             Ok(item) => {
                 self.counters.created += 1;
                 self.create_failing = false;
-                self.give(Entry::new(item, now), now);
+                let entry = Entry::new(item, pid, now);
+                self.seats.push(Arc::clone(&entry.seat));
+                self.give(entry, now);
             }
             Err(err) => {
                 self.counters.create_failures += 1;
@@ -304,10 +328,12 @@ impl<I> State<I> {
         now: Instant,
         tick: Option<Look<'_, I>>,
     ) -> Plan<I> {
-        let mut destroy = std::mem::take(&mut self.doomed);
         if self.closing {
             self.fail_waiters(&PoolError::Closed);
-            destroy.extend(self.idle.drain(..).map(|e| (e, Retire::Closed)));
+            for entry in std::mem::take(&mut self.idle) {
+                self.retire(entry, Retire::Closed);
+            }
+            let destroy = std::mem::take(&mut self.doomed);
             self.destroying += destroy.len();
             return Plan {
                 create: 0,
@@ -318,8 +344,9 @@ impl<I> State<I> {
             };
         }
         if let Some(alive) = tick {
-            self.sweep(cfg, now, alive, &mut destroy);
+            self.sweep(cfg, now, alive);
         }
+        let destroy = std::mem::take(&mut self.doomed);
         self.destroying += destroy.len();
 
         let live = self.live();
@@ -350,14 +377,9 @@ impl<I> State<I> {
         }
     }
 
-    /// The tick's checks of idle items, oldest first.
-    fn sweep(
-        &mut self,
-        cfg: &PoolConfig,
-        now: Instant,
-        look: Look<'_, I>,
-        destroy: &mut Vec<(Entry<I>, Retire)>,
-    ) {
+    /// The tick's checks of idle items, oldest first; what ends goes to
+    /// `doomed`.
+    fn sweep(&mut self, cfg: &PoolConfig, now: Instant, look: Look<'_, I>) {
         let mut at = 0;
         while at < self.idle.len() {
             match look(&mut self.idle[at].item) {
@@ -367,17 +389,15 @@ impl<I> State<I> {
                 }
                 Check::Ended => {
                     let entry = self.idle.remove(at);
-                    self.counters.ended += 1;
                     self.unkept = (self.unkept + 1).min(cfg.min);
                     tracing::debug!(pool = %cfg.name, "an idle connection was closed by its server");
-                    destroy.push((entry, Retire::Ended));
+                    self.retire(entry, Retire::Ended);
                     continue;
                 }
                 Check::Dead => {}
             }
             let entry = self.idle.remove(at);
-            self.counters.crashed += 1;
-            if entry.requests == 0 && now.duration_since(entry.created_at) < EARLY_DEATH {
+            if entry.requests == 0 && now.duration_since(entry.created_at()) < EARLY_DEATH {
                 self.fail(
                     cfg,
                     now,
@@ -387,17 +407,17 @@ impl<I> State<I> {
             } else {
                 tracing::info!(pool = %cfg.name, "an idle worker is gone; replacing it if needed");
             }
-            destroy.push((entry, Retire::Broken));
+            self.retire(entry, Retire::Broken);
         }
         if let Some(max_age) = cfg.max_age {
             let mut at = 0;
             while at < self.idle.len() {
-                if now.duration_since(self.idle[at].created_at) < max_age {
+                if now.duration_since(self.idle[at].created_at()) < max_age {
                     at += 1;
                     continue;
                 }
-                self.counters.retired += 1;
-                destroy.push((self.idle.remove(at), Retire::Aged));
+                let entry = self.idle.remove(at);
+                self.retire(entry, Retire::Aged);
             }
         }
         let mut reaped = 0;
@@ -408,8 +428,8 @@ impl<I> State<I> {
                 .first()
                 .is_some_and(|e| now.duration_since(e.idle_since) >= cfg.idle_timeout)
         {
-            self.counters.retired += 1;
-            destroy.push((self.idle.remove(0), Retire::Idle));
+            let entry = self.idle.remove(0);
+            self.retire(entry, Retire::Idle);
             reaped += 1;
         }
     }
@@ -428,25 +448,17 @@ impl<I> State<I> {
             let here = std::thread::current().id();
             if let Some(at) = self.waiters.iter().position(|w| w.thread == here) {
                 let waiter = self.waiters.remove(at).expect("found above");
-                match waiter.tx.send(Ok(entry)) {
-                    Ok(()) => {
-                        self.busy += 1;
-                        return false;
-                    }
-                    Err(Ok(back)) => entry = back,
-                    Err(Err(_)) => unreachable!("an item was sent, an item comes back"),
+                match self.hand(waiter, entry, now) {
+                    Ok(()) => return false,
+                    Err(back) => entry = back,
                 }
             }
         }
         while let Some(waiter) = self.waiters.pop_front() {
-            match waiter.tx.send(Ok(entry)) {
-                Ok(()) => {
-                    self.busy += 1;
-                    return false;
-                }
+            match self.hand(waiter, entry, now) {
+                Ok(()) => return false,
                 // That waiter is gone: try the next one.
-                Err(Ok(back)) => entry = back,
-                Err(Err(_)) => unreachable!("an item was sent, an item comes back"),
+                Err(back) => entry = back,
             }
         }
         entry.idle_since = now;
@@ -454,11 +466,31 @@ impl<I> State<I> {
         false
     }
 
-    /// Queues an item for destruction. Returns true: the manager must be
-    /// woken to destroy it.
+    /// Hands `entry` to `waiter`, counting its wait; a waiter that is gone
+    /// gives it back.
+    fn hand(&mut self, waiter: Waiter<I>, entry: Entry<I>, now: Instant) -> Result<(), Entry<I>> {
+        match waiter.tx.send(Ok(entry)) {
+            Ok(()) => {
+                self.busy += 1;
+                let waited = now.saturating_duration_since(waiter.since);
+                self.counters.queue_wait.record(waited);
+                Ok(())
+            }
+            Err(Ok(back)) => Err(back),
+            Err(Err(_)) => unreachable!("an item was sent, an item comes back"),
+        }
+    }
+
+    /// Queues an item for destruction; it is no longer alive, and leaves
+    /// the reports. Returns true: the manager must be woken to destroy it.
     fn retire(&mut self, entry: Entry<I>, why: Retire) -> bool {
+        if let Some(at) = self.seats.iter().position(|s| Arc::ptr_eq(s, &entry.seat)) {
+            self.seats.remove(at);
+        }
         match why {
-            Retire::Idle | Retire::Recycled | Retire::Aged => self.counters.retired += 1,
+            Retire::Idle => self.counters.retired_idle += 1,
+            Retire::Recycled => self.counters.retired_requests += 1,
+            Retire::Aged => self.counters.retired_age += 1,
             Retire::Broken => self.counters.crashed += 1,
             Retire::Ended => self.counters.ended += 1,
             Retire::Abandoned => self.counters.abandoned += 1,
@@ -494,19 +526,41 @@ impl<I> State<I> {
     }
 
     pub(crate) fn stats(&self) -> Stats {
+        let c = &self.counters;
         Stats {
             busy: self.busy,
             idle: self.idle.len(),
             starting: self.starting,
             destroying: self.destroying + self.doomed.len(),
             queued: self.waiters.len(),
-            created: self.counters.created,
-            create_failures: self.counters.create_failures,
-            crashed: self.counters.crashed,
-            retired: self.counters.retired,
-            ended: self.counters.ended,
-            abandoned: self.counters.abandoned,
-            requests: self.counters.requests,
+            created: c.created,
+            create_failures: c.create_failures,
+            crashed: c.crashed,
+            retired: c.retired_idle + c.retired_requests + c.retired_age,
+            retired_idle: c.retired_idle,
+            retired_requests: c.retired_requests,
+            retired_age: c.retired_age,
+            ended: c.ended,
+            abandoned: c.abandoned,
+            requests: c.requests,
+            queue_wait: c.queue_wait,
+        }
+    }
+
+    /// The counters and every item alive: the idle ones are those in
+    /// `idle`, the others are out on a lease.
+    pub(crate) fn snapshot(&self, now: Instant) -> Snapshot {
+        let items = self
+            .seats
+            .iter()
+            .map(|seat| {
+                let idle = self.idle.iter().any(|e| Arc::ptr_eq(&e.seat, seat));
+                seat.stats(!idle, now)
+            })
+            .collect();
+        Snapshot {
+            stats: self.stats(),
+            items,
         }
     }
 
@@ -550,7 +604,7 @@ mod tests {
     fn create_all(st: &mut State<u32>, cfg: &PoolConfig, now: Instant, next: &mut u32) {
         let plan = st.plan(cfg, now, None);
         for _ in 0..plan.create {
-            st.created(Ok(*next), cfg, now);
+            st.created(Ok(*next), None, cfg, now);
             *next += 1;
         }
     }
@@ -596,7 +650,7 @@ mod tests {
         assert!(!grow4, "at max: wait for a release");
         // The first waiter gives up before anything arrives.
         assert!(!st.leave_queue(id1, &mut rx1, now));
-        st.created(Ok(7), &cfg, now);
+        st.created(Ok(7), None, &cfg, now);
         assert_eq!(rx2.try_recv().unwrap().unwrap().item, 7);
         assert!(rx3.try_recv().is_err());
         assert_eq!(st.stats().busy, 1);
@@ -611,7 +665,7 @@ mod tests {
         let (id1, mut rx1, _) = queued(st.admit(&cfg, now));
         let (_, mut rx2, _) = queued(st.admit(&cfg, now));
         st.starting = 1;
-        st.created(Ok(5), &cfg, now);
+        st.created(Ok(5), None, &cfg, now);
         // Handed to waiter 1, which is cancelled before it polls.
         assert!(!st.leave_queue(id1, &mut rx1, now));
         assert_eq!(rx2.try_recv().unwrap().unwrap().item, 5);
@@ -638,7 +692,12 @@ mod tests {
         let mut st = State::<u32>::default();
         let (_, mut rx, _) = queued(st.admit(&cfg, now));
         assert_eq!(st.plan(&cfg, now, None).create, 1);
-        st.created(Err(io::ErrorKind::ConnectionRefused.into()), &cfg, now);
+        st.created(
+            Err(io::ErrorKind::ConnectionRefused.into()),
+            None,
+            &cfg,
+            now,
+        );
         let Err(PoolError::Unavailable(msg)) = rx.try_recv().unwrap() else {
             panic!()
         };
@@ -669,7 +728,7 @@ mod tests {
         let now = Instant::now();
         let mut st = State::<u32>::default();
         assert_eq!(st.plan(&cfg, now, None).create, 1);
-        st.created(Err(io::ErrorKind::NotFound.into()), &cfg, now);
+        st.created(Err(io::ErrorKind::NotFound.into()), None, &cfg, now);
         let plan = st.plan(&cfg, now, None);
         assert_eq!(plan.create, 0);
         assert_eq!(plan.wake_at, Some(now + cfg.backoff_min));
@@ -681,8 +740,8 @@ mod tests {
         let cfg = cfg(0, 2, 8);
         let now = Instant::now();
         let mut st = creating(2);
-        st.created(Ok(1), &cfg, now);
-        st.created(Err(io::ErrorKind::Other.into()), &cfg, now);
+        st.created(Ok(1), None, &cfg, now);
+        st.created(Err(io::ErrorKind::Other.into()), None, &cfg, now);
         assert!(matches!(st.health(now), Health::BackingOff { .. }));
         let Admit::Ready(e) = st.admit(&cfg, now) else {
             panic!()
@@ -698,7 +757,7 @@ mod tests {
         cfg.max_age = Some(Duration::from_secs(60));
         let now = Instant::now();
         let mut st = creating(2);
-        st.created(Ok(1), &cfg, now);
+        st.created(Ok(1), None, &cfg, now);
         let Admit::Ready(e) = st.admit(&cfg, now) else {
             panic!()
         };
@@ -707,7 +766,7 @@ mod tests {
             panic!()
         };
         assert!(st.release(e, &cfg, now), "second request: recycled");
-        st.created(Ok(2), &cfg, now);
+        st.created(Ok(2), None, &cfg, now);
         let Admit::Ready(e) = st.admit(&cfg, now) else {
             panic!()
         };
@@ -715,8 +774,29 @@ mod tests {
         let plan = st.plan(&cfg, now, None);
         let why: Vec<_> = plan.destroy.iter().map(|(e, w)| (e.item, *w)).collect();
         assert_eq!(why, [(1, Retire::Recycled), (2, Retire::Aged)]);
-        assert_eq!(st.stats().retired, 2);
-        assert_eq!(st.stats().destroying, 2);
+        let s = st.stats();
+        assert_eq!(s.retired, 2);
+        assert_eq!(
+            (s.retired_idle, s.retired_requests, s.retired_age),
+            (0, 1, 1)
+        );
+        assert_eq!(s.destroying, 2);
+    }
+
+    #[test]
+    fn a_tick_retires_idle_items_past_max_age_counted_as_aged() {
+        let cfg = PoolConfig {
+            max_age: Some(Duration::from_secs(60)),
+            ..cfg(0, 2, 8)
+        };
+        let now = Instant::now();
+        let mut st = creating(1);
+        st.created(Ok(1), None, &cfg, now);
+        let later = now + Duration::from_secs(60);
+        let plan = st.plan(&cfg, later, Some(&mut |_| Check::Alive));
+        assert_eq!(plan.destroy.len(), 1);
+        let s = st.stats();
+        assert_eq!((s.retired, s.retired_age, s.retired_idle), (1, 1, 0));
     }
 
     #[test]
@@ -728,7 +808,7 @@ mod tests {
         let t0 = Instant::now();
         let mut st = creating(5);
         for (n, item) in (1..=5).enumerate() {
-            st.created(Ok(item), &cfg, t0 + Duration::from_secs(n as u64));
+            st.created(Ok(item), None, &cfg, t0 + Duration::from_secs(n as u64));
         }
         let later = t0 + Duration::from_secs(30);
         let reaped = |plan: Plan<u32>| -> Vec<u32> {
@@ -750,7 +830,74 @@ mod tests {
             reaped(st.plan(&cfg, later, Some(&mut |_| Check::Alive))).is_empty(),
             "min stays"
         );
-        assert_eq!(st.stats().idle, 1);
+        let s = st.stats();
+        assert_eq!(s.idle, 1);
+        assert_eq!((s.retired, s.retired_idle, s.retired_requests), (4, 4, 0));
+    }
+
+    #[test]
+    fn a_checkout_served_at_once_waits_zero_and_a_queued_one_counts_its_wait() {
+        let cfg = cfg(0, 1, 8);
+        let now = Instant::now();
+        let mut st = creating(1);
+        st.created(Ok(1), None, &cfg, now);
+        let Admit::Ready(e) = st.admit(&cfg, now) else {
+            panic!()
+        };
+        let (_, mut rx, _) = queued(st.admit(&cfg, now));
+        let later = now + Duration::from_millis(30);
+        st.release(e, &cfg, later);
+        assert_eq!(rx.try_recv().unwrap().unwrap().item, 1);
+        let wait = st.stats().queue_wait;
+        let mut want = [0; tern_handler::QUEUE_WAIT_BUCKETS.len() + 1];
+        want[0] = 1;
+        want[5] = 1; // at most 0.05 s
+        assert_eq!(wait.counts, want);
+        assert_eq!(wait.sum, Duration::from_millis(30));
+    }
+
+    #[test]
+    fn seats_show_idle_and_leased_items_and_go_with_them() {
+        let cfg = cfg(0, 2, 8);
+        let t0 = Instant::now();
+        let mut st = creating(2);
+        st.created(Ok(1), Some(101), &cfg, t0);
+        st.created(Ok(2), Some(102), &cfg, t0);
+        let items = st.snapshot(t0).items;
+        assert_eq!(items.len(), 2);
+        assert!(items.iter().all(|i| !i.busy && i.requests == 0));
+        let Admit::Ready(leased) = st.admit(&cfg, t0) else {
+            panic!()
+        };
+        let t1 = t0 + Duration::from_millis(5);
+        leased.seat.begin(Arc::from("/app?q"), t1);
+        let t2 = t1 + Duration::from_millis(20);
+        let snap = st.snapshot(t2);
+        let rows: Vec<_> = snap.items.iter().map(|i| (i.pid, i.busy)).collect();
+        assert_eq!(rows, [(Some(101), false), (Some(102), true)]);
+        let busy = &snap.items[1];
+        assert_eq!(
+            busy.current,
+            Some((Arc::from("/app?q"), Duration::from_millis(20)))
+        );
+        assert_eq!(busy.age, Duration::from_millis(25));
+        assert_eq!(snap.stats.busy, 1);
+        // Released: idle again, its request counted with its duration.
+        leased.seat.end(t2);
+        st.release(leased, &cfg, t2);
+        let items = st.snapshot(t2).items;
+        assert!(items.iter().all(|i| !i.busy && i.current.is_none()));
+        assert_eq!(items[1].requests, 1);
+        assert_eq!(items[1].last_duration, Some(Duration::from_millis(20)));
+        // Broken while leased, then idle and dead: both leave at once.
+        let Admit::Ready(leased) = st.admit(&cfg, t2) else {
+            panic!()
+        };
+        st.discard(leased, Retire::Broken, &cfg, t2);
+        let items = st.snapshot(t2).items;
+        assert_eq!(items.iter().map(|i| i.pid).collect::<Vec<_>>(), [Some(101)]);
+        st.plan(&cfg, t2, Some(&mut |_| Check::Dead));
+        assert!(st.snapshot(t2).items.is_empty());
     }
 
     #[test]
@@ -796,7 +943,7 @@ mod tests {
         let (_, mut rx, grow) = queued(st.admit(&cfg, now));
         assert!(grow);
         assert_eq!(st.plan(&cfg, now, None).create, 2);
-        st.created(Ok(9), &cfg, now);
+        st.created(Ok(9), None, &cfg, now);
         assert_eq!(rx.try_recv().unwrap().unwrap().item, 9);
     }
 
@@ -805,8 +952,8 @@ mod tests {
         let cfg = cfg(0, 2, 8);
         let now = Instant::now();
         let mut st = creating(2);
-        st.created(Ok(1), &cfg, now);
-        st.created(Ok(2), &cfg, now);
+        st.created(Ok(1), None, &cfg, now);
+        st.created(Ok(2), None, &cfg, now);
         let Admit::Ready(leased) = st.admit(&cfg, now) else {
             panic!()
         };
@@ -840,7 +987,7 @@ mod tests {
         let cfg = cfg(0, 1, 8);
         let now = Instant::now();
         let mut st = creating(1);
-        st.created(Ok(1), &cfg, now);
+        st.created(Ok(1), None, &cfg, now);
         let Admit::Ready(e) = st.admit(&cfg, now) else {
             panic!()
         };

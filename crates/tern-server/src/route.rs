@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use tern_handler::path::DecodedPath;
 use tern_handler::{Handler, RouteMatch, RoutePattern};
+use tern_observe::metrics::{Metrics, RouteLabel};
 
 use crate::phase::respond::HeaderRules;
 use crate::phase::SiteRules;
@@ -22,6 +23,8 @@ pub struct Target {
     pub handler: Arc<dyn Handler>,
     /// How it was chosen.
     pub route: RouteMatch,
+    /// Its labels in the metrics (see [`SiteRoutes::label`]).
+    pub label: RouteLabel,
 }
 
 impl std::fmt::Debug for Target {
@@ -64,6 +67,7 @@ impl SiteRoutes {
                     site: name.clone(),
                     pattern: RoutePattern::root(),
                 },
+                label: RouteLabel::NONE,
             },
             name,
             prefixes: Vec::new(),
@@ -87,6 +91,30 @@ impl SiteRoutes {
         self.rules.access = access;
     }
 
+    /// Gives every route its labels in `metrics` (site, route, handler
+    /// kind), once, when the configuration is assembled.
+    pub fn label(&mut self, metrics: &Metrics) {
+        let site = self.name.clone();
+        let label = |t: &mut Target| {
+            t.label = metrics.route_label(&site, &t.route.pattern.to_string(), t.handler.kind());
+        };
+        label(&mut self.fallback);
+        for (_, t) in &mut self.prefixes {
+            label(t);
+        }
+        for t in self.extensions.values_mut() {
+            label(t);
+        }
+    }
+
+    /// Every route's handler, the site's static files first (for the
+    /// status page's pools).
+    pub fn handlers(&self) -> impl Iterator<Item = &Arc<dyn Handler>> {
+        std::iter::once(&self.fallback.handler)
+            .chain(self.prefixes.iter().map(|(_, t)| &t.handler))
+            .chain(self.extensions.values().map(|t| &t.handler))
+    }
+
     /// The rules the site's phases decide over.
     pub fn rules(&self) -> &SiteRules {
         &self.rules
@@ -104,6 +132,7 @@ impl SiteRoutes {
                 site: self.name.clone(),
                 pattern,
             },
+            label: RouteLabel::NONE,
         };
         match m {
             Match::Prefix(p) => {
@@ -196,6 +225,11 @@ impl Router {
         if default {
             self.default = idx;
         }
+    }
+
+    /// Every site, in the order added.
+    pub fn sites(&self) -> &[Arc<SiteRoutes>] {
+        &self.sites
     }
 
     /// The site for a Host header value (port and trailing dot ignored, case

@@ -60,6 +60,14 @@ impl ServerHandle {
         self.shared.site.load_full()
     }
 
+    /// Whether every worker accepts connections (false before they all
+    /// listen, and once a shutdown stopped accepting).
+    pub fn serving(&self) -> bool {
+        self.shared
+            .serving
+            .load(std::sync::atomic::Ordering::Acquire)
+    }
+
     /// Starts a graceful shutdown; `run` returns when it is done.
     pub fn shutdown(&self) {
         self.stop.cancel();
@@ -152,8 +160,14 @@ impl Server {
             }
         }
         if failed.is_none() {
+            self.shared
+                .serving
+                .store(true, std::sync::atomic::Ordering::Release);
             self.stop.cancelled().await;
         }
+        self.shared
+            .serving
+            .store(false, std::sync::atomic::Ordering::Release);
 
         // Stop accepting, and close the sockets once no worker holds them.
         w.stop_accepting.cancel();
@@ -297,7 +311,12 @@ async fn accept(me: usize, listener: WorkerListener, w: &Workers) -> Option<Work
         let client = match w.per_client.as_deref().map(|p| p.admit(&info)) {
             None => None,
             Some(Ok(guard)) => guard,
-            Some(Err(())) => continue,
+            Some(Err(())) => {
+                if let Some(o) = &w.shared.observer {
+                    o.metrics.connection_refused();
+                }
+                continue;
+            }
         };
         let permit = Slot::new(permit, client);
         let index = listener.index();
@@ -367,7 +386,14 @@ fn spawn_conn(
     let shared = w.shared.clone();
     let cancel = w.drain.clone();
     let balance = w.balance.clone();
+    let observer = shared.observer.clone();
+    if let Some(o) = &observer {
+        o.metrics.connection_opened(moved_here.is_none());
+    }
     w.conns.spawn(async move {
+        // Counted closed on this thread when it ends or moves on (the
+        // next worker counts it open).
+        let _closed = observer.map(Closed);
         let place = conn::Place {
             me,
             balance: balance.clone(),
@@ -389,6 +415,15 @@ fn spawn_conn(
             );
         }
     });
+}
+
+/// Counts a connection closed when dropped.
+struct Closed(Arc<tern_observe::Observer>);
+
+impl Drop for Closed {
+    fn drop(&mut self) {
+        self.0.metrics.connection_closed();
+    }
 }
 
 #[cfg(test)]

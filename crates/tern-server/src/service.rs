@@ -18,7 +18,7 @@ use hyper::body::Incoming;
 use tern_handler::path::DecodedPath;
 use tern_handler::{
     error_response, AuthUser, BodyPace, ConnInfo, Exchange, HandlerFuture, InternalRedirect,
-    Leftover, Redirected, RequestBody, RequestId, ResponseBody, MAX_LOCAL_REDIRECTS,
+    Leftover, Redirected, RequestBody, RequestId, ResponseBody, ServedBy, MAX_LOCAL_REDIRECTS,
 };
 
 use crate::body::ServerBody;
@@ -31,6 +31,7 @@ use crate::phase::Flow;
 use crate::route::{SiteRoutes, Target};
 use crate::site::Site;
 use crate::timeout::Activity;
+use tern_observe::watch::Phase;
 use tern_rules::access::Verify;
 
 /// State shared by every connection: the current site and the id counter.
@@ -42,6 +43,11 @@ pub(crate) struct Shared {
     /// The bound listeners' ports, by place (set when the server runs):
     /// what a redirect to HTTPS names.
     pub(crate) ports: std::sync::OnceLock<Vec<Option<u16>>>,
+    /// The first site's observer (the binary keeps the same one across
+    /// reloads): connections are counted here.
+    pub(crate) observer: Option<Arc<tern_observe::Observer>>,
+    /// Set once every worker listens, cleared when accepting stops.
+    pub(crate) serving: std::sync::atomic::AtomicBool,
 }
 
 /// Request ids a worker takes from the shared counter at a time.
@@ -74,6 +80,8 @@ impl Shared {
 
     pub(crate) fn new(site: Site) -> Self {
         Shared {
+            serving: std::sync::atomic::AtomicBool::new(false),
+            observer: site.sinks.observer.clone(),
             site: ArcSwap::from_pointee(site),
             ids: AtomicU64::new(1),
             ports: std::sync::OnceLock::new(),
@@ -208,19 +216,53 @@ fn phases<'s, B>(
     let rules = routes.rules();
     // rewrite
     if let Some(rewrite) = &rules.rewrite {
-        if let Flow::Answer(resp) = rewrite.apply(req, conn, path, extra) {
+        let before = log.watching().then(|| req.uri().to_string());
+        let flow = rewrite.apply(req, conn, path, extra);
+        if let Some(before) = before {
+            log.trace(Phase::Rules, || match &flow {
+                Flow::Answer(resp) => format!("answered {}", resp.status().as_u16()),
+                Flow::Next if req.uri().to_string() == before => "no rule changed it".into(),
+                Flow::Next => format!("rewritten to {}", req.uri()),
+            });
+        }
+        if let Flow::Answer(resp) = flow {
             return Phases::Answer(resp, rules.headers.decide(path.as_str()));
         }
     }
     // route
     let target = routes.route(path);
+    log.route(target.label);
+    log.trace(Phase::Route, || {
+        format!(
+            "site {}, route {} ({})",
+            routes.name(),
+            target.route.pattern,
+            target.handler.kind()
+        )
+    });
     // respond: which header rules apply is decided on the final path.
     let hits = rules.headers.decide(path.as_str());
     // authorize
     let Some(access) = &rules.access else {
         return Phases::Handler(target, hits, Go::After(Duration::ZERO));
     };
-    match access.check(req, conn, path.as_str(), proven) {
+    let checked = access.check(req, conn, path.as_str(), proven);
+    log.trace(Phase::Authorize, || match &checked {
+        Checked::Next(delay) => {
+            let user = req.extensions().get::<AuthUser>();
+            let mut d = match user {
+                Some(u) => format!("granted to {}", u.name),
+                None => "let through".to_owned(),
+            };
+            if !delay.is_zero() {
+                d.push_str(&format!(", delayed {delay:?} by a rate limit"));
+            }
+            d
+        }
+        Checked::Verify(_) => "a password to check".into(),
+        Checked::Answer(resp) => format!("refused {}", resp.status().as_u16()),
+    });
+    match checked {
         Checked::Next(delay) => {
             if let Some(user) = req.extensions().get::<AuthUser>() {
                 log.user(&user.name);
@@ -566,6 +608,9 @@ impl Future for RespFuture {
         // checked it could not reach the log).
         if let Some(user) = resp.extensions_mut().remove::<AuthUser>() {
             log.user(&user.name);
+        }
+        if let Some(by) = resp.extensions_mut().remove::<ServedBy>() {
+            log.served(by);
         }
         if let Some(hits) = this.hits.take() {
             hits.apply(resp.headers_mut());

@@ -10,8 +10,10 @@ use std::sync::Arc;
 
 use bytes::BytesMut;
 use tern_handler::{ClientCert, ConnInfo, TlsInfo};
+use tern_observe::metrics::Handshake;
+use tern_observe::Observer;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-use tokio_rustls::rustls::{ProtocolVersion, ServerConfig, ServerConnection};
+use tokio_rustls::rustls::{HandshakeKind, ProtocolVersion, ServerConfig, ServerConnection};
 use tokio_rustls::server::TlsStream;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
@@ -38,6 +40,33 @@ This port speaks HTTPS: use https:// to reach it.\r\n";
 /// connection is over (one log line says why, unless the client just
 /// went away or the server is stopping).
 pub(crate) async fn handshake<I>(
+    io: TimedIo<I>,
+    cfg: Arc<ServerConfig>,
+    conn: &mut ConnInfo,
+    activity: &Activity,
+    cancel: &CancellationToken,
+    observer: Option<&Observer>,
+) -> Option<TlsStream<Rewind<TimedIo<I>>>>
+where
+    I: AsyncRead + AsyncWrite + Unpin,
+{
+    let stream = settle(io, cfg, conn, activity, cancel).await;
+    if let Some(o) = observer {
+        let kind = match &stream {
+            Some(s) if s.get_ref().1.handshake_kind() == Some(HandshakeKind::Resumed) => {
+                Handshake::Resumed
+            }
+            Some(_) => Handshake::Full,
+            None if cancel.is_cancelled() => return None,
+            None => Handshake::Failed,
+        };
+        o.metrics.tls_handshake(kind);
+    }
+    stream
+}
+
+/// The handshake itself (see [`handshake`]).
+async fn settle<I>(
     mut io: TimedIo<I>,
     cfg: Arc<ServerConfig>,
     conn: &mut ConnInfo,

@@ -141,6 +141,29 @@ impl Tern {
         self.out.lock().unwrap().clone()
     }
 
+    /// The admin listener's address, from the line tern printed for it
+    /// (`tern: admin on http://ADDR/status`); waits up to 10 s for it.
+    pub fn admin_addr(&self) -> SocketAddr {
+        let end = Instant::now() + Duration::from_secs(10);
+        loop {
+            let out = self.out.lock().unwrap().clone();
+            if let Some(addr) = out.lines().find_map(|l| {
+                l.strip_prefix("tern: admin on http://")?
+                    .strip_suffix("/status")?
+                    .parse()
+                    .ok()
+            }) {
+                return addr;
+            }
+            assert!(
+                Instant::now() < end,
+                "no admin address in {out:?}; log:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Everything written to stderr so far.
     pub fn log(&self) -> String {
         self.log.lock().unwrap().clone()

@@ -4,11 +4,13 @@
 //! request to the one it chose.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use tern_config::WasmConfig;
-use tern_handler::{Exchange, Handler, HandlerFuture};
+use tern_handler::{Exchange, Handler, HandlerFuture, PoolReport};
 
 use crate::proxy::Proxy;
+use crate::tally::Tally;
 use crate::wagi::Wagi;
 use crate::Error;
 
@@ -20,6 +22,13 @@ use crate::Error;
 #[derive(Debug, Clone)]
 pub struct Wasm {
     runner: Runner,
+    /// Names the route in its report: the module's path unless
+    /// [`Wasm::named`] says otherwise.
+    name: String,
+    /// The most runs at once (`max_concurrent`).
+    max: u64,
+    /// What the runs came to.
+    tally: Arc<Tally>,
 }
 
 #[derive(Debug, Clone)]
@@ -44,11 +53,25 @@ impl Wasm {
     /// export), or when a component does not export
     /// `wasi:http/incoming-handler` or imports what tern does not give.
     pub fn new(cfg: &WasmConfig) -> Result<Wasm, Error> {
+        let tally = Arc::new(Tally::default());
         let runner = match classify(read(&cfg.module)?) {
-            Kind::Module(binary) => Runner::Wagi(Wagi::new(cfg, &binary)?),
-            Kind::Component(binary) => Runner::Proxy(Proxy::new(cfg, &binary)?),
+            Kind::Module(binary) => Runner::Wagi(Wagi::new(cfg, &binary, tally.clone())?),
+            Kind::Component(binary) => Runner::Proxy(Proxy::new(cfg, &binary, tally.clone())?),
         };
-        Ok(Wasm { runner })
+        Ok(Wasm {
+            runner,
+            name: cfg.module.display().to_string(),
+            max: cfg.admission.max_concurrent as u64,
+            tally,
+        })
+    }
+
+    /// Names the route in [`Handler::report`] (`site /prefix`), instead
+    /// of the module's path.
+    #[must_use]
+    pub fn named(mut self, name: &str) -> Wasm {
+        name.clone_into(&mut self.name);
+        self
     }
 }
 
@@ -67,6 +90,22 @@ impl Handler for Wasm {
     /// WAGI modules' local redirects (a proxy component has none).
     fn redirects_locally(&self) -> bool {
         matches!(self.runner, Runner::Wagi(_))
+    }
+
+    /// One report: its instances running (`busy`, at most `max`), its
+    /// runs finished (`requests`, however they ended), and the traps,
+    /// timeouts and memory limits among them (`failures`). No workers:
+    /// an instance lives for one request.
+    fn report(&self, out: &mut Vec<PoolReport>) {
+        out.push(PoolReport {
+            name: self.name.clone(),
+            kind: self.kind(),
+            busy: self.tally.running(),
+            max: self.max,
+            requests: self.tally.finished(),
+            failures: self.tally.failures(),
+            ..PoolReport::default()
+        });
     }
 }
 

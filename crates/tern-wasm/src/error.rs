@@ -1,10 +1,12 @@
 //! The crate's one error type, and the one place its variants become HTTP
-//! statuses.
+//! statuses (and failures in the route's report).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use tern_handler::{BodyError, HandlerError};
+
+use crate::tally::Failure;
 
 /// Why a module could not be loaded or a request could not be answered.
 /// [`Error::status_error`] maps each to the status the client gets.
@@ -81,6 +83,27 @@ impl Error {
             | Error::OutOfMemory(_)
             | Error::Abandoned
             | Error::Instantiate(_) => HandlerError::Internal(reason),
+        }
+    }
+
+    /// The failure a run that ended with this error counts as in the
+    /// route's report: a trap, time run out, the memory limit; the others
+    /// are no failure of the module's run (its output, its exit, its
+    /// client, the request) or are not runs at all.
+    pub(crate) fn failure(&self) -> Option<Failure> {
+        match self {
+            Error::Trap(_) => Some(Failure::Trap),
+            Error::Timeout(_) => Some(Failure::Timeout),
+            Error::OutOfMemory(_) => Some(Failure::Memory),
+            Error::Load { .. }
+            | Error::Engine(_)
+            | Error::OutputTooLarge(_)
+            | Error::Exit(_)
+            | Error::Abandoned
+            | Error::NoResponse(_)
+            | Error::Instantiate(_)
+            | Error::Body(_)
+            | Error::Cgi(_) => None,
         }
     }
 }

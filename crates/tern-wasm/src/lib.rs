@@ -27,6 +27,9 @@
 //! `ProxyPre`, `run` runs one instance per request with the same limits,
 //! the module itself turns the request into its incoming-request and its
 //! response-outparam into the response, whose body `body` streams.
+//!
+//! `tally` counts what the runs came to (running, finished, failures by
+//! cause) for [`Wasm`]'s report to the status page and the metrics.
 #![forbid(unsafe_code)]
 
 mod dispatch;
@@ -39,6 +42,7 @@ mod proxy;
 mod run;
 mod store;
 mod stream;
+mod tally;
 mod wagi;
 
 pub use dispatch::Wasm;

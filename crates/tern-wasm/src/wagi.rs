@@ -36,6 +36,7 @@ use crate::limits::Limits;
 use crate::output;
 use crate::run::{self, Ending, Finished, RunInput, Stdin};
 use crate::stream::{Streamed, Tail};
+use crate::tally::Tally;
 use crate::Error;
 
 /// Runs a WebAssembly module per request with CGI semantics (WAGI).
@@ -57,13 +58,15 @@ struct Route {
     limits: Limits,
     env: EnvPolicy,
     admission: Limiter,
+    tally: Arc<Tally>,
 }
 
 impl Wagi {
     /// Compiles the module of `cfg` and readies it to run. Fails when the
     /// file is not valid WebAssembly (or WebAssembly text, for `.wat`), or
-    /// is not a WASI command (no `_start` or no `memory` export).
-    pub(crate) fn new(cfg: &WasmConfig, binary: &[u8]) -> Result<Wagi, Error> {
+    /// is not a WASI command (no `_start` or no `memory` export). Its runs
+    /// are counted in `tally`.
+    pub(crate) fn new(cfg: &WasmConfig, binary: &[u8], tally: Arc<Tally>) -> Result<Wagi, Error> {
         let compiled = Compiled::load(cfg, binary)?;
         let name = run::module_name(&cfg.module);
         Ok(Wagi {
@@ -76,6 +79,7 @@ impl Wagi {
                 limits: Limits::of(cfg),
                 env: cfg.env.clone(),
                 admission: Limiter::new(&cfg.admission),
+                tally,
             }),
         })
     }
@@ -148,7 +152,11 @@ impl Route {
         // fails, or needs no body, drops it, which stops the module.
         let run: RunFuture = Box::pin(async move {
             let _slot = slot;
+            let _active = me.tally.start();
             let finished = run::run(&me.compiled, input).await;
+            if let Ending::Failed(e) = &finished.ending {
+                me.tally.failed(e);
+            }
             log_stderr(&me.name, id, &finished);
             finished.ending
         });

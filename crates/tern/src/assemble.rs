@@ -27,6 +27,9 @@ pub(crate) struct Generation {
     /// that a reload keeping an `acme` table keeps its certificate and
     /// places no second order.
     pub(crate) acme: Arc<tern_acme::Manager>,
+    /// The admin pages, for routes that mount them (the same across
+    /// reloads).
+    pub(crate) admin: crate::observe::AdminCell,
 }
 
 /// The plain listeners' view of the ACME manager's open HTTP-01 challenges.
@@ -46,12 +49,22 @@ impl tern_server::Http01 for Http01Tokens {
 pub(crate) fn build(
     cfg: Config,
     previous: Option<(&Generation, &Site)>,
+    observer: Option<&Arc<tern_observe::Observer>>,
 ) -> anyhow::Result<(Site, Generation)> {
     let cache = match previous {
         Some((g, _)) if g.cfg.cache == cfg.cache => g.cache.clone(),
         _ => cfg.cache.enabled.then(|| FileCache::new(&cfg.cache)),
     };
-    let router = routes(&cfg, &cache, Start::Yes)?;
+    let admin = match previous {
+        Some((g, _)) => g.admin.clone(),
+        None => Default::default(),
+    };
+    let router = routes(
+        &cfg,
+        &cache,
+        Start::Yes(&admin),
+        observer.map(|o| &o.metrics),
+    )?;
     let bound: Arc<[ListenAddr]> = match previous {
         Some((g, _)) => g.bound.clone(),
         None => cfg.listeners.iter().map(|l| l.addr.clone()).collect(),
@@ -130,7 +143,10 @@ pub(crate) fn build(
         limits: cfg.limits.clone(),
         tls,
         redirects,
-        sinks: Sinks { access_log },
+        sinks: Sinks {
+            access_log,
+            observer: observer.cloned(),
+        },
         grace_period: cfg.server.grace_period,
         http01,
     };
@@ -141,6 +157,7 @@ pub(crate) fn build(
             cache,
             bound,
             acme,
+            admin,
         },
     ))
 }
@@ -160,7 +177,7 @@ fn route_name(site: &str, m: &RouteMatcher) -> String {
 /// spawned or connected to, no file written.
 pub(crate) fn check(cfg: &Config) -> anyhow::Result<()> {
     tls(cfg, None)?;
-    routes(cfg, &None, Start::No).map(drop)
+    routes(cfg, &None, Start::No, None).map(drop)
 }
 
 /// Each listener's TLS, in the listeners' order: certificates read and
@@ -186,15 +203,21 @@ fn tls(
 }
 
 /// Whether persistent routes start their pools (processes, connections).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Start {
-    Yes,
+#[derive(Clone, Copy, Debug)]
+enum Start<'a> {
+    /// And admin routes serve the pages set in this cell.
+    Yes(&'a crate::observe::AdminCell),
     /// Check them up to where they would start, and leave them out.
     No,
 }
 
 /// Every site's static files, routes and header rules.
-fn routes(cfg: &Config, cache: &Option<Arc<FileCache>>, start: Start) -> anyhow::Result<Router> {
+fn routes(
+    cfg: &Config,
+    cache: &Option<Arc<FileCache>>,
+    start: Start<'_>,
+    metrics: Option<&tern_observe::metrics::Metrics>,
+) -> anyhow::Result<Router> {
     let mut router = Router::new();
     for site in &cfg.sites {
         let files: Arc<dyn Handler> = Arc::new(
@@ -218,13 +241,26 @@ fn routes(cfg: &Config, cache: &Option<Arc<FileCache>>, start: Start) -> anyhow:
         let list = RuleList::new(rules.rules.clone())
             .with_context(|| format!("site {}: rules", site.name))?;
         routes.set_rewrite(list.map(|l| Rewrite::new(l, site.static_files.root.clone())));
-        if start == Start::Yes {
+        if let Start::Yes(_) = start {
             warn_weak_hashes(&rules.realms);
+            let mounted = site
+                .routes
+                .iter()
+                .any(|r| matches!(r.handler, HandlerConfig::Admin));
+            if mounted && rules.realms.is_empty() {
+                tracing::warn!(
+                    "site {}: its admin route shows the status page, the request history and the live trace to every client that reaches the site; a [[site.access]] realm would limit them",
+                    site.name
+                );
+            }
         }
         routes.set_access(
             tern_rules::access::Access::new(rules.realms.clone(), rules.limits.clone())
                 .map(Access::new),
         );
+        if let Some(m) = metrics {
+            routes.label(m);
+        }
         router.add_site(&site.hosts, site.default, routes);
     }
     Ok(router)
@@ -237,12 +273,12 @@ fn handler(
     site: &str,
     r: &Route,
     cache: &Option<Arc<FileCache>>,
-    start: Start,
+    start: Start<'_>,
 ) -> anyhow::Result<Arc<dyn Handler>> {
     let handler: Arc<dyn Handler> = match &r.handler {
         HandlerConfig::Static(s) => Arc::new(StaticFiles::new(s, cache.clone())?),
         HandlerConfig::Cgi(c) => Arc::new(tern_gateway::Cgi::new(c)?),
-        HandlerConfig::FastCgi(c) if start == Start::No => {
+        HandlerConfig::FastCgi(c) if matches!(start, Start::No) => {
             tern_gateway::FastCgi::check(c)?;
             Arc::new(Unstarted("fastcgi"))
         }
@@ -250,7 +286,7 @@ fn handler(
             c,
             &route_name(site, &r.matcher),
         )?),
-        HandlerConfig::CgiPlus(c) if start == Start::No => {
+        HandlerConfig::CgiPlus(c) if matches!(start, Start::No) => {
             tern_gateway::CgiPlus::check(c)?;
             Arc::new(Unstarted("cgiplus"))
         }
@@ -258,7 +294,13 @@ fn handler(
             c,
             &route_name(site, &r.matcher),
         )?),
-        HandlerConfig::Wasm(c) => Arc::new(tern_wasm::Wasm::new(c)?),
+        HandlerConfig::Wasm(c) => {
+            Arc::new(tern_wasm::Wasm::new(c)?.named(&route_name(site, &r.matcher)))
+        }
+        HandlerConfig::Admin => match start {
+            Start::Yes(cell) => Arc::new(crate::observe::Mounted(cell.clone())),
+            Start::No => Arc::new(Unstarted("admin")),
+        },
     };
     Ok(handler)
 }
@@ -305,13 +347,13 @@ pub(crate) fn explain(
     req: http::Request<()>,
     conn: &tern_handler::ConnInfo,
 ) -> anyhow::Result<tern_server::Explanation> {
-    let router = routes(cfg, &None, Start::No)?;
+    let router = routes(cfg, &None, Start::No, None)?;
     let site = Site {
         router,
         limits: cfg.limits.clone(),
         tls: Vec::new(),
         redirects: Vec::new(),
-        sinks: Sinks { access_log: None },
+        sinks: Sinks::default(),
         grace_period: cfg.server.grace_period,
         http01: None,
     };

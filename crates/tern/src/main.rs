@@ -8,6 +8,7 @@
 mod assemble;
 mod certwatch;
 mod demo;
+mod observe;
 mod serve;
 
 use std::path::PathBuf;
@@ -48,6 +49,12 @@ enum Command {
     Explain(ExplainArgs),
     /// Load a server: closed or open loop, latency without coordinated
     /// omission, ab-compatible reports, server CPU time.
+    /// Asks a running tern's admin listener whether it is ready (exit 0)
+    /// or not (exit 1): for a container's HEALTHCHECK.
+    Healthcheck(observe::HealthArgs),
+    /// Shows the live trace of a running tern: one line per phase of each
+    /// request (WASD's WATCH), from its admin listener.
+    Watch(observe::WatchArgs),
     Bench(Box<tern_bench::cli::BenchArgs>),
     /// Rebuild the founding reports' tables for tern and installed peers.
     Suite(Box<tern_suite::cli::SuiteArgs>),
@@ -83,6 +90,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => serve::run(args),
+        Command::Healthcheck(args) => observe::healthcheck(&args),
+        Command::Watch(args) => observe::watch(&args),
         Command::Bench(args) => tern_bench::cli::run_bench(*args),
         Command::Suite(args) => tern_suite::cli::run_suite(*args),
         Command::Explain(args) => match explain(&args) {

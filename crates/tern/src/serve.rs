@@ -5,6 +5,7 @@
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use tern_config::{Config, ListenAddr};
@@ -14,6 +15,7 @@ use tokio::signal::unix::{signal, SignalKind};
 use crate::assemble::{self, Generation};
 use crate::certwatch::CertWatch;
 use crate::demo;
+use crate::observe;
 
 /// Arguments of `tern serve`.
 #[derive(clap::Args, Debug)]
@@ -47,6 +49,10 @@ pub(crate) struct ServeArgs {
     /// Worker threads (default: the configuration's, else the CPU count).
     #[arg(long)]
     workers: Option<usize>,
+    /// Turn the admin listener on here (IP:PORT or unix:PATH): metrics,
+    /// the status page, the live trace, health and readiness.
+    #[arg(long, value_name = "ADDR")]
+    admin: Option<String>,
 }
 
 /// Where the configuration comes from, for reloads.
@@ -57,6 +63,7 @@ enum Source {
 
 struct Overrides {
     listen: Vec<ListenAddr>,
+    admin: Option<ListenAddr>,
     tls: Option<tern_config::TlsConfig>,
     no_cache: bool,
     workers: Option<usize>,
@@ -85,6 +92,11 @@ impl Overrides {
         }
         if let Some(w) = self.workers {
             cfg.server.workers = w.max(1);
+        }
+        if let Some(addr) = &self.admin {
+            cfg.admin
+                .get_or_insert_with(tern_config::defaults::admin)
+                .listen = Some(addr.clone());
         }
         cfg
     }
@@ -185,7 +197,16 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         ),
         _ => None,
     };
+    let admin = args
+        .admin
+        .as_deref()
+        .map(|a| {
+            a.parse::<ListenAddr>()
+                .with_context(|| format!("--admin {a}"))
+        })
+        .transpose()?;
     let ov = Overrides {
+        admin,
         listen,
         tls,
         no_cache: args.no_cache,
@@ -222,12 +243,18 @@ async fn run_server(cfg: Config, source: Source, ov: Overrides, demo: bool) -> a
     // Handlers first, so that a signal arriving once we print our address is
     // ours to handle (not the default action, which would kill us).
     let signals = Signals::install().context("installing signal handlers")?;
-    let (site, generation) = assemble::build(cfg, None)?;
+    // The observer outlives reloads: counters never go back.
+    let observer = cfg.admin.as_ref().map(observe::observer);
+    let (site, generation) = assemble::build(cfg, None, observer.as_ref())?;
     let cfg = &generation.cfg;
     let mut listeners = Vec::new();
     for l in &cfg.listeners {
         listeners.push(BoundListener::bind(&l.addr)?);
     }
+    let admin_listener = match cfg.admin.as_ref().and_then(|a| a.listen.as_ref()) {
+        Some(addr) => Some(observe::bind(addr)?),
+        None => None,
+    };
     {
         let mut out = std::io::stdout().lock();
         for (l, c) in listeners.iter().zip(&cfg.listeners) {
@@ -255,22 +282,68 @@ async fn run_server(cfg: Config, source: Source, ov: Overrides, demo: bool) -> a
             )
             .ok();
         }
+        if let Some(l) = &admin_listener {
+            match l {
+                tern_observe::admin::AdminListener::Tcp(t) => {
+                    if let Ok(a) = t.local_addr() {
+                        writeln!(out, "tern: admin on http://{a}/status").ok();
+                    }
+                }
+                tern_observe::admin::AdminListener::Unix(_) => {
+                    if let Some(a) = cfg.admin.as_ref().and_then(|a| a.listen.as_ref()) {
+                        writeln!(out, "tern: admin on {a}").ok();
+                    }
+                }
+            }
+        }
         out.flush().ok();
     }
     let server = Server::new(site);
     let handle = server.handle();
     let workers = cfg.server.workers;
     let acme = generation.acme.clone();
+    let state = Arc::new(observe::State {
+        handle: handle.clone(),
+        started: std::time::SystemTime::now(),
+        workers,
+        listeners: listeners
+            .iter()
+            .map(|l| l.local_addr().to_string())
+            .collect(),
+        loaded: std::sync::Mutex::new(observe::Loaded {
+            generation: 1,
+            at: std::time::SystemTime::now(),
+            cache: generation.cache.clone(),
+        }),
+        stopping: std::sync::atomic::AtomicBool::new(false),
+    });
+    let admin_stop = tokio_util::sync::CancellationToken::new();
+    let admin = match (&observer, &cfg.admin) {
+        (Some(o), Some(a)) => {
+            let admin = observe::admin(o.clone(), state.clone(), a);
+            // The sites' admin routes serve these pages from now on.
+            let _ = generation.admin.set(admin.clone());
+            Some(tokio::spawn(admin.run(admin_listener, admin_stop.clone())))
+        }
+        _ => None,
+    };
     let signals = tokio::spawn(watch_signals(
         signals,
         handle.clone(),
         generation,
         source,
         ov,
+        state,
     ));
     let result = server.run(listeners, workers).await;
     signals.abort();
     acme.stop();
+    // The admin listener answers (readiness 503) until the server is
+    // done, then records the last minute of activity.
+    admin_stop.cancel();
+    if let Some(a) = admin {
+        let _ = a.await;
+    }
     result.context("starting the worker threads")?;
     // Flush the access log before exiting (blocking; off the runtime threads).
     let site = handle.site();
@@ -305,6 +378,7 @@ async fn watch_signals(
     mut generation: Generation,
     source: Source,
     ov: Overrides,
+    state: Arc<observe::State>,
 ) -> anyhow::Result<()> {
     let Signals {
         mut hup,
@@ -331,12 +405,13 @@ async fn watch_signals(
                 }
                 continue;
             }
-            _ = term.recv() => { tracing::info!("SIGTERM: stopping"); handle.shutdown(); continue; }
-            _ = int.recv() => { tracing::info!("SIGINT: stopping"); handle.shutdown(); continue; }
+            _ = term.recv() => { stop("SIGTERM", &handle, &state, generation.cfg.server.shutdown_delay); continue; }
+            _ = int.recv() => { stop("SIGINT", &handle, &state, generation.cfg.server.shutdown_delay); continue; }
         };
         match reload(&handle, &generation, &source, &ov).await {
             Ok(next) => {
                 tracing::info!("{why}: configuration reloaded");
+                state.loaded(next.cache.clone());
                 generation = next;
                 certs = CertWatch::new(&generation.cfg);
             }
@@ -345,6 +420,30 @@ async fn watch_signals(
             }
         }
     }
+}
+
+/// A stop asked for by `signal`: readiness turns 503 at once; after
+/// `delay` (the time a load balancer takes to stop sending new
+/// connections), accepting stops and the connections drain. A second stop
+/// signal during the delay stops at once.
+fn stop(signal: &str, handle: &ServerHandle, state: &observe::State, delay: std::time::Duration) {
+    let first = !state
+        .stopping
+        .swap(true, std::sync::atomic::Ordering::AcqRel);
+    if !first || delay.is_zero() {
+        tracing::info!("{signal}: stopping");
+        handle.shutdown();
+        return;
+    }
+    tracing::info!(
+        "{signal}: not ready from now; serving for {delay:?} (shutdown_delay), then stopping"
+    );
+    let handle = handle.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(delay).await;
+        tracing::info!("shutdown_delay over: stopping");
+        handle.shutdown();
+    });
 }
 
 /// How often the local CA's certificates are looked at.
@@ -373,7 +472,8 @@ async fn reload(
         tracing::warn!("listeners changed: the new listeners take effect after a restart");
     }
     let current = handle.site();
-    let (site, next) = assemble::build(cfg, Some((old, &current)))?;
+    let observer = current.sinks.observer.clone();
+    let (site, next) = assemble::build(cfg, Some((old, &current)), observer.as_ref())?;
     let grace = next.cfg.server.grace_period;
     handle.reload(site);
     // Dropping the last handle of a replaced access log joins its writer

@@ -284,6 +284,7 @@ interpreter = "/usr/bin/perl"
                         env_allow: vec!["LANG".into()],
                     },
                     max_stderr_bytes: 1024,
+                    slow_request: None,
                 },
                 admission: Admission {
                     max_concurrent: 4,
@@ -310,6 +311,7 @@ interpreter = "/usr/bin/perl"
                     env_allow: Vec::new(),
                 },
                 max_stderr_bytes: 64 * 1024,
+                slow_request: None,
             },
             admission: Admission {
                 max_concurrent: 32,
@@ -877,4 +879,62 @@ keys = 100
     assert_eq!(l.limit.delay, tern_rules::limit::Delay::After(2));
     assert_eq!(l.status.as_u16(), 503);
     assert_eq!(l.keys, 100);
+}
+
+#[test]
+fn the_admin_table_loads_and_its_errors_name_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("www")).unwrap();
+    let cfg = load(&write(
+        dir.path(),
+        "[server]\nshutdown_delay = \"5s\"\n[admin]\nlisten = \"unix:admin.sock\"\nallow = [\"10.0.0.0/8\"]\nduration_buckets = [0.01, 0.1, 1]\nrequest_history = 0\nactivity_file = \"act.bin\"\n[[site]]\nroot = \"www\"\n",
+    ))
+    .unwrap();
+    assert_eq!(cfg.server.shutdown_delay, Duration::from_secs(5));
+    let a = cfg.admin.unwrap();
+    assert_eq!(
+        a.listen,
+        Some(ListenAddr::Unix(dir.path().join("admin.sock")))
+    );
+    assert_eq!(a.allow, ["10.0.0.0/8".parse::<ipnet::IpNet>().unwrap()]);
+    assert_eq!(a.duration_buckets, [0.01, 0.1, 1.0]);
+    assert_eq!(a.request_history, 0);
+    assert_eq!(a.activity_file, Some(dir.path().join("act.bin")));
+
+    // A site that mounts the pages without an [admin] table gets the
+    // defaults and no listener.
+    let cfg = load(&write(
+        dir.path(),
+        "[[site]]\nroot = \"www\"\n[[site.route]]\nprefix = \"/tern\"\nhandler = \"admin\"\n",
+    ))
+    .unwrap();
+    let a = cfg.admin.unwrap();
+    assert_eq!(a.listen, None);
+    assert_eq!(a.request_history, 1000);
+    assert_eq!(a.duration_buckets.len(), 14);
+    assert!(load(&write(dir.path(), "[[site]]\nroot = \"www\"\n"))
+        .unwrap()
+        .admin
+        .is_none());
+
+    let errs = errors(
+        dir.path(),
+        "[admin]\nlisten = \"nowhere\"\nallow = [\"10.0.0.0/33\"]\nduration_buckets = [1, 0.5]\nrequest_history = -1\nactivity_history = false\nactivity_file = \"x\"\nbogus = 1\n[[site]]\nroot = \"www\"\n",
+    );
+    let keys: Vec<_> = errs.iter().map(|e| (e.line, e.key.as_str())).collect();
+    for want in [
+        (2, "admin.listen"),
+        (3, "admin.allow"),
+        (4, "admin.duration_buckets[1]"),
+        (5, "admin.request_history"),
+        (7, "admin.activity_file"),
+        (8, "admin.bogus"),
+    ] {
+        assert!(keys.contains(&want), "{want:?} not in {errs:#?}");
+    }
+    let errs = errors(
+        dir.path(),
+        "[admin]\nduration_buckets = []\n[[site]]\nroot = \"www\"\n",
+    );
+    assert!(errs[0].message.contains("1 to 40"), "{errs:?}");
 }

@@ -12,11 +12,11 @@ use http::request::Parts;
 use tern_config::{CgiPlusConfig, Engine, PoolSettings};
 use tern_handler::path::DecodedPath;
 use tern_handler::{
-    ConnInfo, Exchange, Handler, HandlerFuture, RequestBody, RequestId, RoutePattern,
+    ConnInfo, Exchange, Handler, HandlerFuture, PoolReport, RequestBody, RequestId, RoutePattern,
 };
 use tern_pool::{Pool, Stats};
 
-use super::{counters, pool_config, run_on, start_pool, Common, Target};
+use super::{counters, pool_config, report, run_on, start_pool, Common, Target};
 use crate::dispatch::{self, Answer, Run};
 use crate::workers::{self, CgiplusWorkers};
 use crate::{spawn, Error};
@@ -156,6 +156,26 @@ impl Handler for CgiPlus {
 
     fn redirects_locally(&self) -> bool {
         true
+    }
+
+    /// A report per pool: the engine's, or each script's
+    /// (`<route> <script>`) as made so far.
+    fn report(&self, out: &mut Vec<PoolReport>) {
+        let kind = Run::kind(&*self.route);
+        match &self.route.workers {
+            PlusWorkers::Engine { pool, .. } => out.push(report(kind, pool)),
+            PlusWorkers::Scripts(map) => {
+                // Cloned out first: a snapshot takes each pool's lock, and
+                // requests wait on this map's lock for their script's pool.
+                let pools: Vec<_> = map
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .values()
+                    .map(|(_, p)| p.clone())
+                    .collect();
+                out.extend(pools.iter().map(|p| report(kind, p)));
+            }
+        }
     }
 }
 

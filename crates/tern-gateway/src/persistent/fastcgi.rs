@@ -12,11 +12,11 @@ use tern_cgi::env::CgiEnv;
 use tern_config::{FastCgiApp, FastCgiConfig};
 use tern_handler::path::DecodedPath;
 use tern_handler::{
-    ConnInfo, Exchange, Handler, HandlerFuture, RequestBody, RequestId, RoutePattern,
+    ConnInfo, Exchange, Handler, HandlerFuture, PoolReport, RequestBody, RequestId, RoutePattern,
 };
 use tern_pool::{Factory, Health, Pool, Stats};
 
-use super::{answer, counters, pool_config, run_on, start_pool, Body, Common, Outcome};
+use super::{answer, counters, pool_config, report, run_on, start_pool, Body, Common, Outcome};
 use crate::dispatch::{self, Answer, Run};
 use crate::fastcgi::conn;
 use crate::fastcgi::socket::{self, Address};
@@ -133,6 +133,17 @@ impl Handler for FastCgi {
 
     fn redirects_locally(&self) -> bool {
         true
+    }
+
+    /// A report per pool: the spawned processes', or one per address
+    /// (`<route> <address>`). A connection per request has no pool.
+    fn report(&self, out: &mut Vec<PoolReport>) {
+        let kind = Run::kind(&*self.route);
+        match &self.route.backend {
+            Backend::Spawn(p) => out.push(report(kind, p)),
+            Backend::Connect { pools, .. } => out.extend(pools.iter().map(|p| report(kind, p))),
+            Backend::Once { .. } => {}
+        }
     }
 }
 

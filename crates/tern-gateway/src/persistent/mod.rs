@@ -14,6 +14,7 @@ mod fastcgi;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::request::Parts;
@@ -22,8 +23,13 @@ use tern_cgi::env::{self, CgiEnv, EnvInput, ScriptVars};
 use tern_cgi::response::Reply;
 use tern_config::{GatewayPolicy, PoolSettings};
 use tern_handler::path::DecodedPath;
-use tern_handler::{ConnInfo, RequestBody, RequestId, RoutePattern};
-use tern_pool::{Factory, Lease, Pool, PoolConfig, PoolError, Retire, Stats};
+use tern_handler::{
+    ConnInfo, PoolReport, RequestBody, RequestId, RoutePattern, ServedBy, WaitHistogram,
+    WorkerReport,
+};
+use tern_pool::{
+    Factory, Health, ItemStats, Lease, Pool, PoolConfig, PoolError, Retire, Snapshot, Stats,
+};
 use tokio::sync::oneshot;
 
 use crate::dispatch::{render, Answer};
@@ -142,6 +148,8 @@ impl Common {
             timeout: self.policy.timeout,
             max_stderr: self.policy.max_stderr_bytes,
             replayable: false,
+            slow: self.policy.slow_request,
+            worker: None,
         }
     }
 }
@@ -224,11 +232,25 @@ async fn run_on<F: Transport>(
     let mut rest = Some(rest);
     let (mut resent, mut passed) = (0, 0);
     let mut again: Option<Lease<F>> = None;
+    let mut waited = Duration::ZERO;
     loop {
         let mut lease = match again.take() {
             Some(lease) => lease,
-            None => checkout(pools).await?,
+            None => {
+                let asked = Instant::now();
+                let lease = checkout(pools).await?;
+                waited += asked.elapsed();
+                lease
+            }
         };
+        // For the request history and the live trace.
+        let served = ServedBy {
+            pid: lease.worker_pid(),
+            queue_wait: waited,
+        };
+        settings.worker = served.pid;
+        // For the status page's row of this worker.
+        lease.serving(settings.target.clone());
         let (up, down) = match F::start(&mut lease, &env, start.clone()).await {
             Ok(halves) => halves,
             Err(StartFailure::Refused(e)) => {
@@ -276,6 +298,10 @@ async fn run_on<F: Transport>(
             }
         };
         let (mut lease, why) = match answer(up, down, rest, settings.clone(), done).await {
+            Outcome::Answered(Ok(Answer::Response(mut r))) => {
+                r.extensions_mut().insert(served);
+                return Ok(Answer::Response(r));
+            }
             Outcome::Answered(answer) => return answer,
             Outcome::Unanswered(back) => back,
         };
@@ -387,4 +413,49 @@ fn start_pool<F: Factory>(cfg: PoolConfig, factory: F) -> Result<Pool<F>, Error>
 
 fn counters<F: Factory>(p: &Pool<F>) -> (String, Stats) {
     (p.config().name.clone(), p.stats())
+}
+
+/// A pool as the status page and the metrics see it, named as its
+/// configuration names it (the route, and the address or script it
+/// serves). These kinds count no failures of their own beyond the
+/// pool's: a request's 502 or 504 shows as the worker it broke.
+fn report<F: Factory>(kind: &'static str, pool: &Pool<F>) -> PoolReport {
+    let Snapshot { stats: s, items } = pool.snapshot();
+    let cfg = pool.config();
+    PoolReport {
+        name: cfg.name.clone(),
+        kind,
+        busy: s.busy as u64,
+        idle: s.idle as u64,
+        starting: s.starting as u64,
+        queued: s.queued as u64,
+        min_ready: cfg.min as u64,
+        max: cfg.max as u64,
+        spawned: s.created,
+        spawn_failures: s.create_failures,
+        crashed: s.crashed,
+        recycled_idle: s.retired_idle,
+        recycled_requests: s.retired_requests,
+        recycled_age: s.retired_age,
+        ended: s.ended,
+        requests: s.requests,
+        failures: Vec::new(),
+        backing_off: matches!(pool.health(), Health::BackingOff { .. }),
+        queue_wait: WaitHistogram {
+            counts: s.queue_wait.counts.to_vec(),
+            sum: s.queue_wait.sum,
+        },
+        workers: items.into_iter().map(worker_report).collect(),
+    }
+}
+
+fn worker_report(item: ItemStats) -> WorkerReport {
+    WorkerReport {
+        pid: item.pid,
+        state: if item.busy { "busy" } else { "idle" },
+        requests: item.requests,
+        age: item.age,
+        current: item.current.map(|(target, ran)| (target.to_string(), ran)),
+        last_duration: item.last_duration,
+    }
 }

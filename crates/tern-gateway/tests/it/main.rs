@@ -40,6 +40,7 @@ impl Site {
                 timeout: Duration::from_secs(10),
                 env: EnvPolicy::default(),
                 max_stderr_bytes: 64 * 1024,
+                slow_request: None,
             },
             admission: Admission::default(),
         };

@@ -21,6 +21,7 @@ pub(crate) fn policy(timeout: Duration) -> GatewayPolicy {
         timeout,
         env: EnvPolicy::default(),
         max_stderr_bytes: 4096,
+        slow_request: None,
     }
 }
 
@@ -127,6 +128,66 @@ async fn a_crash_is_a_502_and_the_process_is_replaced() {
     let after = pid_of(&h, "/app/pid").await;
     assert_ne!(before, after, "a new process");
     eventually("the crashed process to be reaped", || is_dead(before)).await;
+}
+
+/// The one pool report of `h`.
+fn report_of(h: &dyn Handler) -> tern_handler::PoolReport {
+    let mut out = Vec::new();
+    h.report(&mut out);
+    assert_eq!(out.len(), 1, "{out:?}");
+    out.pop().unwrap()
+}
+
+#[tokio::test]
+async fn a_spawned_pool_reports_its_requests_and_its_live_idle_workers() {
+    let site = Site::new();
+    let h = spawned(&site, test_app(), pool(1, 2), Duration::from_secs(10));
+    let mut pids = std::collections::HashSet::new();
+    for _ in 0..5 {
+        pids.insert(pid_of(&h, "/app/pid").await);
+    }
+    eventually("the workers to be idle", || {
+        let r = report_of(&h);
+        r.busy == 0 && r.workers.iter().all(|w| w.state == "idle")
+    })
+    .await;
+    let r = report_of(&h);
+    assert_eq!((r.name.as_str(), r.kind), ("test", "fastcgi"));
+    assert_eq!(r.requests, 5, "{r:?}");
+    assert_eq!((r.min_ready, r.max), (1, 2));
+    assert_eq!((r.crashed, r.queue_wait.counts.len()), (0, 11), "{r:?}");
+    assert_eq!(r.queue_wait.counts.iter().sum::<u64>(), 5, "{r:?}");
+    assert_eq!(r.workers.len() as u64, r.idle, "{r:?}");
+    let served: u64 = r.workers.iter().map(|w| w.requests).sum();
+    assert_eq!(served, 5, "{r:?}");
+    for w in &r.workers {
+        let pid = w.pid.expect("a process tern started has a pid");
+        assert!(!is_dead(pid), "worker {pid} is not running");
+        assert!(w.current.is_none(), "{w:?}");
+        if w.requests > 0 {
+            assert!(pids.contains(&pid), "{pid} served, and said so");
+            assert!(w.last_duration.is_some(), "{w:?}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_killed_worker_shows_as_crashed_in_the_next_report() {
+    let site = Site::new();
+    let h = spawned(&site, test_app(), pool(1, 1), Duration::from_secs(10));
+    let victim = pid_of(&h, "/app/pid").await;
+    assert_eq!(report_of(&h).crashed, 0);
+    let pid = rustix::process::Pid::from_raw(victim as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::KILL).unwrap();
+    eventually("the killed worker to exit", || is_dead(victim)).await;
+    let after = pid_of(&h, "/app/pid").await;
+    assert_ne!(after, victim);
+    let r = report_of(&h);
+    assert_eq!(r.crashed, 1, "{r:?}");
+    assert_eq!(r.ended, 0, "a killed worker did not end as it may: {r:?}");
+    assert_eq!(r.requests, 2, "{r:?}");
+    let pids: Vec<_> = r.workers.iter().map(|w| w.pid).collect();
+    assert_eq!(pids, [Some(after)], "{r:?}");
 }
 
 #[tokio::test]

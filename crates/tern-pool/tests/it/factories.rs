@@ -98,6 +98,10 @@ impl Factory for Shells {
         }
     }
 
+    fn pid(&self, item: &Worker) -> Option<u32> {
+        Some(item.pid())
+    }
+
     fn closing(&self) {
         if let Some(dir) = &self.sockets {
             dir.remove();

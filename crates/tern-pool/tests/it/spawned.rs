@@ -2,6 +2,7 @@
 //! reaping, and draining.
 
 use std::pin::pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tern_pool::{Health, Pool, PoolConfig, PoolError, Retire};
@@ -159,7 +160,12 @@ async fn a_worker_is_recycled_after_max_requests() {
     assert_ne!(seen[1], seen[2], "the third request runs on a new worker");
     eventually("the old worker reaped", || reaped(seen[0])).await;
     assert!(shells.destroyed().contains(&(seen[0], Retire::Recycled)));
-    assert_eq!(pool.stats().retired, 1);
+    let s = pool.stats();
+    assert_eq!(s.retired, 1);
+    assert_eq!(
+        (s.retired_requests, s.retired_idle, s.retired_age),
+        (1, 0, 0)
+    );
     within("close", pool.close()).await;
 }
 
@@ -192,6 +198,8 @@ async fn a_leased_worker_past_max_age_is_destroyed_on_release() {
     lease.release();
     eventually("the aged worker reaped", || reaped(pid)).await;
     assert_eq!(shells.destroyed(), [(pid, Retire::Aged)]);
+    let s = pool.stats();
+    assert_eq!((s.retired, s.retired_age), (1, 1));
     within("close", pool.close()).await;
 }
 
@@ -213,6 +221,7 @@ async fn idle_workers_above_min_are_reaped() {
         s.idle == 1 && s.retired == 2 && s.destroying == 0
     })
     .await;
+    assert_eq!(pool.stats().retired_idle, 2);
     let idle: Vec<_> = shells
         .destroyed()
         .into_iter()
@@ -406,4 +415,68 @@ async fn a_worker_that_crashes_at_once_is_respawned_ever_more_slowly() {
     );
     within("close", pool.close()).await;
     assert!(shells.pids().iter().all(|&p| reaped(p)));
+}
+
+#[tokio::test]
+async fn a_checkout_that_waits_counts_its_wait_in_a_later_bucket() {
+    let (pool, _shells) = start(config(1, 1));
+    eventually("an idle worker", || pool.stats().idle == 1).await;
+    let held = within("checkout", pool.checkout()).await.unwrap();
+    let at_once = pool.stats().queue_wait;
+    assert_eq!(at_once.counts[0], 1, "served at once: a zero wait");
+    let waiter = tokio::spawn({
+        let pool = pool.clone();
+        async move { pool.checkout().await.map(tern_pool::Lease::release) }
+    });
+    eventually("one queued", || pool.stats().queued == 1).await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    held.release();
+    within("waiter", waiter).await.unwrap().unwrap();
+    let wait = pool.stats().queue_wait;
+    assert_eq!(wait.counts.iter().sum::<u64>(), 2, "{wait:?}");
+    assert_eq!(wait.counts[0], 1, "{wait:?}");
+    // 0.01 s and more: beyond the first four buckets.
+    assert_eq!(wait.counts[..4].iter().sum::<u64>(), 1, "{wait:?}");
+    assert!(wait.sum >= Duration::from_millis(20), "{wait:?}");
+    within("close", pool.close()).await;
+}
+
+#[tokio::test]
+async fn the_snapshot_shows_each_worker_idle_or_busy_until_it_is_destroyed() {
+    let (pool, shells) = start(config(2, 2));
+    eventually("two idle workers", || pool.stats().idle == 2).await;
+    let snap = pool.snapshot();
+    let mut pids: Vec<_> = snap.items.iter().map(|i| i.pid.unwrap()).collect();
+    pids.sort_unstable();
+    let mut made = shells.pids();
+    made.sort_unstable();
+    assert_eq!(pids, made);
+    assert!(pids.iter().all(|&pid| running(pid)));
+    assert!(snap.items.iter().all(|i| !i.busy && i.current.is_none()));
+
+    let lease = within("checkout", pool.checkout()).await.unwrap();
+    let pid = lease.pid();
+    lease.serving(Arc::from("/app/x?y=1"));
+    let snap = pool.snapshot();
+    let row = snap.items.iter().find(|i| i.pid == Some(pid)).unwrap();
+    assert!(row.busy);
+    assert_eq!(row.current.as_ref().map(|(t, _)| &**t), Some("/app/x?y=1"));
+    assert_eq!(snap.items.iter().filter(|i| i.busy).count(), 1);
+    lease.release();
+    let snap = pool.snapshot();
+    let row = snap.items.iter().find(|i| i.pid == Some(pid)).unwrap();
+    assert!(!row.busy && row.current.is_none());
+    assert_eq!(row.requests, 1);
+    assert!(row.last_duration.is_some());
+
+    let lease = within("checkout", pool.checkout()).await.unwrap();
+    let broken = lease.pid();
+    lease.discard(Retire::Broken);
+    assert!(
+        pool.snapshot().items.iter().all(|i| i.pid != Some(broken)),
+        "a destroyed worker leaves the snapshot at once"
+    );
+    eventually("the broken worker reaped", || reaped(broken)).await;
+    within("close", pool.close()).await;
+    assert!(pool.snapshot().items.is_empty());
 }

@@ -3,21 +3,31 @@
 //! answered it, and hands what happened to the [`Sinks`]. Armed at
 //! admission as a [`LogPhase`] value that travels with the response body
 //! and runs when dropped, so no way out of a request skips it.
+//!
+//! The same value carries the request's live trace: while someone watches
+//! (`tern watch`), the phases report to it through [`LogPhase::trace`].
 
+use std::net::IpAddr;
 use std::sync::Arc;
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use tern_accesslog::{AccessLog, AccessRecord};
-use tern_handler::ConnInfo;
+use tern_handler::{ConnInfo, ServedBy};
+use tern_observe::metrics::{Finished, MethodLabel, RouteLabel};
+use tern_observe::watch::{Event, Phase};
+use tern_observe::Observer;
 
 use crate::timeout::Activity;
 
 /// Where finished requests go. Each sink is a field: an absent one costs
-/// one branch per request. The access log today; metrics next.
+/// one branch per request.
 #[derive(Debug, Default)]
 pub struct Sinks {
     /// Where access records go, if anywhere.
     pub access_log: Option<AccessLog>,
+    /// Metrics, the request history and the live trace (the admin
+    /// listener's), if on. The same one across reloads.
+    pub observer: Option<Arc<Observer>>,
 }
 
 /// One request's log phase, run when dropped.
@@ -29,6 +39,26 @@ pub(crate) struct LogPhase {
     /// Body bytes sent.
     bytes: u64,
     access: Option<Box<AccessEntry>>,
+    observed: Option<Box<Observed>>,
+}
+
+/// What the observer needs beyond the status and the byte count.
+#[derive(Debug)]
+struct Observed {
+    observer: Arc<Observer>,
+    started: Instant,
+    at: SystemTime,
+    id: u64,
+    route: RouteLabel,
+    method: MethodLabel,
+    /// The target as sent (a clone shares hyper's bytes).
+    target: http::Uri,
+    client: Option<IpAddr>,
+    request_bytes: u64,
+    first_byte: Option<Duration>,
+    served: Option<ServedBy>,
+    /// The path for trace events, made with the first one.
+    path: Option<Arc<str>>,
 }
 
 /// What the access log needs beyond the status and the byte count.
@@ -50,10 +80,32 @@ impl LogPhase {
         id: u64,
     ) -> Self {
         activity.begin();
-        LogPhase {
+        let observed = sinks.observer.as_ref().map(|o| {
+            o.metrics.begin();
+            Box::new(Observed {
+                observer: o.clone(),
+                started: Instant::now(),
+                at: SystemTime::now(),
+                id,
+                route: RouteLabel::NONE,
+                method: MethodLabel::of(req.method().as_str()),
+                target: req.uri().clone(),
+                client: conn.peer.socket_addr().map(|a| a.ip()),
+                request_bytes: req
+                    .headers()
+                    .get(http::header::CONTENT_LENGTH)
+                    .and_then(|v| v.to_str().ok()?.parse().ok())
+                    .unwrap_or(0),
+                first_byte: None,
+                served: None,
+                path: None,
+            })
+        });
+        let mut log = LogPhase {
             activity: activity.clone(),
             status: 0,
             bytes: 0,
+            observed,
             access: sinks.access_log.as_ref().map(|log| {
                 Box::new(AccessEntry {
                     log: log.clone(),
@@ -61,12 +113,86 @@ impl LogPhase {
                     started: Instant::now(),
                 })
             }),
+        };
+        log.trace(Phase::Request, || {
+            let host = req
+                .headers()
+                .get(http::header::HOST)
+                .map(|h| String::from_utf8_lossy(h.as_bytes()).into_owned());
+            format!(
+                "{} {} {:?}{}",
+                req.method(),
+                req.uri(),
+                req.version(),
+                host.map_or_else(String::new, |h| format!(", Host {h}"))
+            )
+        });
+        log
+    }
+
+    /// Whether someone watches this request's way.
+    pub(crate) fn watching(&self) -> bool {
+        self.observed
+            .as_ref()
+            .is_some_and(|o| o.observer.watch.on())
+    }
+
+    /// Reports `phase` to the live trace, if someone watches; `detail` is
+    /// made only then.
+    pub(crate) fn trace(&mut self, phase: Phase, detail: impl FnOnce() -> String) {
+        let status = self.status;
+        let Some(o) = self.observed.as_mut() else {
+            return;
+        };
+        if !o.observer.watch.on() {
+            return;
+        }
+        let path = o
+            .path
+            .get_or_insert_with(|| Arc::from(o.target.path()))
+            .clone();
+        let mut e = Event::now(o.id, phase, o.client, path, detail());
+        if status != 0 {
+            e = e.with_status(status);
+        }
+        o.observer.watch.emit(e);
+    }
+
+    /// The route the request was given to (for its metrics' labels).
+    pub(crate) fn route(&mut self, label: RouteLabel) {
+        if let Some(o) = self.observed.as_mut() {
+            o.route = label;
         }
     }
 
-    /// The response's status, when it is chosen.
+    /// The worker that served the request, as its handler says.
+    pub(crate) fn served(&mut self, by: ServedBy) {
+        if let Some(o) = self.observed.as_mut() {
+            o.served = Some(by);
+        }
+    }
+
+    /// The response's status, when it is chosen: its head goes out now.
     pub(crate) fn status(&mut self, status: http::StatusCode) {
         self.status = status.as_u16();
+        if let Some(o) = self.observed.as_mut() {
+            o.first_byte = Some(o.started.elapsed());
+        }
+        let served = self.observed.as_ref().and_then(|o| o.served);
+        self.trace(Phase::Response, || {
+            let mut d = format!(
+                "{} {}",
+                status.as_u16(),
+                status.canonical_reason().unwrap_or("")
+            );
+            if let Some(by) = served {
+                if let Some(pid) = by.pid {
+                    d.push_str(&format!(", worker pid {pid}"));
+                }
+                d.push_str(&format!(", waited {:?} for a worker", by.queue_wait));
+            }
+            d
+        });
     }
 
     /// The user a realm granted the request.
@@ -88,6 +214,24 @@ impl Drop for LogPhase {
         // Dropped before a response was chosen: the client went away
         // (nginx logs this as 499).
         let status = if self.status == 0 { 499 } else { self.status };
+        if let Some(o) = self.observed.take() {
+            let duration = o.started.elapsed();
+            if o.observer.watch.on() {
+                let bytes = self.bytes;
+                self.status = status;
+                self.observed = Some(o);
+                self.trace(Phase::Done, || {
+                    format!(
+                        "{status}, {bytes} bytes, {:.3} ms",
+                        duration.as_secs_f64() * 1e3
+                    )
+                });
+                let o = self.observed.take().expect("put back above");
+                record(&o, status, self.bytes, duration);
+            } else {
+                record(&o, status, self.bytes, duration);
+            }
+        }
         if let Some(mut e) = self.access.take() {
             e.record.status = status;
             e.record.bytes = self.bytes;
@@ -95,6 +239,29 @@ impl Drop for LogPhase {
             e.log.log(e.record);
         }
     }
+}
+
+/// Reports the finished request `o` to the metrics and the request history.
+fn record(o: &Observed, status: u16, bytes: u64, duration: Duration) {
+    let target = o
+        .target
+        .path_and_query()
+        .map_or_else(|| o.target.path(), |p| p.as_str());
+    o.observer.metrics.finish(&Finished {
+        id: o.id,
+        at: o.at,
+        client: o.client,
+        target,
+        worker: o.served.and_then(|s| s.pid),
+        queue_wait: o.served.map(|s| s.queue_wait),
+        route: o.route,
+        method: o.method,
+        status,
+        duration,
+        first_byte: o.first_byte,
+        request_bytes: o.request_bytes,
+        response_bytes: bytes,
+    });
 }
 
 /// An access record's fields known when the request arrives.

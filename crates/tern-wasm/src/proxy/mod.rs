@@ -30,6 +30,7 @@ use wasmtime_wasi_http::p2::bindings::http::types::{ErrorCode, Scheme};
 
 use crate::limits::Limits;
 use crate::output::Capture;
+use crate::tally::Tally;
 use crate::Error;
 
 use body::ProxyBody;
@@ -51,11 +52,13 @@ struct Route {
     dir: Option<std::path::PathBuf>,
     limits: Limits,
     admission: Limiter,
+    tally: Arc<Tally>,
 }
 
 impl Proxy {
-    /// Compiles the component `binary` (read from `cfg.module`).
-    pub(crate) fn new(cfg: &WasmConfig, binary: &[u8]) -> Result<Proxy, Error> {
+    /// Compiles the component `binary` (read from `cfg.module`); its runs
+    /// are counted in `tally`.
+    pub(crate) fn new(cfg: &WasmConfig, binary: &[u8], tally: Arc<Tally>) -> Result<Proxy, Error> {
         Ok(Proxy {
             route: Arc::new(Route {
                 compiled: Arc::new(CompiledProxy::load(cfg, binary)?),
@@ -63,6 +66,7 @@ impl Proxy {
                 dir: cfg.dir.clone(),
                 limits: Limits::of(cfg),
                 admission: Limiter::new(&cfg.admission),
+                tally,
             }),
         })
     }
@@ -130,10 +134,16 @@ impl Route {
             name: this.name.clone(),
             id,
         };
-        let compiled = this.compiled.clone();
+        let me = this.clone();
         let mut run: RunFuture = Box::pin(async move {
             let _slot = slot;
-            run::run(compiled, store, request, outparam, setup, log).await
+            let _active = me.tally.start();
+            let (ending, store) =
+                run::run(&me.compiled, store, request, outparam, setup, log).await;
+            if let Err(e) = &ending {
+                me.tally.failed(e);
+            }
+            (ending, store)
         });
         // Driven here until the head: a request that fails before it
         // drops the run, which stops the component.

@@ -70,7 +70,7 @@ pub(crate) fn store(compiled: &CompiledProxy, setup: &RunSetup) -> Result<ProxyS
 /// Dropping the future stops the component where it is and frees its
 /// instance; its output is logged all the same.
 pub(crate) async fn run(
-    compiled: Arc<CompiledProxy>,
+    compiled: &CompiledProxy,
     mut store: ProxyStore,
     request: Resource<HostIncomingRequest>,
     outparam: Resource<HostResponseOutparam>,

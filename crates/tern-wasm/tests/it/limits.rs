@@ -159,3 +159,37 @@ async fn a_looping_module_does_not_starve_the_requests_beside_it() {
     let resp = looping.await.unwrap();
     assert_eq!(resp.status, 504);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_report_counts_runs_and_their_traps_timeouts_and_memory_failures() {
+    use tern_handler::Handler as _;
+
+    let mut r = Route::new(&wat::misbehave());
+    r.cfg.timeout = Duration::from_millis(200);
+    r.cfg.memory_limit = 4 << 20;
+    r.cfg.admission.max_concurrent = 3;
+    let report = |h: &tern_wasm::Wasm| {
+        let mut out = Vec::new();
+        h.report(&mut out);
+        assert_eq!(out.len(), 1, "{out:?}");
+        out.pop().unwrap()
+    };
+    let h = r.handler();
+    let first = report(&h);
+    assert_eq!(first.name, r.cfg.module.display().to_string());
+    assert_eq!((first.kind, first.max, first.requests), ("wasm", 3, 0));
+    for (body, status) in [("t", 500), ("l", 504), ("m", 500), ("", 200), ("t", 500)] {
+        let resp = call(&h, Req::post("/app", body)).await;
+        assert_eq!(resp.status, status, "{body:?}");
+    }
+    let h = h.named("site /app");
+    let got = report(&h);
+    assert_eq!(got.name, "site /app");
+    assert_eq!((got.busy, got.requests), (0, 5), "{got:?}");
+    assert_eq!(
+        got.failures,
+        [("trap", 2), ("timeout", 1), ("memory", 1)],
+        "{got:?}"
+    );
+    assert!(got.workers.is_empty());
+}

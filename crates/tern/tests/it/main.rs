@@ -10,6 +10,7 @@ mod hardening;
 mod lifecycle;
 mod listeners;
 mod logs;
+mod observe;
 mod persistent;
 mod rules;
 mod static_matrix;

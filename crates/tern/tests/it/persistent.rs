@@ -96,7 +96,7 @@ fn fcgi_config(app: &str, procs: usize) -> String {
 }
 
 /// tern's own binary under the demo's FastCGI name, in `dir`.
-fn fastcgi_app(dir: &Path) -> String {
+pub(crate) fn fastcgi_app(dir: &Path) -> String {
     let app = dir.join("hello.fcgi");
     std::fs::hard_link(BIN, &app)
         .or_else(|_| std::fs::copy(BIN, &app).map(|_| ()))

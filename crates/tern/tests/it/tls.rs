@@ -248,7 +248,8 @@ fn modern_offers_tls13_only() {
 #[test]
 fn sessions_resume_over_tls12_and_tls13() {
     let (dir, _) = site_for_a(b"x");
-    let t = Tern::start_in(BIN, &tls_config(&["a"], "", "", ""), dir);
+    let admin = "[admin]\nlisten = \"127.0.0.1:0\"\nactivity_history = false\n";
+    let t = Tern::start_in(BIN, &tls_config(&["a"], "", admin, ""), dir);
     for version in ["-tls1_2", "-tls1_3"] {
         let session = t.file(&format!("session{version}"));
         let session = session.to_string_lossy();
@@ -285,6 +286,21 @@ fn sessions_resume_over_tls12_and_tls13() {
             "{version}: not resumed:\n{text}"
         );
     }
+    // A client that does not speak TLS, then the count of each kind.
+    let plain = super::request(t.addr(), b"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n").unwrap();
+    assert_eq!(plain.status, 400);
+    let text = super::observe::admin_get(t.admin_addr(), "/metrics", None).text();
+    let count = |result: &str| {
+        let line = format!("tern_tls_handshakes_total{{result=\"{result}\"}} ");
+        text.lines()
+            .find_map(|l| l.strip_prefix(line.as_str()))
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or_else(|| panic!("no {line} in\n{text}"))
+    };
+    assert_eq!(
+        (count("full"), count("resumed"), count("failed")),
+        (2, 2, 1)
+    );
 }
 
 #[test]

@@ -1,0 +1,377 @@
+//! The binary's side of observability: the admin listener bound and run,
+//! the [`Source`] that reports the server's parts to it (only the binary
+//! reaches the file cache, the pools and the access log), readiness, and
+//! the two clients of the admin listener: `tern healthcheck` and
+//! `tern watch`.
+
+use std::io::{Read as _, Write as _};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use anyhow::Context as _;
+use tern_config::{AdminConfig, ListenAddr};
+use tern_observe::admin::{Admin, AdminListener};
+use tern_observe::parts::{CacheFigures, LogFigures, Parts, Readiness, Source};
+use tern_observe::Observer;
+use tern_server::ServerHandle;
+use tern_static::FileCache;
+
+/// The admin listener's address when none is given: where `tern
+/// healthcheck` and `tern watch` look.
+pub(crate) const DEFAULT_ADMIN: &str = "127.0.0.1:9180";
+
+/// What the admin listener reports that changes with each configuration.
+#[derive(Debug)]
+pub(crate) struct Loaded {
+    pub(crate) generation: u64,
+    pub(crate) at: SystemTime,
+    pub(crate) cache: Option<Arc<FileCache>>,
+}
+
+/// The binary's state as the admin listener sees it.
+#[derive(Debug)]
+pub(crate) struct State {
+    pub(crate) handle: ServerHandle,
+    pub(crate) started: SystemTime,
+    pub(crate) workers: usize,
+    pub(crate) listeners: Vec<String>,
+    pub(crate) loaded: Mutex<Loaded>,
+    /// Set on SIGTERM/SIGINT: readiness answers 503 from then on.
+    pub(crate) stopping: AtomicBool,
+}
+
+impl State {
+    /// A configuration (re)loaded.
+    pub(crate) fn loaded(&self, cache: Option<Arc<FileCache>>) {
+        let mut l = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
+        l.generation += 1;
+        l.at = SystemTime::now();
+        l.cache = cache;
+    }
+
+    fn pools(&self) -> Vec<tern_handler::PoolReport> {
+        let site = self.handle.site();
+        let mut pools = Vec::new();
+        for routes in site.router.sites() {
+            for h in routes.handlers() {
+                h.report(&mut pools);
+            }
+        }
+        pools
+    }
+}
+
+/// The admin pages for the routes that mount them on a site: set once
+/// the server exists (the routes are built before it).
+pub(crate) type AdminCell = Arc<std::sync::OnceLock<Arc<Admin>>>;
+
+/// A site's `handler = "admin"` route.
+#[derive(Debug)]
+pub(crate) struct Mounted(pub(crate) AdminCell);
+
+impl tern_handler::Handler for Mounted {
+    fn call(&self, ex: tern_handler::Exchange) -> tern_handler::HandlerFuture {
+        let Some(admin) = self.0.get() else {
+            return Box::pin(async {
+                tern_handler::error_response(http::StatusCode::SERVICE_UNAVAILABLE)
+            });
+        };
+        let (base, rest) = ex.route.pattern.split(&ex.path);
+        let base = base.trim_end_matches('/');
+        let rest = if rest.is_empty() { "/" } else { rest };
+        let target = match ex.request.uri().query() {
+            Some(q) => format!("{rest}?{q}"),
+            None => rest.to_owned(),
+        };
+        let resp = match target.parse::<http::Uri>() {
+            Ok(uri) => admin
+                .answer(ex.request.method(), &uri, ex.request.headers(), base)
+                .map(tern_handler::ResponseBody::stream),
+            Err(_) => tern_handler::error_response(http::StatusCode::NOT_FOUND),
+        };
+        Box::pin(async move { resp })
+    }
+
+    fn kind(&self) -> &'static str {
+        "admin"
+    }
+}
+
+/// [`State`] shared with the admin listener.
+#[derive(Debug)]
+pub(crate) struct Shared(pub(crate) Arc<State>);
+
+impl Source for Shared {
+    fn parts(&self) -> Parts {
+        let s = &self.0;
+        let (generation, loaded, cache) = {
+            let l = s.loaded.lock().unwrap_or_else(|e| e.into_inner());
+            (l.generation, l.at, l.cache.clone())
+        };
+        let site = s.handle.site();
+        Parts {
+            generation,
+            loaded,
+            started: s.started,
+            workers: s.workers,
+            listeners: s.listeners.clone(),
+            cache: cache.map(|c| {
+                let st = c.stats();
+                CacheFigures {
+                    hits: st.hits,
+                    misses: st.misses,
+                    evictions: st.evictions,
+                    entries: st.entries,
+                    bytes: st.bytes,
+                }
+            }),
+            pools: s.pools(),
+            access_log: site.sinks.access_log.as_ref().map(|l| {
+                let c = l.counts();
+                LogFigures {
+                    path: l.path().display().to_string(),
+                    lines: c.lines,
+                    lost: c.lost,
+                }
+            }),
+        }
+    }
+
+    fn readiness(&self) -> Readiness {
+        let s = &self.0;
+        if s.stopping.load(Ordering::Acquire) {
+            return Readiness::NotReady("shutting down".into());
+        }
+        if !s.handle.serving() {
+            return Readiness::NotReady("the listeners are not accepting yet".into());
+        }
+        for p in s.pools() {
+            let ready = p.idle + p.busy;
+            if p.backing_off && ready == 0 {
+                return Readiness::NotReady(format!(
+                    "pool {}: no worker, and starting them fails (backing off)",
+                    p.name
+                ));
+            }
+            if ready < p.min_ready {
+                return Readiness::NotReady(format!(
+                    "pool {}: {ready} of {} workers ready",
+                    p.name, p.min_ready
+                ));
+            }
+        }
+        Readiness::Ready
+    }
+}
+
+/// The observer for `admin`'s settings.
+pub(crate) fn observer(admin: &AdminConfig) -> Arc<Observer> {
+    Arc::new(Observer {
+        metrics: tern_observe::metrics::Metrics::new(
+            &admin.duration_buckets,
+            admin.request_history,
+        ),
+        watch: Default::default(),
+    })
+}
+
+/// Binds the admin listener (on the calling runtime).
+pub(crate) fn bind(addr: &ListenAddr) -> anyhow::Result<AdminListener> {
+    match addr {
+        ListenAddr::Tcp(a) => {
+            let l =
+                std::net::TcpListener::bind(a).with_context(|| format!("admin listener {a}"))?;
+            l.set_nonblocking(true)?;
+            Ok(AdminListener::Tcp(tokio::net::TcpListener::from_std(l)?))
+        }
+        ListenAddr::Unix(p) => {
+            remove_stale_socket(p);
+            let l = std::os::unix::net::UnixListener::bind(p)
+                .with_context(|| format!("admin listener unix:{}", p.display()))?;
+            l.set_nonblocking(true)?;
+            Ok(AdminListener::Unix(tokio::net::UnixListener::from_std(l)?))
+        }
+    }
+}
+
+/// Removes a socket file left by a process that is gone (only a socket:
+/// never a regular file someone named by mistake).
+fn remove_stale_socket(p: &std::path::Path) {
+    use std::os::unix::fs::FileTypeExt as _;
+    if std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_socket())
+        && std::os::unix::net::UnixStream::connect(p).is_err()
+    {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+/// The admin listener's pages.
+pub(crate) fn admin(observer: Arc<Observer>, state: Arc<State>, cfg: &AdminConfig) -> Arc<Admin> {
+    Arc::new(Admin::new(
+        observer,
+        Box::new(Shared(state)),
+        cfg.allow.clone(),
+        cfg.activity_file.as_deref(),
+    ))
+}
+
+/// Arguments of `tern healthcheck`.
+#[derive(clap::Args, Debug)]
+pub(crate) struct HealthArgs {
+    /// The admin listener (IP:PORT or unix:PATH).
+    #[arg(long, default_value = DEFAULT_ADMIN)]
+    admin: String,
+    /// Ask whether the process serves (`/healthz`) rather than whether it
+    /// is ready for traffic (`/readyz`).
+    #[arg(long)]
+    live: bool,
+}
+
+/// `tern healthcheck`: exit 0 when the admin listener answers 200.
+pub(crate) fn healthcheck(args: &HealthArgs) -> ExitCode {
+    let path = if args.live { "/healthz" } else { "/readyz" };
+    // (A probe of a site's mounted pages goes through that site's rules;
+    // this one asks the admin listener.)
+    match get(&args.admin, path, Some(Duration::from_secs(3))) {
+        Ok(mut r) => {
+            let mut body = String::new();
+            let _ = r.stream.read_to_string(&mut body);
+            let status = r.status;
+            let text = body.trim();
+            if status == 200 {
+                println!("{text}");
+                ExitCode::SUCCESS
+            } else {
+                eprintln!("tern healthcheck: {status}: {text}");
+                ExitCode::FAILURE
+            }
+        }
+        Err(e) => {
+            eprintln!("tern healthcheck: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Arguments of `tern watch`.
+#[derive(clap::Args, Debug)]
+pub(crate) struct WatchArgs {
+    /// The admin listener (IP:PORT or unix:PATH).
+    #[arg(long, default_value = DEFAULT_ADMIN)]
+    admin: String,
+    /// Only requests whose path matches this glob (`/app/**`).
+    #[arg(long)]
+    path: Option<String>,
+    /// Only requests from this address or network (`10.0.0.0/8`).
+    #[arg(long)]
+    client: Option<String>,
+    /// Only requests whose status is in this range (`500`, `400-499`,
+    /// `5xx`); their events are shown when they end.
+    #[arg(long)]
+    status: Option<String>,
+}
+
+/// `tern watch`: prints one line per phase of each matching request until
+/// interrupted.
+pub(crate) fn watch(args: &WatchArgs) -> ExitCode {
+    let mut query = String::from("text");
+    for (k, v) in [
+        ("path", &args.path),
+        ("client", &args.client),
+        ("status", &args.status),
+    ] {
+        if let Some(v) = v {
+            query.push_str(&format!(
+                "&{k}={}",
+                percent_encoding::utf8_percent_encode(v, percent_encoding::NON_ALPHANUMERIC)
+            ));
+        }
+    }
+    let r = match get(&args.admin, &format!("/watch?{query}"), None) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("tern watch: {e:#}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut stream = r.stream;
+    if r.status != 200 {
+        let mut body = String::new();
+        let _ = stream.read_to_string(&mut body);
+        eprintln!("tern watch: {}: {}", r.status, body.trim());
+        return ExitCode::FAILURE;
+    }
+    let mut out = std::io::stdout().lock();
+    let mut buf = [0u8; 8192];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => return ExitCode::SUCCESS,
+            Ok(n) => {
+                if out.write_all(&buf[..n]).and_then(|()| out.flush()).is_err() {
+                    return ExitCode::SUCCESS;
+                }
+            }
+            Err(e) => {
+                eprintln!("tern watch: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+}
+
+/// A response's status, and the stream positioned at its body.
+struct Got {
+    status: u16,
+    stream: Box<dyn ReadWrite>,
+}
+
+/// A blocking HTTP/1.0 GET (HTTP/1.0: the body ends when the connection
+/// does, with no chunked framing to undo).
+fn get(admin: &str, path: &str, timeout: Option<Duration>) -> anyhow::Result<Got> {
+    let addr: ListenAddr = admin.parse().with_context(|| format!("--admin {admin}"))?;
+    let request = format!("GET {path} HTTP/1.0\r\nHost: tern-admin\r\n\r\n");
+    let mut stream: Box<dyn ReadWrite> = match &addr {
+        ListenAddr::Tcp(a) => {
+            let s = match timeout {
+                Some(t) => std::net::TcpStream::connect_timeout(a, t),
+                None => std::net::TcpStream::connect(a),
+            }
+            .with_context(|| format!("connecting to the admin listener {a}"))?;
+            s.set_read_timeout(timeout)?;
+            Box::new(s)
+        }
+        ListenAddr::Unix(p) => {
+            let s = std::os::unix::net::UnixStream::connect(p).with_context(|| {
+                format!("connecting to the admin listener unix:{}", p.display())
+            })?;
+            s.set_read_timeout(timeout)?;
+            Box::new(s)
+        }
+    };
+    stream.write_all(request.as_bytes())?;
+    // The head, byte by byte up to its blank line: the body that follows
+    // is the caller's to read.
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if stream.read(&mut byte)? == 0 {
+            anyhow::bail!("the admin listener closed the connection before answering");
+        }
+        head.push(byte[0]);
+        if head.len() > 16 * 1024 {
+            anyhow::bail!("the admin listener's answer has no end of head");
+        }
+    }
+    let text = String::from_utf8_lossy(&head);
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .context("the admin listener's answer has no status")?;
+    Ok(Got { status, stream })
+}
+
+trait ReadWrite: std::io::Read + std::io::Write {}
+impl<T: std::io::Read + std::io::Write> ReadWrite for T {}
