@@ -26,7 +26,9 @@ use tokio::time::Sleep;
 
 use crate::output::{held_back, room, Chunk};
 use crate::persist::{Broken, Downstream, Event, Upstream};
-use crate::session::{client_gone, cut_off_stream, respond, send, Started, StderrLog, SETTLE};
+use crate::session::{
+    client_gone, cut_off_stream, respond, send, slow_phase, Started, StderrLog, SETTLE,
+};
 use crate::Error;
 
 /// What the driver needs to know about the request.
@@ -188,13 +190,7 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
             }
             () = until(&mut slow), if slow.is_some() => {
                 slow = None;
-                let phase = if !fed {
-                    "sending it the request body"
-                } else if start.is_some() {
-                    "waiting for its response head"
-                } else {
-                    "streaming its response"
-                };
+                let phase = slow_phase(fed, start.is_none());
                 let worker = s.worker.map_or_else(|| "an external worker".to_owned(), |p| format!("worker pid {p}"));
                 tracing::warn!(
                     id = %s.id,

@@ -140,13 +140,7 @@ pub(crate) async fn drive(
             () = &mut feeding, if !fed => fed = true,
             () = async { slow.as_mut().expect("guarded").as_mut().await }, if slow.is_some() => {
                 slow = None;
-                let phase = if !fed {
-                    "sending it the request body"
-                } else if start.is_some() {
-                    "waiting for its response head"
-                } else {
-                    "streaming its response"
-                };
+                let phase = slow_phase(fed, start.is_none());
                 let pid = child.id().map_or_else(|| "?".to_owned(), |p| p.to_string());
                 tracing::warn!(
                     id = %s.id,
@@ -472,6 +466,18 @@ impl StderrLog {
         let text = printable(line);
         tracing::warn!(%id, %script, "{kind} stderr: {text}");
         self.last = text;
+    }
+}
+
+/// Where a slow request is, for its log line: `fed` the whole body to
+/// the script, `answered` the head to the client.
+pub(crate) fn slow_phase(fed: bool, answered: bool) -> &'static str {
+    if !fed {
+        "sending it the request body"
+    } else if !answered {
+        "waiting for its response head"
+    } else {
+        "streaming its response"
     }
 }
 

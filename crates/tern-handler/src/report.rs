@@ -45,6 +45,12 @@ pub struct PoolReport {
     /// Requests that failed in the handler, by cause (`"timeout"`,
     /// `"trap"`, `"memory"`): counters, for the causes the kind has.
     pub failures: Vec<(&'static str, u64)>,
+    /// Whether readiness waits for this pool's first `min_ready` workers:
+    /// true for the pools the configuration makes at start, false for
+    /// pools made on demand (a CGIplus script's on its first request),
+    /// which would turn a server unready whenever a new script is asked
+    /// for.
+    pub gates_readiness: bool,
     /// Whether the pool waits after failures before it starts workers again.
     pub backing_off: bool,
     /// The time requests waited for a worker: cumulative counts per bucket

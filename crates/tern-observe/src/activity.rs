@@ -130,13 +130,20 @@ pub enum ActivityError {
         #[source]
         source: io::Error,
     },
+    /// Another process holds the file (a tern still stopping beside its
+    /// replacement): two writers would overwrite each other's minutes.
+    #[error("activity history {}: another process has it open", path.display())]
+    Locked {
+        /// The history file.
+        path: PathBuf,
+    },
 }
 
 impl ActivityError {
     /// The history file the error is about.
     pub fn path(&self) -> &Path {
         match self {
-            ActivityError::Io { path, .. } => path,
+            ActivityError::Io { path, .. } | ActivityError::Locked { path } => path,
         }
     }
 }
@@ -205,6 +212,7 @@ impl History {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return create(path),
             Err(e) => return Err(io_error(path, "opening")(e)),
         };
+        lock(&file, path)?;
         let len = file.metadata().map_err(io_error(path, "reading"))?.len();
         // The size is checked before reading so a large foreign file is not
         // read into memory.
@@ -330,9 +338,17 @@ fn create(path: &Path) -> Result<History, ActivityError> {
         file.write_all(&header())?;
         file.set_len(FILE_SIZE as u64)?;
         file.sync_all()?;
-        fs::rename(&tmp, path)?;
         Ok(file)
     })();
+    // Locked before it takes the history's name, so that no other process
+    // can open it unlocked in between.
+    let result = result.and_then(|file| {
+        if !try_lock(&file)? {
+            return Err(io::Error::new(io::ErrorKind::WouldBlock, "locked"));
+        }
+        fs::rename(&tmp, path)?;
+        Ok(file)
+    });
     match result {
         Ok(file) => {
             let mut history = History::in_memory();
@@ -350,16 +366,48 @@ fn create(path: &Path) -> Result<History, ActivityError> {
     }
 }
 
+/// Takes `file`'s exclusive lock (held while the file is open), or
+/// [`ActivityError::Locked`].
+fn lock(file: &File, path: &Path) -> Result<(), ActivityError> {
+    match try_lock(file) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(ActivityError::Locked {
+            path: path.to_path_buf(),
+        }),
+        Err(e) => Err(io_error(path, "locking")(e)),
+    }
+}
+
+/// Whether `file`'s exclusive advisory lock was taken (false: another
+/// process holds it).
+fn try_lock(file: &File) -> io::Result<bool> {
+    use rustix::fs::{flock, FlockOperation};
+    match flock(file, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(true),
+        Err(rustix::io::Errno::WOULDBLOCK) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// Builds the history from a whole file whose header was checked.
 fn load(path: &Path, file: File, buf: &[u8]) -> Result<History, ActivityError> {
     let mut history = History::in_memory();
+    // A minute later than now (written while the clock was ahead) would
+    // keep its slot from being written until that minute came: cleared.
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(u64::MAX, |d| d.as_secs() / 60);
     let slots = buf[HEADER_SIZE..].chunks_exact(SLOT_SIZE);
     for (index, bytes) in slots.enumerate() {
         if bytes.iter().all(|&b| b == 0) {
             continue;
         }
         match decode_slot(bytes) {
-            Some(slot) if slot.minute != 0 && slot_index(slot.minute) == index => {
+            Some(slot)
+                if slot.minute != 0
+                    && slot_index(slot.minute) == index
+                    && slot.minute <= now.saturating_add(1) =>
+            {
                 history.latest = Some(history.latest.map_or(slot.minute, |l| l.max(slot.minute)));
                 history.slots[index] = slot;
             }
@@ -450,6 +498,23 @@ fn fnv1a(bytes: &[u8]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_second_process_finds_the_file_locked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("activity.bin");
+        let first = History::open(&path).unwrap();
+        // Another open file description, as another process would have.
+        match History::open(&path) {
+            Err(ActivityError::Locked { path: p }) => assert_eq!(p, path),
+            other => panic!("{other:?}"),
+        }
+        drop(first);
+        assert!(
+            History::open(&path).is_ok(),
+            "free once the first is closed"
+        );
+    }
 
     fn sample(status: usize, n: u32) -> Minute {
         let mut m = Minute::default();

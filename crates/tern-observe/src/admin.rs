@@ -28,7 +28,7 @@ use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
-use crate::activity::{History, Minute, MINUTES};
+use crate::activity::{ActivityError, History, Minute, MINUTES};
 use crate::expose::Format;
 use crate::page::Status;
 use crate::parts::{Readiness, Source};
@@ -45,20 +45,84 @@ const MAX_HOURS: u64 = (MINUTES / 60) as u64;
 
 /// The admin pages' state.
 pub struct Admin {
-    observer: Arc<Observer>,
+    observer: &'static Observer,
     source: Box<dyn Source>,
     /// Networks served besides loopback.
     allow: Vec<ipnet::IpNet>,
-    history: Mutex<History>,
-    persistent: bool,
+    history: Mutex<Kept>,
+    /// The minute a refused client was last logged.
+    refused_at: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for Admin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Admin")
             .field("allow", &self.allow)
-            .field("persistent", &self.persistent)
             .finish_non_exhaustive()
+    }
+}
+
+/// The activity history, and whether it is in its file.
+#[derive(Debug)]
+struct Kept {
+    history: History,
+    /// Whether `history` is its file (else it is in memory).
+    persistent: bool,
+    /// The file, while another process holds it: tried again each minute.
+    waiting: Option<std::path::PathBuf>,
+}
+
+impl Kept {
+    /// Opens the history's file; on failure, logs it and keeps (or goes
+    /// on keeping) the history in memory.
+    fn open(&mut self, path: &Path) {
+        match History::open(path) {
+            Ok(mut h) => {
+                if let Some(aside) = h.set_aside() {
+                    tracing::warn!(
+                        "activity history {}: not a history file; set aside as {} and started anew",
+                        path.display(),
+                        aside.display()
+                    );
+                }
+                if h.cleared_slots() > 0 {
+                    tracing::warn!(
+                        "activity history {}: {} minutes were torn (a crash while writing) or lay in the future, and are cleared",
+                        path.display(),
+                        h.cleared_slots()
+                    );
+                }
+                // Minutes kept in memory while the file was held elsewhere.
+                if let Some(latest) = self.history.latest() {
+                    let first = latest.saturating_sub(MINUTES as u64 - 1);
+                    for (i, m) in self.history.range(first, latest + 1).iter().enumerate() {
+                        if *m != Minute::default() {
+                            if let Err(e) = h.record(first + i as u64, m) {
+                                tracing::error!("{e}");
+                                break;
+                            }
+                        }
+                    }
+                }
+                if self.waiting.take().is_some() {
+                    tracing::info!("activity history {}: opened", path.display());
+                }
+                self.history = h;
+                self.persistent = true;
+            }
+            Err(e @ ActivityError::Locked { .. }) => {
+                if self.waiting.is_none() {
+                    tracing::warn!(
+                        "{e}; the activity history is kept in memory until it can be opened (tried each minute)"
+                    );
+                }
+                self.waiting = Some(path.to_owned());
+            }
+            Err(e) => {
+                tracing::error!("{e}; the activity history is kept in memory only");
+                self.waiting = None;
+            }
+        }
     }
 }
 
@@ -82,43 +146,25 @@ impl Admin {
     /// cannot be opened is logged and the history kept in memory: the
     /// server still starts.
     pub fn new(
-        observer: Arc<Observer>,
+        observer: &'static Observer,
         source: Box<dyn Source>,
         allow: Vec<ipnet::IpNet>,
         activity_file: Option<&Path>,
     ) -> Admin {
-        let (history, persistent) = match activity_file {
-            None => (History::in_memory(), false),
-            Some(path) => match History::open(path) {
-                Ok(h) => {
-                    if let Some(aside) = h.set_aside() {
-                        tracing::warn!(
-                            "activity history {}: not a history file; set aside as {} and started anew",
-                            path.display(),
-                            aside.display()
-                        );
-                    }
-                    if h.cleared_slots() > 0 {
-                        tracing::warn!(
-                            "activity history {}: {} minutes were torn (a crash while writing) and are cleared",
-                            path.display(),
-                            h.cleared_slots()
-                        );
-                    }
-                    (h, true)
-                }
-                Err(e) => {
-                    tracing::error!("{e}; the activity history is kept in memory only");
-                    (History::in_memory(), false)
-                }
-            },
+        let mut kept = Kept {
+            history: History::in_memory(),
+            persistent: false,
+            waiting: None,
         };
+        if let Some(path) = activity_file {
+            kept.open(path);
+        }
         Admin {
             observer,
             source,
             allow,
-            history: Mutex::new(history),
-            persistent,
+            history: Mutex::new(kept),
+            refused_at: Default::default(),
         }
     }
 
@@ -139,7 +185,7 @@ impl Admin {
                 Ok((io, peer)) => {
                     if let Some(ip) = peer {
                         if !self.admits(ip) {
-                            tracing::warn!(peer = %ip, "admin listener: refused a client outside loopback and [admin] allow");
+                            self.refused_log(ip);
                             tokio::spawn(refuse(io));
                             continue;
                         }
@@ -175,39 +221,53 @@ impl Admin {
     }
 
     fn admits(&self, ip: IpAddr) -> bool {
-        let ip = match ip {
-            IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
-            v4 => v4,
-        };
+        let ip = ip.to_canonical();
         ip.is_loopback() || self.allow.iter().any(|n| n.contains(&ip))
+    }
+
+    /// Logs a refused client: the first each minute (a flood of them
+    /// must not flood the log).
+    fn refused_log(&self, ip: IpAddr) {
+        let minute = unix_secs() / 60;
+        if self
+            .refused_at
+            .swap(minute, std::sync::atomic::Ordering::Relaxed)
+            != minute
+        {
+            tracing::warn!(peer = %ip, "admin listener: refused a client outside loopback and [admin] allow (more this minute are not logged)");
+        }
     }
 
     /// Every minute, the requests finished in it go into the history.
     async fn keep_minutes(self: Arc<Self>, stop: CancellationToken) {
         loop {
-            let now = unix_secs();
-            let next = (now / 60 + 1) * 60;
-            let wait = Duration::from_secs(next - now);
+            // To the millisecond: requests finished in the time a late
+            // timer would take count in the next minute.
+            let now = unix_millis();
+            let next = (now / 60_000 + 1) * 60_000;
+            let wait = Duration::from_millis(next - now);
             tokio::select! {
                 _ = tokio::time::sleep(wait) => {}
                 _ = stop.cancelled() => {
-                    self.record_minute(unix_secs() / 60);
+                    self.record_minute(unix_millis() / 60_000);
                     return;
                 }
             }
             // The minute just ended.
-            self.record_minute(next / 60 - 1);
+            self.record_minute(next / 60_000 - 1);
         }
     }
 
     fn record_minute(&self, minute: u64) {
         let m = self.observer.metrics.take_minute();
-        if m == Minute::default() {
-            return;
+        let mut k = self.history.lock().unwrap_or_else(|e| e.into_inner());
+        if m != Minute::default() {
+            if let Err(e) = k.history.record(minute, &m) {
+                tracing::error!("{e}");
+            }
         }
-        let mut h = self.history.lock().unwrap_or_else(|e| e.into_inner());
-        if let Err(e) = h.record(minute, &m) {
-            tracing::error!("{e}");
+        if let Some(path) = k.waiting.clone() {
+            k.open(&path);
         }
     }
 
@@ -281,11 +341,10 @@ impl Admin {
             .clamp(1, MAX_HOURS);
         let now_minute = unix_secs() / 60;
         let first = now_minute + 1 - hours * 60;
-        let mut minutes = self
-            .history
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .range(first, now_minute + 1);
+        let (mut minutes, persistent) = {
+            let k = self.history.lock().unwrap_or_else(|e| e.into_inner());
+            (k.history.range(first, now_minute + 1), k.persistent)
+        };
         // The running minute, not yet recorded.
         if let Some(last) = minutes.last_mut() {
             last.add(&self.observer.metrics.peek_minute());
@@ -300,7 +359,7 @@ impl Admin {
             minutes: &minutes,
             first_minute: first,
             recent: &recent,
-            persistent: self.persistent,
+            persistent,
         };
         if has(query, "json") {
             return json(&status.json());
@@ -378,7 +437,10 @@ fn events(watcher: Watcher, lines: bool) -> Body {
                     Bytes::from(format!("event: {}\ndata: {data}\n\n", phase_name(&e)))
                 }
                 Ok(None) => return None,
-                Err(_) if lines => Bytes::new(),
+                // An empty line (which `tern watch` skips): an empty chunk
+                // would never be written, and a client gone away never
+                // noticed.
+                Err(_) if lines => Bytes::from_static(b"\n"),
                 Err(_) => Bytes::from_static(b": ping\n\n"),
             };
             Some((Ok(Frame::data(chunk)), (w, None)))
@@ -427,9 +489,13 @@ async fn refuse(io: Box<dyn Io>) {
 }
 
 fn unix_secs() -> u64 {
+    unix_millis() / 1000
+}
+
+fn unix_millis() -> u64 {
     SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 fn full(s: impl Into<Bytes>) -> Body {

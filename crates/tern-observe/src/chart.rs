@@ -455,8 +455,9 @@ fn num(v: f64) -> String {
     }
 }
 
-/// Text made safe for SVG content and attribute values.
-fn escape(s: &str) -> String {
+/// Text made safe for SVG and HTML content and attribute values (the
+/// status page uses it too).
+pub(crate) fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

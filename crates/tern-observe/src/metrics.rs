@@ -172,7 +172,9 @@ type Key = (RouteLabel, MethodLabel, u16);
 /// What a thread's requests wrote, under its shard's lock.
 #[derive(Debug, Default)]
 struct Tally {
-    series: HashMap<Key, Series>,
+    /// hashbrown's hasher: the key is three small integers, hashed on every
+    /// request (std's SipHash costs several times more).
+    series: hashbrown::HashMap<Key, Series>,
     /// Per-minute totals for the activity history, since the last take.
     minute: Minute,
     /// The thread's last requests, oldest first.
@@ -210,6 +212,10 @@ pub struct Recent {
     pub total: f64,
     /// The worker process, for scripts.
     pub worker: Option<u32>,
+    /// The route's label: `site`, `route` and `handler` are filled from
+    /// it when the history is read, not on the request's way.
+    #[serde(skip)]
+    label: RouteLabel,
 }
 
 /// The longest target the request history keeps.
@@ -232,11 +238,12 @@ impl Recent {
             first_byte: None,
             total: 0.0,
             worker: None,
+            label: RouteLabel::NONE,
         }
     }
 
     /// Overwrites this entry with `f`, keeping the target's buffer.
-    fn fill(&mut self, f: &Finished<'_>, names: RouteNames) {
+    fn fill(&mut self, f: &Finished<'_>) {
         self.id = f.id;
         self.time =
             f.at.duration_since(SystemTime::UNIX_EPOCH)
@@ -249,9 +256,7 @@ impl Recent {
             cut -= 1;
         }
         self.target.push_str(&f.target[..cut]);
-        self.site = names.site;
-        self.route = names.route;
-        self.handler = names.handler;
+        self.label = f.route;
         self.status = f.status;
         self.bytes = f.response_bytes;
         self.queue_wait = f.queue_wait.map(|d| d.as_secs_f64());
@@ -419,9 +424,6 @@ impl Metrics {
     /// A request finished (whatever thread began it).
     pub fn finish(&self, f: &Finished<'_>) {
         let bounds = &self.time_bounds;
-        // Names are looked up outside the shard's lock (a scrape never
-        // waits on the routes' lock while holding a shard's).
-        let names = (self.recent > 0).then(|| self.route_names(f.route));
         self.with_shard(|s| {
             s.active.fetch_sub(1, Ordering::Relaxed);
             let mut t = lock(&s.tally);
@@ -449,7 +451,7 @@ impl Metrics {
                 .position(|b| secs <= *b)
                 .unwrap_or(LATENCY_BOUNDS.len());
             m.latency[i] = m.latency[i].saturating_add(1);
-            if let Some(names) = names {
+            if self.recent > 0 {
                 // Each thread keeps the whole count: the history merges
                 // the threads' newest, and one busy thread must not cut
                 // the history short.
@@ -458,7 +460,7 @@ impl Metrics {
                 } else {
                     Recent::empty()
                 };
-                entry.fill(f, names);
+                entry.fill(f);
                 t.recent.push_back(entry);
             }
         });
@@ -473,17 +475,25 @@ impl Metrics {
         }
         all.sort_by(|a, b| b.time.total_cmp(&a.time).then(b.id.cmp(&a.id)));
         all.truncate(self.recent);
+        let routes = lock(&self.routes);
+        for r in &mut all {
+            let names = &routes.names[r.label.0 as usize];
+            r.site = names.site.clone();
+            r.route = names.route.clone();
+            r.handler = names.handler;
+        }
         all
     }
 
-    /// A connection was accepted (or handed to this thread).
-    pub fn connection_opened(&self, accepted: bool) {
-        self.with_shard(|s| {
-            s.open.fetch_add(1, Ordering::Relaxed);
-            if accepted {
-                s.accepted.fetch_add(1, Ordering::Relaxed);
-            }
-        });
+    /// A connection was accepted, on the thread that accepted it.
+    pub fn connection_accepted(&self) {
+        self.with_shard(|s| s.accepted.fetch_add(1, Ordering::Relaxed));
+    }
+
+    /// A connection is served on this thread from now (accepted here, or
+    /// handed or moved here).
+    pub fn connection_opened(&self) {
+        self.with_shard(|s| s.open.fetch_add(1, Ordering::Relaxed));
     }
 
     /// A connection closed (or left this thread for another).
@@ -520,14 +530,20 @@ impl Metrics {
                     }
                 }
             }
-            snap.threads.push(ThreadFigures {
+            let f = ThreadFigures {
                 thread: s.thread.clone(),
                 active: s.active.load(Ordering::Relaxed),
                 open: s.open.load(Ordering::Relaxed),
                 accepted: s.accepted.load(Ordering::Relaxed),
                 refused: s.refused.load(Ordering::Relaxed),
                 handshakes: [0, 1, 2].map(|i| s.handshakes[i].load(Ordering::Relaxed)),
-            });
+            };
+            // Threads of one name (a pool's, a name given twice) are one
+            // row: a label set may appear once in a scrape.
+            match snap.threads.iter_mut().find(|t| t.thread == f.thread) {
+                Some(t) => t.add(&f),
+                None => snap.threads.push(f),
+            }
         }
         snap
     }
@@ -580,6 +596,26 @@ pub struct ThreadFigures {
     pub refused: u64,
     /// TLS handshakes: full, resumed, failed.
     pub handshakes: [u64; 3],
+}
+
+impl ThreadFigures {
+    fn add(&mut self, o: &ThreadFigures) {
+        self.active += o.active;
+        self.open += o.open;
+        self.accepted += o.accepted;
+        self.refused += o.refused;
+        for (a, b) in self.handshakes.iter_mut().zip(o.handshakes) {
+            *a += b;
+        }
+    }
+
+    /// Connections open, and of them those with a request in flight (the
+    /// rest wait between requests): both clamped to sense while the
+    /// counts of a moving connection settle.
+    pub fn open_active(&self) -> (i64, i64) {
+        let open = self.open.max(0);
+        (open, self.active.clamp(0, open))
+    }
 }
 
 impl Snapshot {
@@ -703,8 +739,10 @@ mod tests {
     #[test]
     fn connections_are_counted_per_thread() {
         let m = Metrics::default();
-        m.connection_opened(true);
-        m.connection_opened(true);
+        m.connection_accepted();
+        m.connection_opened();
+        m.connection_accepted();
+        m.connection_opened();
         m.connection_closed();
         m.connection_refused();
         let s = m.snapshot();

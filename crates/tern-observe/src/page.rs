@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use tern_handler::PoolReport;
 
 use crate::activity::Minute;
-use crate::chart::{self, Chart, Series};
+use crate::chart::{self, escape as esc, Chart, Series};
 use crate::metrics::{Recent, Snapshot};
 use crate::parts::Parts;
 use crate::process::{self, Process};
@@ -258,8 +258,7 @@ impl Status<'_> {
         let mut threads: Vec<_> = self.snapshot.threads.iter().collect();
         threads.sort_by(|a, b| a.thread.cmp(&b.thread));
         for t in threads {
-            let open = t.open.max(0);
-            let active = t.active.clamp(0, open);
+            let (open, active) = t.open_active();
             let _ = write!(
                 h,
                 "<tr><td>{}</td><td>{open}</td><td>{active}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -478,22 +477,6 @@ fn span(secs: f64) -> String {
     }
 }
 
-/// Text made safe for HTML.
-fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;background:#fff}\
 h1{margin:0}h2{margin:1.4em 0 .3em;font-size:1.15em}h3{font-size:1em}\
 .sub{color:#666;margin:.2em 0}\
@@ -516,13 +499,5 @@ mod tests {
         assert_eq!(span(600.0), "10 min");
         assert_eq!(span(3.0 * 3600.0 + 1200.0), "3 h 20 min");
         assert_eq!(span(2.0 * 86400.0 + 4.0 * 3600.0), "2 days 4 h");
-    }
-
-    #[test]
-    fn html_text_is_escaped() {
-        assert_eq!(
-            esc("<a href='x'>&\"</a>"),
-            "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;"
-        );
     }
 }

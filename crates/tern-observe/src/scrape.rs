@@ -213,8 +213,7 @@ fn connections(x: &mut Exposition, snap: &Snapshot) {
         "Connections open, by worker thread and state: active (a request in flight) or idle (keep-alive, between requests).",
     );
     for t in &threads {
-        let open = t.open.max(0);
-        let active = t.active.clamp(0, open);
+        let (open, active) = t.open_active();
         x.gauge(&[("worker", &t.thread), ("state", "active")], active as f64);
         x.gauge(
             &[("worker", &t.thread), ("state", "idle")],

@@ -269,6 +269,7 @@ impl Watch {
             watch: self.clone(),
             filter,
             held: HashMap::new(),
+            order: std::collections::VecDeque::new(),
             ready: std::collections::VecDeque::new(),
         })
     }
@@ -286,6 +287,9 @@ pub struct Watcher {
     filter: Filter,
     /// With a status filter: the events of requests not yet done.
     held: HashMap<u64, Vec<Arc<Event>>>,
+    /// The held requests' ids, oldest first (ids are not in order: each
+    /// worker gives out its own block of them).
+    order: std::collections::VecDeque<u64>,
     /// Events released and not yet read.
     ready: std::collections::VecDeque<Arc<Event>>,
 }
@@ -326,8 +330,13 @@ impl Watcher {
                 return Some(e);
             };
             if e.phase != Phase::Done {
-                if self.held.len() >= HELD_REQUESTS && !self.held.contains_key(&e.id) {
-                    let oldest = *self.held.keys().min().expect("full");
+                if !self.held.contains_key(&e.id) {
+                    self.order.push_back(e.id);
+                }
+                while self.held.len() >= HELD_REQUESTS && !self.held.contains_key(&e.id) {
+                    let Some(oldest) = self.order.pop_front() else {
+                        break;
+                    };
                     if let Some(lost) = self.held.remove(&oldest) {
                         self.watch
                             .dropped
@@ -338,6 +347,12 @@ impl Watcher {
                 continue;
             }
             let held = self.held.remove(&e.id).unwrap_or_default();
+            // Ids of requests done linger in the order until it is worth
+            // sweeping them out.
+            if self.order.len() > 2 * HELD_REQUESTS {
+                let live = &self.held;
+                self.order.retain(|id| live.contains_key(id));
+            }
             if e.status.is_some_and(|s| range.contains(&s)) {
                 self.ready.extend(held);
                 self.ready.push_back(e);

@@ -202,7 +202,7 @@ pub(crate) async fn serve<I: Accepted>(
         &mut conn,
         &http.activity,
         &http.cancel,
-        http.shared.observer.as_deref(),
+        http.shared.observer,
     ));
     let stream = handshake.await?;
     Box::pin(http.serve(stream, Arc::new(conn), None)).await

@@ -308,6 +308,9 @@ async fn accept(me: usize, listener: WorkerListener, w: &Workers) -> Option<Work
                 continue;
             }
         };
+        if let Some(o) = w.shared.observer {
+            o.metrics.connection_accepted();
+        }
         let client = match w.per_client.as_deref().map(|p| p.admit(&info)) {
             None => None,
             Some(Ok(guard)) => guard,
@@ -386,9 +389,9 @@ fn spawn_conn(
     let shared = w.shared.clone();
     let cancel = w.drain.clone();
     let balance = w.balance.clone();
-    let observer = shared.observer.clone();
-    if let Some(o) = &observer {
-        o.metrics.connection_opened(moved_here.is_none());
+    let observer = shared.observer;
+    if let Some(o) = observer {
+        o.metrics.connection_opened();
     }
     w.conns.spawn(async move {
         // Counted closed on this thread when it ends or moves on (the
@@ -418,7 +421,7 @@ fn spawn_conn(
 }
 
 /// Counts a connection closed when dropped.
-struct Closed(Arc<tern_observe::Observer>);
+struct Closed(&'static tern_observe::Observer);
 
 impl Drop for Closed {
     fn drop(&mut self) {

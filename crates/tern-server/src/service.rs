@@ -45,7 +45,7 @@ pub(crate) struct Shared {
     pub(crate) ports: std::sync::OnceLock<Vec<Option<u16>>>,
     /// The first site's observer (the binary keeps the same one across
     /// reloads): connections are counted here.
-    pub(crate) observer: Option<Arc<tern_observe::Observer>>,
+    pub(crate) observer: Option<&'static tern_observe::Observer>,
     /// Set once every worker listens, cleared when accepting stops.
     pub(crate) serving: std::sync::atomic::AtomicBool,
 }
@@ -81,7 +81,7 @@ impl Shared {
     pub(crate) fn new(site: Site) -> Self {
         Shared {
             serving: std::sync::atomic::AtomicBool::new(false),
-            observer: site.sinks.observer.clone(),
+            observer: site.sinks.observer,
             site: ArcSwap::from_pointee(site),
             ids: AtomicU64::new(1),
             ports: std::sync::OnceLock::new(),

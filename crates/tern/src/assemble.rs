@@ -49,7 +49,7 @@ impl tern_server::Http01 for Http01Tokens {
 pub(crate) fn build(
     cfg: Config,
     previous: Option<(&Generation, &Site)>,
-    observer: Option<&Arc<tern_observe::Observer>>,
+    observer: Option<&'static tern_observe::Observer>,
 ) -> anyhow::Result<(Site, Generation)> {
     let cache = match previous {
         Some((g, _)) if g.cfg.cache == cfg.cache => g.cache.clone(),
@@ -145,7 +145,7 @@ pub(crate) fn build(
         redirects,
         sinks: Sinks {
             access_log,
-            observer: observer.cloned(),
+            observer,
         },
         grace_period: cfg.server.grace_period,
         http01,

@@ -40,6 +40,12 @@ pub(crate) struct State {
     pub(crate) loaded: Mutex<Loaded>,
     /// Set on SIGTERM/SIGINT: readiness answers 503 from then on.
     pub(crate) stopping: AtomicBool,
+    /// The pools that have had their minimum of ready workers once: a
+    /// pool gates readiness until then (the start), not after. A pool
+    /// whose application is down later would otherwise take every
+    /// replica out of its load balancer at once; its outage shows in the
+    /// metrics and the status page instead.
+    pub(crate) pools_ready: Mutex<std::collections::HashSet<String>>,
 }
 
 impl State {
@@ -64,8 +70,10 @@ impl State {
 }
 
 /// The admin pages for the routes that mount them on a site: set once
-/// the server exists (the routes are built before it).
-pub(crate) type AdminCell = Arc<std::sync::OnceLock<Arc<Admin>>>;
+/// the server exists (the routes are built before it). Weak: the pages
+/// reach the site (through the server's handle), and the site must not
+/// keep itself alive through them.
+pub(crate) type AdminCell = Arc<std::sync::OnceLock<std::sync::Weak<Admin>>>;
 
 /// A site's `handler = "admin"` route.
 #[derive(Debug)]
@@ -73,25 +81,35 @@ pub(crate) struct Mounted(pub(crate) AdminCell);
 
 impl tern_handler::Handler for Mounted {
     fn call(&self, ex: tern_handler::Exchange) -> tern_handler::HandlerFuture {
-        let Some(admin) = self.0.get() else {
+        let Some(admin) = self.0.get().and_then(std::sync::Weak::upgrade) else {
             return Box::pin(async {
                 tern_handler::error_response(http::StatusCode::SERVICE_UNAVAILABLE)
             });
         };
         let (base, rest) = ex.route.pattern.split(&ex.path);
-        let base = base.trim_end_matches('/');
+        let base = base.trim_end_matches('/').to_owned();
         let rest = if rest.is_empty() { "/" } else { rest };
         let target = match ex.request.uri().query() {
             Some(q) => format!("{rest}?{q}"),
             None => rest.to_owned(),
         };
-        let resp = match target.parse::<http::Uri>() {
-            Ok(uri) => admin
-                .answer(ex.request.method(), &uri, ex.request.headers(), base)
-                .map(tern_handler::ResponseBody::stream),
-            Err(_) => tern_handler::error_response(http::StatusCode::NOT_FOUND),
+        let Ok(uri) = target.parse::<http::Uri>() else {
+            return Box::pin(async { tern_handler::error_response(http::StatusCode::NOT_FOUND) });
         };
-        Box::pin(async move { resp })
+        let (parts, _) = ex.request.into_parts();
+        // On the blocking pool: a page of 28 days of history, or the rows
+        // of many workers read from /proc, must not hold up the worker
+        // thread's other connections.
+        Box::pin(async move {
+            let answered = tokio::task::spawn_blocking(move || {
+                admin.answer(&parts.method, &uri, &parts.headers, &base)
+            })
+            .await;
+            match answered {
+                Ok(r) => r.map(tern_handler::ResponseBody::stream),
+                Err(_) => tern_handler::error_response(http::StatusCode::INTERNAL_SERVER_ERROR),
+            }
+        })
     }
 
     fn kind(&self) -> &'static str {
@@ -147,34 +165,38 @@ impl Source for Shared {
         if !s.handle.serving() {
             return Readiness::NotReady("the listeners are not accepting yet".into());
         }
+        let mut seen = s.pools_ready.lock().unwrap_or_else(|e| e.into_inner());
         for p in s.pools() {
-            let ready = p.idle + p.busy;
-            if p.backing_off && ready == 0 {
-                return Readiness::NotReady(format!(
-                    "pool {}: no worker, and starting them fails (backing off)",
-                    p.name
-                ));
+            if !p.gates_readiness || seen.contains(&p.name) {
+                continue;
             }
+            let ready = p.idle + p.busy;
             if ready < p.min_ready {
+                let why = if p.backing_off {
+                    "starting them fails (backing off)"
+                } else {
+                    "starting"
+                };
                 return Readiness::NotReady(format!(
-                    "pool {}: {ready} of {} workers ready",
+                    "pool {}: {ready} of {} workers ready, {why}",
                     p.name, p.min_ready
                 ));
             }
+            seen.insert(p.name);
         }
         Readiness::Ready
     }
 }
 
-/// The observer for `admin`'s settings.
-pub(crate) fn observer(admin: &AdminConfig) -> Arc<Observer> {
-    Arc::new(Observer {
+/// The observer for `admin`'s settings, for the life of the process.
+pub(crate) fn observer(admin: &AdminConfig) -> &'static Observer {
+    Box::leak(Box::new(Observer {
         metrics: tern_observe::metrics::Metrics::new(
             &admin.duration_buckets,
             admin.request_history,
         ),
         watch: Default::default(),
-    })
+    }))
 }
 
 /// Binds the admin listener (on the calling runtime).
@@ -201,14 +223,19 @@ pub(crate) fn bind(addr: &ListenAddr) -> anyhow::Result<AdminListener> {
 fn remove_stale_socket(p: &std::path::Path) {
     use std::os::unix::fs::FileTypeExt as _;
     if std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_socket())
-        && std::os::unix::net::UnixStream::connect(p).is_err()
+        && std::os::unix::net::UnixStream::connect(p)
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionRefused)
     {
         let _ = std::fs::remove_file(p);
     }
 }
 
 /// The admin listener's pages.
-pub(crate) fn admin(observer: Arc<Observer>, state: Arc<State>, cfg: &AdminConfig) -> Arc<Admin> {
+pub(crate) fn admin(
+    observer: &'static Observer,
+    state: Arc<State>,
+    cfg: &AdminConfig,
+) -> Arc<Admin> {
     Arc::new(Admin::new(
         observer,
         Box::new(Shared(state)),
@@ -304,12 +331,12 @@ pub(crate) fn watch(args: &WatchArgs) -> ExitCode {
         return ExitCode::FAILURE;
     }
     let mut out = std::io::stdout().lock();
-    let mut buf = [0u8; 8192];
-    loop {
-        match stream.read(&mut buf) {
-            Ok(0) => return ExitCode::SUCCESS,
-            Ok(n) => {
-                if out.write_all(&buf[..n]).and_then(|()| out.flush()).is_err() {
+    // Empty lines are the listener's keep-alive pings.
+    for line in std::io::BufRead::lines(std::io::BufReader::new(stream)) {
+        match line {
+            Ok(l) if l.is_empty() => {}
+            Ok(l) => {
+                if writeln!(out, "{l}").and_then(|()| out.flush()).is_err() {
                     return ExitCode::SUCCESS;
                 }
             }
@@ -319,6 +346,7 @@ pub(crate) fn watch(args: &WatchArgs) -> ExitCode {
             }
         }
     }
+    ExitCode::SUCCESS
 }
 
 /// A response's status, and the stream positioned at its body.
@@ -375,3 +403,17 @@ fn get(admin: &str, path: &str, timeout: Option<Duration>) -> anyhow::Result<Got
 
 trait ReadWrite: std::io::Read + std::io::Write {}
 impl<T: std::io::Read + std::io::Write> ReadWrite for T {}
+
+#[cfg(test)]
+mod tests {
+    /// The configuration's default buckets are the activity history's:
+    /// the two crates cannot share the constant (tern-config depends on no
+    /// part of tern), so this holds them together.
+    #[test]
+    fn the_default_duration_buckets_are_the_activity_historys() {
+        assert_eq!(
+            tern_config::defaults::DURATION_BUCKETS,
+            tern_observe::activity::LATENCY_BOUNDS
+        );
+    }
+}

@@ -245,7 +245,7 @@ async fn run_server(cfg: Config, source: Source, ov: Overrides, demo: bool) -> a
     let signals = Signals::install().context("installing signal handlers")?;
     // The observer outlives reloads: counters never go back.
     let observer = cfg.admin.as_ref().map(observe::observer);
-    let (site, generation) = assemble::build(cfg, None, observer.as_ref())?;
+    let (site, generation) = assemble::build(cfg, None, observer)?;
     let cfg = &generation.cfg;
     let mut listeners = Vec::new();
     for l in &cfg.listeners {
@@ -254,6 +254,11 @@ async fn run_server(cfg: Config, source: Source, ov: Overrides, demo: bool) -> a
     let admin_listener = match cfg.admin.as_ref().and_then(|a| a.listen.as_ref()) {
         Some(addr) => Some(observe::bind(addr)?),
         None => None,
+    };
+    // Removed at the stop, as the sites' Unix sockets are.
+    let admin_socket = match cfg.admin.as_ref().and_then(|a| a.listen.as_ref()) {
+        Some(ListenAddr::Unix(p)) => Some(p.clone()),
+        _ => None,
     };
     {
         let mut out = std::io::stdout().lock();
@@ -316,13 +321,14 @@ async fn run_server(cfg: Config, source: Source, ov: Overrides, demo: bool) -> a
             cache: generation.cache.clone(),
         }),
         stopping: std::sync::atomic::AtomicBool::new(false),
+        pools_ready: Default::default(),
     });
     let admin_stop = tokio_util::sync::CancellationToken::new();
-    let admin = match (&observer, &cfg.admin) {
+    let admin = match (observer, &cfg.admin) {
         (Some(o), Some(a)) => {
-            let admin = observe::admin(o.clone(), state.clone(), a);
+            let admin = observe::admin(o, state.clone(), a);
             // The sites' admin routes serve these pages from now on.
-            let _ = generation.admin.set(admin.clone());
+            let _ = generation.admin.set(Arc::downgrade(&admin));
             Some(tokio::spawn(admin.run(admin_listener, admin_stop.clone())))
         }
         _ => None,
@@ -343,6 +349,9 @@ async fn run_server(cfg: Config, source: Source, ov: Overrides, demo: bool) -> a
     admin_stop.cancel();
     if let Some(a) = admin {
         let _ = a.await;
+    }
+    if let Some(p) = admin_socket {
+        let _ = std::fs::remove_file(p);
     }
     result.context("starting the worker threads")?;
     // Flush the access log before exiting (blocking; off the runtime threads).
@@ -471,9 +480,14 @@ async fn reload(
     if addresses(&cfg) != addresses(&old.cfg) {
         tracing::warn!("listeners changed: the new listeners take effect after a restart");
     }
+    if cfg.admin != old.cfg.admin {
+        tracing::warn!(
+            "[admin] changed: the admin listener and its settings take effect after a restart"
+        );
+    }
     let current = handle.site();
-    let observer = current.sinks.observer.clone();
-    let (site, next) = assemble::build(cfg, Some((old, &current)), observer.as_ref())?;
+    let observer = current.sinks.observer;
+    let (site, next) = assemble::build(cfg, Some((old, &current)), observer)?;
     let grace = next.cfg.server.grace_period;
     handle.reload(site);
     // Dropping the last handle of a replaced access log joins its writer

@@ -173,7 +173,10 @@ impl Handler for CgiPlus {
                     .values()
                     .map(|(_, p)| p.clone())
                     .collect();
-                out.extend(pools.iter().map(|p| report(kind, p)));
+                out.extend(pools.iter().map(|p| PoolReport {
+                    gates_readiness: false,
+                    ..report(kind, p)
+                }));
             }
         }
     }

@@ -440,6 +440,7 @@ fn report<F: Factory>(kind: &'static str, pool: &Pool<F>) -> PoolReport {
         ended: s.ended,
         requests: s.requests,
         failures: Vec::new(),
+        gates_readiness: true,
         backing_off: matches!(pool.health(), Health::BackingOff { .. }),
         queue_wait: WaitHistogram {
             counts: s.queue_wait.counts.to_vec(),

@@ -26,8 +26,10 @@ pub struct Sinks {
     /// Where access records go, if anywhere.
     pub access_log: Option<AccessLog>,
     /// Metrics, the request history and the live trace (the admin
-    /// listener's), if on. The same one across reloads.
-    pub observer: Option<Arc<Observer>>,
+    /// listener's), if on: one for the life of the process (a reference
+    /// every request copies, where an `Arc` would write its shared count
+    /// twice per request).
+    pub observer: Option<&'static Observer>,
 }
 
 /// One request's log phase, run when dropped.
@@ -38,6 +40,9 @@ pub(crate) struct LogPhase {
     status: u16,
     /// Body bytes sent.
     bytes: u64,
+    /// When the request was admitted, if a sink wants to know (read once
+    /// for every sink).
+    started: Option<Instant>,
     access: Option<Box<AccessEntry>>,
     observed: Option<Box<Observed>>,
 }
@@ -45,8 +50,7 @@ pub(crate) struct LogPhase {
 /// What the observer needs beyond the status and the byte count.
 #[derive(Debug)]
 struct Observed {
-    observer: Arc<Observer>,
-    started: Instant,
+    observer: &'static Observer,
     at: SystemTime,
     id: u64,
     route: RouteLabel,
@@ -66,7 +70,6 @@ struct Observed {
 struct AccessEntry {
     log: AccessLog,
     record: AccessRecord,
-    started: Instant,
 }
 
 impl LogPhase {
@@ -80,12 +83,18 @@ impl LogPhase {
         id: u64,
     ) -> Self {
         activity.begin();
-        let observed = sinks.observer.as_ref().map(|o| {
+        let any = sinks.observer.is_some() || sinks.access_log.is_some();
+        let started = any.then(Instant::now);
+        let at = if any {
+            SystemTime::now()
+        } else {
+            SystemTime::UNIX_EPOCH
+        };
+        let observed = sinks.observer.map(|o| {
             o.metrics.begin();
             Box::new(Observed {
-                observer: o.clone(),
-                started: Instant::now(),
-                at: SystemTime::now(),
+                observer: o,
+                at,
                 id,
                 route: RouteLabel::NONE,
                 method: MethodLabel::of(req.method().as_str()),
@@ -105,12 +114,12 @@ impl LogPhase {
             activity: activity.clone(),
             status: 0,
             bytes: 0,
+            started,
             observed,
             access: sinks.access_log.as_ref().map(|log| {
                 Box::new(AccessEntry {
                     log: log.clone(),
-                    record: record_for(req, conn, id),
-                    started: Instant::now(),
+                    record: record_for(req, conn, id, at),
                 })
             }),
         };
@@ -140,22 +149,9 @@ impl LogPhase {
     /// Reports `phase` to the live trace, if someone watches; `detail` is
     /// made only then.
     pub(crate) fn trace(&mut self, phase: Phase, detail: impl FnOnce() -> String) {
-        let status = self.status;
-        let Some(o) = self.observed.as_mut() else {
-            return;
-        };
-        if !o.observer.watch.on() {
-            return;
+        if let Some(o) = self.observed.as_mut() {
+            trace(o, self.status, phase, detail);
         }
-        let path = o
-            .path
-            .get_or_insert_with(|| Arc::from(o.target.path()))
-            .clone();
-        let mut e = Event::now(o.id, phase, o.client, path, detail());
-        if status != 0 {
-            e = e.with_status(status);
-        }
-        o.observer.watch.emit(e);
     }
 
     /// The route the request was given to (for its metrics' labels).
@@ -175,8 +171,8 @@ impl LogPhase {
     /// The response's status, when it is chosen: its head goes out now.
     pub(crate) fn status(&mut self, status: http::StatusCode) {
         self.status = status.as_u16();
-        if let Some(o) = self.observed.as_mut() {
-            o.first_byte = Some(o.started.elapsed());
+        if let (Some(o), Some(started)) = (self.observed.as_mut(), self.started) {
+            o.first_byte = Some(started.elapsed());
         }
         let served = self.observed.as_ref().and_then(|o| o.served);
         self.trace(Phase::Response, || {
@@ -214,31 +210,41 @@ impl Drop for LogPhase {
         // Dropped before a response was chosen: the client went away
         // (nginx logs this as 499).
         let status = if self.status == 0 { 499 } else { self.status };
-        if let Some(o) = self.observed.take() {
-            let duration = o.started.elapsed();
-            if o.observer.watch.on() {
-                let bytes = self.bytes;
-                self.status = status;
-                self.observed = Some(o);
-                self.trace(Phase::Done, || {
-                    format!(
-                        "{status}, {bytes} bytes, {:.3} ms",
-                        duration.as_secs_f64() * 1e3
-                    )
-                });
-                let o = self.observed.take().expect("put back above");
-                record(&o, status, self.bytes, duration);
-            } else {
-                record(&o, status, self.bytes, duration);
-            }
+        let duration = self.started.map(|s| s.elapsed()).unwrap_or_default();
+        let bytes = self.bytes;
+        if let Some(o) = self.observed.as_mut() {
+            trace(o, status, Phase::Done, || {
+                format!(
+                    "{status}, {bytes} bytes, {:.3} ms",
+                    duration.as_secs_f64() * 1e3
+                )
+            });
+            record(o, status, bytes, duration);
         }
         if let Some(mut e) = self.access.take() {
             e.record.status = status;
-            e.record.bytes = self.bytes;
-            e.record.duration = e.started.elapsed();
+            e.record.bytes = bytes;
+            e.record.duration = duration;
             e.log.log(e.record);
         }
     }
+}
+
+/// Reports `phase` of `o`'s request to the live trace, if someone watches;
+/// `detail` is made only then. `status`: 0 until one is chosen.
+fn trace(o: &mut Observed, status: u16, phase: Phase, detail: impl FnOnce() -> String) {
+    if !o.observer.watch.on() {
+        return;
+    }
+    let path = o
+        .path
+        .get_or_insert_with(|| Arc::from(o.target.path()))
+        .clone();
+    let mut e = Event::now(o.id, phase, o.client, path, detail());
+    if status != 0 {
+        e = e.with_status(status);
+    }
+    o.observer.watch.emit(e);
 }
 
 /// Reports the finished request `o` to the metrics and the request history.
@@ -265,7 +271,12 @@ fn record(o: &Observed, status: u16, bytes: u64, duration: Duration) {
 }
 
 /// An access record's fields known when the request arrives.
-fn record_for<B>(req: &http::Request<B>, conn: &ConnInfo, id: u64) -> AccessRecord {
+fn record_for<B>(
+    req: &http::Request<B>,
+    conn: &ConnInfo,
+    id: u64,
+    time: SystemTime,
+) -> AccessRecord {
     let h = req.headers();
     let text = |name: http::header::HeaderName| {
         h.get(name)
@@ -273,7 +284,7 @@ fn record_for<B>(req: &http::Request<B>, conn: &ConnInfo, id: u64) -> AccessReco
     };
     let peer = conn.peer.socket_addr();
     AccessRecord {
-        time: SystemTime::now(),
+        time,
         remote: peer.map(|a| a.ip()),
         remote_port: peer.map(|a| a.port()),
         user: None,
