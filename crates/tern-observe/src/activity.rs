@@ -578,11 +578,14 @@ mod tests {
         h.record(new, &sample(2, 2)).unwrap();
         // An older minute than the slot holds is ignored.
         h.record(old, &sample(1, 9)).unwrap();
-        for h in [h, History::open(&path).unwrap()] {
+        let check = |h: &History| {
             assert_eq!(h.range(old, old + 1), vec![Minute::default()]);
             assert_eq!(h.range(new, new + 1)[0].requests, [0, 0, 2, 0, 0]);
             assert_eq!(h.latest(), Some(new));
-        }
+        };
+        check(&h);
+        drop(h);
+        check(&History::open(&path).unwrap());
     }
 
     #[test]
