@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
+use futures_util::FutureExt as _;
 use http::{header, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full, StreamBody};
 use hyper::body::{Frame, Incoming};
@@ -414,6 +415,9 @@ impl Admin {
     }
 }
 
+/// The most bytes of events one write of a watch stream carries.
+const BATCH: usize = 64 * 1024;
+
 /// How often a quiet watch stream sends a comment, so that a client gone
 /// away is noticed (the write fails) and its watcher let go.
 const PING: Duration = Duration::from_secs(15);
@@ -431,10 +435,25 @@ fn events(watcher: Watcher, lines: bool) -> Body {
                 return Some((Ok(Frame::data(h)), (w, None)));
             }
             let chunk = match tokio::time::timeout(PING, w.next()).await {
-                Ok(Some(e)) if lines => Bytes::from(format!("{}\n", e.line())),
                 Ok(Some(e)) => {
-                    let data = serde_json::to_string(&*e).unwrap_or_default();
-                    Bytes::from(format!("event: {}\ndata: {data}\n\n", phase_name(&e)))
+                    // With every event already waiting: one write for a
+                    // burst, not one per event.
+                    let mut out = String::new();
+                    let mut next = Some(e);
+                    while let Some(e) = next.take() {
+                        if lines {
+                            out.push_str(&e.line());
+                            out.push('\n');
+                        } else {
+                            let data = serde_json::to_string(&*e).unwrap_or_default();
+                            out.push_str(&format!("event: {}\ndata: {data}\n\n", phase_name(&e)));
+                        }
+                        if out.len() < BATCH {
+                            // Polled once: `next` is cancel safe.
+                            next = w.next().now_or_never().flatten();
+                        }
+                    }
+                    Bytes::from(out)
                 }
                 Ok(None) => return None,
                 // An empty line (which `tern watch` skips): an empty chunk

@@ -177,13 +177,18 @@ impl Filter {
     /// Whether events with this path and client pass (the status is
     /// judged at the end).
     fn admits(&self, e: &Event) -> bool {
+        self.admits_request(&e.path, e.client)
+    }
+
+    /// Whether a request for `path` from `client` passes.
+    fn admits_request(&self, path: &str, client: Option<IpAddr>) -> bool {
         if let Some(p) = &self.path {
-            if !p.is_match(&*e.path) {
+            if !p.is_match(path) {
                 return false;
             }
         }
         if let Some(net) = &self.client {
-            if !e.client.is_some_and(|c| net.contains(&c)) {
+            if !client.is_some_and(|c| net.contains(&c)) {
                 return false;
             }
         }
@@ -217,6 +222,12 @@ pub struct Watch {
     watchers: AtomicUsize,
     tx: broadcast::Sender<Arc<Event>>,
     dropped: AtomicU64,
+    /// The attached watchers' filters, by watcher, and the list a request
+    /// reads (swapped whole when a watcher comes or goes): a request no
+    /// filter admits builds no event at all.
+    filters: std::sync::Mutex<Vec<(u64, Filter)>>,
+    admitting: arc_swap::ArcSwap<Vec<Filter>>,
+    next_id: AtomicU64,
 }
 
 impl Default for Watch {
@@ -225,6 +236,9 @@ impl Default for Watch {
             watchers: AtomicUsize::new(0),
             tx: broadcast::channel(RING).0,
             dropped: AtomicU64::new(0),
+            filters: Default::default(),
+            admitting: Default::default(),
+            next_id: AtomicU64::new(0),
         }
     }
 }
@@ -239,6 +253,23 @@ impl Watch {
     #[inline]
     pub fn on(&self) -> bool {
         self.watchers.load(Ordering::Relaxed) > 0
+    }
+
+    /// Whether some watcher's filter admits a request for `path` from
+    /// `client`: its events are built only then. One relaxed load when no
+    /// one watches.
+    pub fn wants(&self, path: &str, client: Option<IpAddr>) -> bool {
+        self.on()
+            && self
+                .admitting
+                .load()
+                .iter()
+                .any(|f| f.admits_request(path, client))
+    }
+
+    fn publish(&self, filters: &[(u64, Filter)]) {
+        self.admitting
+            .store(Arc::new(filters.iter().map(|(_, f)| f.clone()).collect()));
     }
 
     /// Sends `e` to the watchers (nowhere, if none).
@@ -264,7 +295,14 @@ impl Watch {
                 (n < MAX_WATCHERS).then_some(n + 1)
             })
             .map_err(|_| Busy)?;
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        {
+            let mut fs = self.filters.lock().unwrap_or_else(|e| e.into_inner());
+            fs.push((id, filter.clone()));
+            self.publish(&fs);
+        }
         Ok(Watcher {
+            id,
             rx: self.tx.subscribe(),
             watch: self.clone(),
             filter,
@@ -282,6 +320,7 @@ const HELD_REQUESTS: usize = 1024;
 /// One attached watcher; detaches when dropped.
 #[derive(Debug)]
 pub struct Watcher {
+    id: u64,
     rx: broadcast::Receiver<Arc<Event>>,
     watch: Arc<Watch>,
     filter: Filter,
@@ -296,6 +335,11 @@ pub struct Watcher {
 
 impl Drop for Watcher {
     fn drop(&mut self) {
+        {
+            let mut fs = self.watch.filters.lock().unwrap_or_else(|e| e.into_inner());
+            fs.retain(|(id, _)| *id != self.id);
+            self.watch.publish(&fs);
+        }
         self.watch.watchers.fetch_sub(1, Ordering::AcqRel);
     }
 }
@@ -402,6 +446,26 @@ mod tests {
         assert_eq!(e.id, 3);
         drop(w);
         assert!(!watch.on());
+    }
+
+    #[test]
+    fn a_request_no_filter_admits_is_not_wanted() {
+        let watch = Arc::new(Watch::default());
+        let client = Some("10.1.2.3".parse().unwrap());
+        assert!(!watch.wants("/app/x", client), "no watcher");
+        let a = watch
+            .attach(Filter::parse(Some("/app/**"), None, None).unwrap())
+            .unwrap();
+        let b = watch
+            .attach(Filter::parse(None, Some("192.168.0.0/16"), None).unwrap())
+            .unwrap();
+        assert!(watch.wants("/app/x", client));
+        assert!(!watch.wants("/other", client));
+        assert!(watch.wants("/other", Some("192.168.1.1".parse().unwrap())));
+        drop(a);
+        assert!(!watch.wants("/app/x", client), "its filter left with it");
+        drop(b);
+        assert!(!watch.wants("/other", Some("192.168.1.1".parse().unwrap())));
     }
 
     #[tokio::test]

@@ -1,6 +1,9 @@
 #!/bin/bash
-# What watching costs: tern with the admin listener off, on, and on with a
-# live-trace watcher attached, interleaved (each round runs every
+# What watching costs: tern with the admin listener off, on, on with a
+# live-trace watcher of every request attached (`watched`, the worst case:
+# six events a request, each written out), and on with a watcher whose
+# filter admits none of the requests (`filtered`, a watch of one path
+# while others are served), interleaved (each round runs every
 # configuration in turn), on two rows:
 # - static 0 B keep-alive, 10 connections, open loop at $RATE req/s
 #   (default 30000): the cheapest request tern serves, where a fixed cost
@@ -44,7 +47,8 @@ T
 conf 18701 no > off.toml
 conf 18702 yes > on.toml
 conf 18703 yes > watched.toml
-for c in off on watched; do "$tern" check -c $c.toml >/dev/null || exit 1; done
+conf 18704 yes > filtered.toml
+for c in off on watched filtered; do "$tern" check -c $c.toml >/dev/null || exit 1; done
 
 rated() { # row name port path rate
   local row=$1 name=$2 port=$3 path=$4 r=$5
@@ -53,6 +57,10 @@ rated() { # row name port path rate
   for _ in $(seq 1 50); do curl -s -o /dev/null http://127.0.0.1:$port/fcgi/x && break; sleep 0.1; done
   if [ "$name" = watched ]; then
     "$tern" watch --admin 127.0.0.1:$(( port + 100 )) > /dev/null &
+    watcher=$!
+    sleep 0.3
+  elif [ "$name" = filtered ]; then
+    "$tern" watch --admin 127.0.0.1:$(( port + 100 )) --path '/elsewhere/**' > /dev/null &
     watcher=$!
     sleep 0.3
   fi
@@ -68,12 +76,12 @@ rated() { # row name port path rate
 
 for r in $(seq 1 $rounds); do
   echo "# round $r"
-  for c in off on watched; do
-    port=$(case $c in off) echo 18701;; on) echo 18702;; watched) echo 18703;; esac)
+  for c in off on watched filtered; do
+    port=$(case $c in off) echo 18701;; on) echo 18702;; watched) echo 18703;; filtered) echo 18704;; esac)
     rated static $c $port /0k.html $rate
   done
-  for c in off on watched; do
-    port=$(case $c in off) echo 18701;; on) echo 18702;; watched) echo 18703;; esac)
+  for c in off on watched filtered; do
+    port=$(case $c in off) echo 18701;; on) echo 18702;; watched) echo 18703;; filtered) echo 18704;; esac)
     rated fcgi $c $port /fcgi/hello-only $frate
   done
 done

@@ -63,6 +63,9 @@ struct Observed {
     served: Option<ServedBy>,
     /// The path for trace events, made with the first one.
     path: Option<Arc<str>>,
+    /// Whether a watcher's filter admitted the request when it arrived:
+    /// its events are built only then.
+    watched: bool,
 }
 
 /// What the access log needs beyond the status and the byte count.
@@ -108,6 +111,9 @@ impl LogPhase {
                 first_byte: None,
                 served: None,
                 path: None,
+                watched: o
+                    .watch
+                    .wants(req.uri().path(), conn.peer.socket_addr().map(|a| a.ip())),
             })
         });
         let mut log = LogPhase {
@@ -141,9 +147,7 @@ impl LogPhase {
 
     /// Whether someone watches this request's way.
     pub(crate) fn watching(&self) -> bool {
-        self.observed
-            .as_ref()
-            .is_some_and(|o| o.observer.watch.on())
+        self.observed.as_ref().is_some_and(|o| o.watched)
     }
 
     /// Reports `phase` to the live trace, if someone watches; `detail` is
@@ -233,7 +237,7 @@ impl Drop for LogPhase {
 /// Reports `phase` of `o`'s request to the live trace, if someone watches;
 /// `detail` is made only then. `status`: 0 until one is chosen.
 fn trace(o: &mut Observed, status: u16, phase: Phase, detail: impl FnOnce() -> String) {
-    if !o.observer.watch.on() {
+    if !o.watched {
         return;
     }
     let path = o
