@@ -26,3 +26,40 @@ pub struct Observer {
     /// The live request trace.
     pub watch: std::sync::Arc<watch::Watch>,
 }
+
+/// The wall-clock time of `at` (an `Instant` just read), from an anchor
+/// each thread refreshes once a second: a request's log phase reads one
+/// clock, not two (a clock read cost ~45 ns on the machine measured,
+/// examples/record_cost.rs). A clock set by NTP shows within a second.
+pub fn wall_clock(at: std::time::Instant) -> std::time::SystemTime {
+    use std::cell::Cell;
+    use std::time::{Duration, Instant, SystemTime};
+    thread_local! {
+        static ANCHOR: Cell<Option<(Instant, SystemTime)>> = const { Cell::new(None) };
+    }
+    ANCHOR.with(|a| match a.get() {
+        Some((i, s)) if at >= i && at - i < Duration::from_secs(1) => s + (at - i),
+        _ => {
+            let s = SystemTime::now();
+            a.set(Some((at, s)));
+            s
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant, SystemTime};
+
+    #[test]
+    fn the_wall_clock_of_an_instant_is_the_system_clock_within_a_millisecond() {
+        for _ in 0..3 {
+            let i = Instant::now();
+            let w = super::wall_clock(i);
+            let s = SystemTime::now();
+            let gap = s.duration_since(w).unwrap_or_else(|e| e.duration());
+            assert!(gap < Duration::from_millis(1), "{gap:?}");
+            std::thread::sleep(Duration::from_millis(600));
+        }
+    }
+}

@@ -178,7 +178,7 @@ struct Tally {
     /// Per-minute totals for the activity history, since the last take.
     minute: Minute,
     /// The thread's last requests, oldest first.
-    recent: VecDeque<Recent>,
+    recent: VecDeque<Kept>,
 }
 
 /// One request of the request history.
@@ -212,44 +212,53 @@ pub struct Recent {
     pub total: f64,
     /// The worker process, for scripts.
     pub worker: Option<u32>,
-    /// The route's label: `site`, `route` and `handler` are filled from
-    /// it when the history is read, not on the request's way.
-    #[serde(skip)]
-    label: RouteLabel,
 }
 
 /// The longest target the request history keeps.
 pub const TARGET_MAX: usize = 512;
 
-impl Recent {
-    fn empty() -> Recent {
-        Recent {
+/// A request of the history as a thread keeps it: small and plain (the
+/// names and the seconds are made when the history is read).
+#[derive(Debug, Clone)]
+struct Kept {
+    id: u64,
+    at: SystemTime,
+    client: Option<IpAddr>,
+    method: MethodLabel,
+    target: String,
+    label: RouteLabel,
+    status: u16,
+    bytes: u64,
+    queue_wait: Option<Duration>,
+    first_byte: Option<Duration>,
+    total: Duration,
+    worker: Option<u32>,
+}
+
+impl Kept {
+    fn empty() -> Kept {
+        Kept {
             id: 0,
-            time: 0.0,
+            at: SystemTime::UNIX_EPOCH,
             client: None,
-            method: "",
+            method: MethodLabel::of("GET"),
             target: String::new(),
-            site: Arc::from(""),
-            route: Arc::from(""),
-            handler: "",
+            label: RouteLabel::NONE,
             status: 0,
             bytes: 0,
             queue_wait: None,
             first_byte: None,
-            total: 0.0,
+            total: Duration::ZERO,
             worker: None,
-            label: RouteLabel::NONE,
         }
     }
 
     /// Overwrites this entry with `f`, keeping the target's buffer.
     fn fill(&mut self, f: &Finished<'_>) {
         self.id = f.id;
-        self.time =
-            f.at.duration_since(SystemTime::UNIX_EPOCH)
-                .map_or(0.0, |d| d.as_secs_f64());
+        self.at = f.at;
         self.client = f.client;
-        self.method = f.method.as_str();
+        self.method = f.method;
         self.target.clear();
         let mut cut = f.target.len().min(TARGET_MAX);
         while !f.target.is_char_boundary(cut) {
@@ -259,10 +268,32 @@ impl Recent {
         self.label = f.route;
         self.status = f.status;
         self.bytes = f.response_bytes;
-        self.queue_wait = f.queue_wait.map(|d| d.as_secs_f64());
-        self.first_byte = f.first_byte.map(|d| d.as_secs_f64());
-        self.total = f.duration.as_secs_f64();
+        self.queue_wait = f.queue_wait;
+        self.first_byte = f.first_byte;
+        self.total = f.duration;
         self.worker = f.worker;
+    }
+
+    fn recent(&self, names: &RouteNames) -> Recent {
+        Recent {
+            id: self.id,
+            time: self
+                .at
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64()),
+            client: self.client,
+            method: self.method.as_str(),
+            target: self.target.clone(),
+            site: names.site.clone(),
+            route: names.route.clone(),
+            handler: names.handler,
+            status: self.status,
+            bytes: self.bytes,
+            queue_wait: self.queue_wait.map(|d| d.as_secs_f64()),
+            first_byte: self.first_byte.map(|d| d.as_secs_f64()),
+            total: self.total.as_secs_f64(),
+            worker: self.worker,
+        }
     }
 }
 
@@ -458,7 +489,7 @@ impl Metrics {
                 let mut entry = if t.recent.len() >= self.recent {
                     t.recent.pop_front().expect("a full ring")
                 } else {
-                    Recent::empty()
+                    Kept::empty()
                 };
                 entry.fill(f);
                 t.recent.push_back(entry);
@@ -469,20 +500,16 @@ impl Metrics {
     /// The last requests (at most the configured count), newest first.
     pub fn recent(&self) -> Vec<Recent> {
         let shards: Vec<Arc<Shard>> = lock(&self.shards).clone();
-        let mut all = Vec::new();
+        let mut all: Vec<Kept> = Vec::new();
         for s in &shards {
             all.extend(lock(&s.tally).recent.iter().cloned());
         }
-        all.sort_by(|a, b| b.time.total_cmp(&a.time).then(b.id.cmp(&a.id)));
+        all.sort_by(|a, b| b.at.cmp(&a.at).then(b.id.cmp(&a.id)));
         all.truncate(self.recent);
         let routes = lock(&self.routes);
-        for r in &mut all {
-            let names = &routes.names[r.label.0 as usize];
-            r.site = names.site.clone();
-            r.route = names.route.clone();
-            r.handler = names.handler;
-        }
-        all
+        all.iter()
+            .map(|k| k.recent(&routes.names[k.label.0 as usize]))
+            .collect()
     }
 
     /// A connection was accepted, on the thread that accepted it.

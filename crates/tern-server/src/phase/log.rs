@@ -88,11 +88,7 @@ impl LogPhase {
         activity.begin();
         let any = sinks.observer.is_some() || sinks.access_log.is_some();
         let started = any.then(Instant::now);
-        let at = if any {
-            SystemTime::now()
-        } else {
-            SystemTime::UNIX_EPOCH
-        };
+        let at = started.map_or(SystemTime::UNIX_EPOCH, tern_observe::wall_clock);
         let observed = sinks.observer.map(|o| {
             o.metrics.begin();
             Box::new(Observed {
