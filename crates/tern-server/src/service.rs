@@ -216,13 +216,20 @@ fn phases<'s, B>(
     let rules = routes.rules();
     // rewrite
     if let Some(rewrite) = &rules.rewrite {
-        let before = log.watching().then(|| req.uri().to_string());
-        let flow = rewrite.apply(req, conn, path, extra);
-        if let Some(before) = before {
-            log.trace(Phase::Rules, || match &flow {
-                Flow::Answer(resp) => format!("answered {}", resp.status().as_u16()),
-                Flow::Next if req.uri().to_string() == before => "no rule changed it".into(),
-                Flow::Next => format!("rewritten to {}", req.uri()),
+        // Watched: the rules that matched, as `tern explain` shows them.
+        let mut steps = log.watching().then(Vec::new);
+        let flow = rewrite.apply(req, conn, path, extra, steps.as_mut());
+        if let Some(steps) = steps {
+            log.trace(Phase::Rules, || {
+                let mut d = match &flow {
+                    Flow::Answer(resp) => format!("answered {}", resp.status().as_u16()),
+                    Flow::Next if steps.is_empty() => "no rule matched".into(),
+                    Flow::Next => format!("on to {}", req.uri()),
+                };
+                for s in &steps {
+                    d.push_str(&format!("; {}: {}", s.origin, s.did));
+                }
+                d
             });
         }
         if let Flow::Answer(resp) = flow {

@@ -102,15 +102,17 @@ impl Rewrite {
 
     /// Applies the rules to `req`: on to routing (its path and URI
     /// rewritten if a rule said so), or an answer. Headers `set` rules
-    /// added are pushed onto `headers`.
+    /// added are pushed onto `headers`; the rules that matched onto
+    /// `trace`, when given (the live trace).
     pub fn apply<B>(
         &self,
         req: &mut Request<B>,
         conn: &ConnInfo,
         path: &mut DecodedPath,
         headers: &mut Vec<(HeaderName, HeaderValue)>,
+        trace: Option<&mut Vec<Step>>,
     ) -> Flow {
-        let outcome = self.decide(req, conn, path, None);
+        let outcome = self.decide(req, conn, path, trace);
         headers.extend(outcome.headers);
         if !outcome.env.is_empty() {
             req.extensions_mut().insert(ScriptEnv(outcome.env));

@@ -372,7 +372,12 @@ fn tern_watch_shows_each_phase_of_the_requests_its_filter_admits() {
         );
     }
     assert!(lines.contains("GET /old/page"), "{lines}");
-    assert!(lines.contains("rewritten to /app/x.html"), "{lines}");
+    // The rule that matched, named as `tern explain` names it.
+    assert!(lines.contains("on to /app/x.html; "), "{lines}");
+    assert!(
+        lines.contains("site[0].rules[0]: rewrite -> /app/x.html"),
+        "{lines}"
+    );
     assert!(lines.contains("200, 1 bytes"), "{lines}");
     assert!(!lines.contains("/index.html"), "filtered out:\n{lines}");
 }
