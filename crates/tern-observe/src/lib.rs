@@ -27,6 +27,13 @@ pub struct Observer {
     pub watch: std::sync::Arc<watch::Watch>,
 }
 
+/// `t` in seconds since the Unix epoch (0 before it): the figure every
+/// page, scrape and event shows times in.
+pub(crate) fn unix_seconds(t: std::time::SystemTime) -> f64 {
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
 /// The wall-clock time of `at` (an `Instant` just read), from an anchor
 /// each thread refreshes once a second: a request's log phase reads one
 /// clock, not two (a clock read cost ~45 ns on the machine measured,

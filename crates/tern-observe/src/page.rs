@@ -37,11 +37,6 @@ pub struct Status<'a> {
     pub persistent: bool,
 }
 
-fn unix(t: SystemTime) -> f64 {
-    t.duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
-}
-
 impl Status<'_> {
     /// Seconds since the server started.
     fn uptime(&self) -> f64 {
@@ -65,11 +60,11 @@ impl Status<'_> {
         let last = self.last_minute();
         json!({
             "version": env!("CARGO_PKG_VERSION"),
-            "started": unix(self.parts.started),
+            "started": crate::unix_seconds(self.parts.started),
             "uptime_seconds": self.uptime(),
             "config": {
                 "generation": self.parts.generation,
-                "loaded": unix(self.parts.loaded),
+                "loaded": crate::unix_seconds(self.parts.loaded),
             },
             "workers": self.parts.workers,
             "listeners": self.parts.listeners,

@@ -6,8 +6,6 @@
 //! process figures follow Prometheus's `process_*` names; the rest is
 //! `tern_*`.
 
-use std::time::SystemTime;
-
 use tern_handler::{PoolReport, QUEUE_WAIT_BUCKETS};
 
 use crate::expose::{Exposition, Format, Kind};
@@ -29,11 +27,6 @@ pub struct Scrape<'a> {
     pub process: Option<Process>,
     /// The live trace.
     pub watch: &'a Watch,
-}
-
-fn unix(t: SystemTime) -> f64 {
-    t.duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// The scrape's text in `format`.
@@ -244,7 +237,7 @@ fn server(x: &mut Exposition, s: &Scrape<'_>) {
         Some("seconds"),
         "When the serving configuration was loaded, Unix seconds.",
     );
-    x.gauge(&[], unix(s.parts.loaded));
+    x.gauge(&[], crate::unix_seconds(s.parts.loaded));
     x.family(
         "tern_watchers",
         Kind::Gauge,

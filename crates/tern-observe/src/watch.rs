@@ -73,7 +73,7 @@ impl Event {
     ) -> Event {
         Event {
             id,
-            time: unix_now(),
+            time: crate::unix_seconds(SystemTime::now()),
             phase,
             client,
             path,
@@ -106,12 +106,6 @@ impl Event {
             self.detail
         )
     }
-}
-
-fn unix_now() -> f64 {
-    SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// Which requests a watcher sees.
