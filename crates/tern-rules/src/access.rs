@@ -338,10 +338,9 @@ impl Access {
             let key: Vec<u8> = match (limit.key, req.client, &user) {
                 (LimitKey::User, _, Some(u)) => u.name.as_bytes().to_vec(),
                 (LimitKey::User, _, None) => continue,
-                (LimitKey::Client, Some(IpAddr::V4(ip)), _) => ip.octets().to_vec(),
-                (LimitKey::Client, Some(IpAddr::V6(ip)), _) => match ip.to_ipv4_mapped() {
-                    Some(v4) => v4.octets().to_vec(),
-                    None => ip.octets().to_vec(),
+                (LimitKey::Client, Some(ip), _) => match ip.to_canonical() {
+                    IpAddr::V4(v4) => v4.octets().to_vec(),
+                    IpAddr::V6(v6) => v6.octets().to_vec(),
                 },
                 // A Unix-socket client has no address: all count as one.
                 (LimitKey::Client, None, _) => Vec::new(),

@@ -193,10 +193,7 @@ impl Conditions {
 /// Whether `ip` is in one of `nets` (an IPv4-mapped IPv6 address counts as
 /// its IPv4 address).
 pub fn in_networks(nets: &[IpNet], ip: IpAddr) -> bool {
-    let ip = match ip {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
-        v4 => v4,
-    };
+    let ip = ip.to_canonical();
     nets.iter().any(|n| n.contains(&ip))
 }
 

@@ -54,12 +54,9 @@ impl PerClient {
         let Some(addr) = info.peer.socket_addr() else {
             return Ok(None);
         };
-        let key = match addr.ip() {
+        let key = match addr.ip().to_canonical() {
             std::net::IpAddr::V4(v4) => v4.octets().to_vec(),
-            std::net::IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-                Some(v4) => v4.octets().to_vec(),
-                None => v6.octets().to_vec(),
-            },
+            std::net::IpAddr::V6(v6) => v6.octets().to_vec(),
         };
         if let Some(guard) = self.zone.acquire(&key) {
             return Ok(Some(guard));

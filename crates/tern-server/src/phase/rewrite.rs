@@ -8,7 +8,6 @@
 //! [`OriginalTarget`] (CGI's `REQUEST_URI`, the access log's request
 //! line), while its URI becomes the new path and query.
 
-use std::net::IpAddr;
 use std::path::PathBuf;
 
 use http::header::{self, HeaderName, HeaderValue};
@@ -64,20 +63,13 @@ pub(crate) fn rule_request<'a, B>(
             .get(header::HOST)
             .and_then(|h| h.to_str().ok()),
         headers: req.headers(),
-        client: conn.peer.socket_addr().map(|a| a.ip()).map(canonical),
+        client: conn.peer.socket_addr().map(|a| a.ip().to_canonical()),
         secure: conn.secure,
         client_cert: conn
             .tls
             .as_ref()
             .and_then(|t| t.client.as_ref())
             .map(|c| &*c.subject),
-    }
-}
-
-fn canonical(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
-        v4 => v4,
     }
 }
 
