@@ -50,19 +50,53 @@ pub(crate) async fn handshake<I>(
 where
     I: AsyncRead + AsyncWrite + Unpin,
 {
-    let stream = settle(io, cfg, conn, activity, cancel).await;
-    if let Some(o) = observer {
-        let kind = match &stream {
-            Some(s) if s.get_ref().1.handshake_kind() == Some(HandshakeKind::Resumed) => {
-                Handshake::Resumed
-            }
-            Some(_) => Handshake::Full,
-            None if cancel.is_cancelled() => return None,
-            None => Handshake::Failed,
-        };
-        o.metrics.tls_handshake(kind);
+    let (stream, kind) = match settle(io, cfg, conn, activity, cancel).await {
+        Settled::Secure(s) => {
+            let kind = match s.get_ref().1.handshake_kind() {
+                Some(HandshakeKind::Resumed) => Handshake::Resumed,
+                _ => Handshake::Full,
+            };
+            (Some(s), Some(kind))
+        }
+        Settled::Validated => (None, Some(Handshake::Full)),
+        Settled::Plain(mut io) => {
+            // Counted before the answer goes out, so that whoever reads
+            // the 400 and then the metrics finds the failure there.
+            count(observer, Handshake::Failed);
+            let _ = io.write_all(PLAIN_HTTP_ANSWER).await;
+            let _ = io.shutdown().await;
+            return None;
+        }
+        Settled::Failed => (None, Some(Handshake::Failed)),
+        Settled::Gone => (None, None),
+    };
+    if let Some(kind) = kind {
+        count(observer, kind);
     }
     stream
+}
+
+fn count(observer: Option<&Observer>, kind: Handshake) {
+    if let Some(o) = observer {
+        o.metrics.tls_handshake(kind);
+    }
+}
+
+/// How [`settle`] ended.
+// Only ever a return value, moved once: boxing the stream would cost an
+// allocation per connection for nothing.
+#[allow(clippy::large_enum_variant)]
+enum Settled<I> {
+    /// The handshake finished: HTTP follows.
+    Secure(TlsStream<Rewind<TimedIo<I>>>),
+    /// An ACME TLS-ALPN-01 validation: the handshake was the answer.
+    Validated,
+    /// The client spoke plain HTTP: it gets a 400 saying so.
+    Plain(TimedIo<I>),
+    /// The handshake failed or was left unfinished.
+    Failed,
+    /// The server is stopping.
+    Gone,
 }
 
 /// The handshake itself (see [`handshake`]).
@@ -72,29 +106,33 @@ async fn settle<I>(
     conn: &mut ConnInfo,
     activity: &Activity,
     cancel: &CancellationToken,
-) -> Option<TlsStream<Rewind<TimedIo<I>>>>
+) -> Settled<I>
 where
     I: AsyncRead + AsyncWrite + Unpin,
 {
     let mut first = BytesMut::with_capacity(512);
     if !read_first(&mut io, &mut first, conn, activity, cancel).await {
-        return None;
+        // A client that left before its first byte, or one that timed
+        // out, counts as a failed handshake; a server stopping does not.
+        return if cancel.is_cancelled() {
+            Settled::Gone
+        } else {
+            Settled::Failed
+        };
     }
     if first[0] != HANDSHAKE_RECORD {
         if first[0].is_ascii_alphabetic() {
             tracing::warn!(peer = %conn.peer, "400: plain HTTP request sent to a TLS listener");
-            let _ = io.write_all(PLAIN_HTTP_ANSWER).await;
-            let _ = io.shutdown().await;
-        } else {
-            tracing::info!(peer = %conn.peer, "TLS handshake failed: the client did not start one");
+            return Settled::Plain(io);
         }
-        return None;
+        tracing::info!(peer = %conn.peer, "TLS handshake failed: the client did not start one");
+        return Settled::Failed;
     }
     let mut io = Rewind::new(io);
     io.unread(first.freeze());
     let accepted = tokio::select! {
         r = TlsAcceptor::from(cfg).accept(io) => r,
-        _ = cancel.cancelled() => return None,
+        _ = cancel.cancelled() => return Settled::Gone,
     };
     match accepted {
         Ok(mut stream) if stream.get_ref().1.alpn_protocol() == Some(ACME_TLS_ALPN) => {
@@ -102,12 +140,12 @@ where
             // answer; no HTTP follows.
             tracing::info!(peer = %conn.peer, sni = ?stream.get_ref().1.server_name(), "ACME TLS-ALPN-01 validation answered");
             let _ = stream.shutdown().await;
-            None
+            Settled::Validated
         }
         Ok(stream) => {
             conn.secure = true;
             conn.tls = Some(info(stream.get_ref().1));
-            Some(stream)
+            Settled::Secure(stream)
         }
         Err(e) => {
             if activity.expired() == Some(Expired::HeaderRead) {
@@ -119,7 +157,7 @@ where
                 // nginx logs these at `info` too.
                 tracing::info!(peer = %conn.peer, "TLS handshake failed: {e}");
             }
-            None
+            Settled::Failed
         }
     }
 }
