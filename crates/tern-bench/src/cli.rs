@@ -55,6 +55,9 @@ pub struct BenchArgs {
     /// What to print.
     #[command(flatten)]
     pub output: OutputArgs,
+    /// A session replay instead of a load of URLs.
+    #[command(flatten)]
+    pub replay: crate::replay::ReplayArgs,
     /// Relative weights of the URLs, comma-separated, one per URL (default all 1).
     #[arg(long, value_delimiter = ',', value_name = "W,W,...")]
     pub weights: Vec<u32>,
@@ -78,6 +81,9 @@ pub enum BenchCommand {
     Compare(Box<CompareArgs>),
     /// Merge JSON results of simultaneous runs (several machines) exactly.
     Merge(MergeArgs),
+    /// Draw a workload model from access logs (WebStone-SS), and optionally
+    /// a document root that matches it.
+    Model(Box<ModelArgs>),
 }
 
 /// `tern bench compare`.
@@ -112,6 +118,71 @@ pub struct MergeArgs {
     /// Result files written by `tern bench --json` (or --save).
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
+}
+
+/// `tern bench model`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ModelArgs {
+    /// Access logs, plain or gzipped, in any order (they are read oldest
+    /// first).
+    #[arg(
+        value_name = "LOG",
+        required_unless_present = "from",
+        conflicts_with = "from"
+    )]
+    pub logs: Vec<PathBuf>,
+    /// Write the model (TOML) to this file.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The logs' format (default: detected from each file's first lines).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<LogFormatArg>,
+    /// A user's requests within this of the previous one are one page.
+    #[arg(long, value_name = "DURATION", value_parser = duration_arg, default_value = "15s")]
+    pub page_gap: Duration,
+    /// A user's pages less than this apart are one session.
+    #[arg(long, value_name = "DURATION", value_parser = duration_arg, default_value = "5m")]
+    pub session_gap: Duration,
+    /// A user is a client address and its user agent (many users behind a
+    /// proxy), not the address alone.
+    #[arg(long)]
+    pub by_agent: bool,
+    /// Keep every distinct page as its own class (no reduction heuristics).
+    #[arg(long)]
+    pub no_reduce: bool,
+    /// Write a document root matching the model into this (new or empty)
+    /// directory: files of the logged sizes, CGI scripts for the dynamic
+    /// ones, and a tern configuration (routes.toml) serving them.
+    #[arg(long, value_name = "DIR")]
+    pub materialize: Option<PathBuf>,
+    /// What each CGI script costs the server.
+    #[arg(long, value_enum, default_value_t = CostArg::Trivial, requires = "materialize")]
+    pub cost: CostArg,
+    /// Read this model instead of logs (to materialize it).
+    #[arg(long, value_name = "MODEL")]
+    pub from: Option<PathBuf>,
+}
+
+/// `tern bench model --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormatArg {
+    /// NCSA Common Log Format.
+    Common,
+    /// NCSA Combined (Common with referer and user agent).
+    Combined,
+    /// tern's JSON lines.
+    Json,
+}
+
+/// `tern bench model --cost`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CostArg {
+    /// Print the body and exit.
+    Trivial,
+    /// Increment a counter file under a lock, as the report's counter script.
+    Counter,
+    /// Search a few MB of text: tens of milliseconds of CPU a request.
+    Cpu,
 }
 
 /// Load options shared by `tern bench` and `tern bench compare`.
@@ -227,7 +298,7 @@ pub struct OutputArgs {
 }
 
 impl OutputArgs {
-    fn format(&self) -> Format {
+    pub(crate) fn format(&self) -> Format {
         if self.json {
             Format::Json
         } else if self.csv {
@@ -270,7 +341,11 @@ fn bench(args: BenchArgs) -> Result<(), Error> {
     match args.command {
         Some(BenchCommand::Compare(c)) => return compare_main(*c),
         Some(BenchCommand::Merge(m)) => return merge_main(m),
+        Some(BenchCommand::Model(m)) => return model_main(*m),
         None => {}
+    }
+    if let Some(model) = &args.replay.model {
+        return crate::replay::main(&args, model);
     }
     let mut targets = args
         .urls
@@ -384,6 +459,54 @@ fn merge_main(args: MergeArgs) -> Result<(), Error> {
     print(&report::render(&merged, format))
 }
 
+fn model_main(args: ModelArgs) -> Result<(), Error> {
+    use tern_workload::materialize::{self, Cost};
+    // The library's errors name their file; thresholds that make no sense
+    // are the command line's fault.
+    let failed = |e: tern_workload::Error| match e {
+        tern_workload::Error::Options(m) => Error::usage(m),
+        e => Error::system("model", std::io::Error::other(e)),
+    };
+    let model = match &args.from {
+        Some(path) => {
+            let model = tern_workload::Model::load(path)
+                .map_err(|e| Error::system("model", std::io::Error::other(e)))?;
+            print(&tern_workload::summary::render(&model, &[]))?;
+            model
+        }
+        None => {
+            let options = tern_workload::Options {
+                page_gap: args.page_gap,
+                session_gap: args.session_gap,
+                by_agent: args.by_agent,
+                reduce: !args.no_reduce,
+                format: args.format.map(|f| match f {
+                    LogFormatArg::Common => tern_workload::LogFormat::Common,
+                    LogFormatArg::Combined => tern_workload::LogFormat::Combined,
+                    LogFormatArg::Json => tern_workload::LogFormat::Json,
+                }),
+            };
+            let x = tern_workload::extract(&args.logs, &options).map_err(failed)?;
+            print(&tern_workload::summary::render(&x.model, &x.malformed))?;
+            x.model
+        }
+    };
+    if let Some(path) = &args.output {
+        write_file(path, &model.to_toml())?;
+        print(&format!("\nmodel written to {}\n", path.display()))?;
+    }
+    if let Some(dir) = &args.materialize {
+        let cost = match args.cost {
+            CostArg::Trivial => Cost::Trivial,
+            CostArg::Counter => Cost::Counter,
+            CostArg::Cpu => Cost::Cpu,
+        };
+        let done = materialize::materialize(&model, dir, cost).map_err(failed)?;
+        print(&format!("\n{done}"))?;
+    }
+    Ok(())
+}
+
 /// Builds plan settings from load arguments; `default_warmup` when none given.
 pub fn settings(load: &LoadArgs, default_warmup: Duration) -> Result<PlanSettings, Error> {
     let mut request = RequestSpec::default();
@@ -455,21 +578,26 @@ pub fn settings(load: &LoadArgs, default_warmup: Duration) -> Result<PlanSetting
         timeout: load.timeout,
         threads: load.threads,
         seed: load.seed,
-        tls: TlsSettings {
-            version: match load.tls_version {
-                None => TlsVersion::Any,
-                Some(TlsVersionArg::Tls12) => TlsVersion::Tls12,
-                Some(TlsVersionArg::Tls13) => TlsVersion::Tls13,
-            },
-            resume: !load.no_resume,
-            trust: match (&load.cacert, load.insecure) {
-                (Some(path), _) => Trust::CaFile(path.clone()),
-                (None, true) => Trust::Insecure,
-                (None, false) => Trust::System,
-            },
-        },
+        tls: tls_settings(load),
     };
     Ok(settings)
+}
+
+/// The TLS options of `load`.
+pub(crate) fn tls_settings(load: &LoadArgs) -> TlsSettings {
+    TlsSettings {
+        version: match load.tls_version {
+            None => TlsVersion::Any,
+            Some(TlsVersionArg::Tls12) => TlsVersion::Tls12,
+            Some(TlsVersionArg::Tls13) => TlsVersion::Tls13,
+        },
+        resume: !load.no_resume,
+        trust: match (&load.cacert, load.insecure) {
+            (Some(path), _) => Trust::CaFile(path.clone()),
+            (None, true) => Trust::Insecure,
+            (None, false) => Trust::System,
+        },
+    }
 }
 
 /// Prints a report on stdout.
@@ -635,6 +763,56 @@ mod tests {
         }
         let a = bench_args(&["merge", "a.json", "b.json"]).unwrap();
         assert!(matches!(a.command, Some(BenchCommand::Merge(m)) if m.files.len() == 2));
+    }
+
+    #[test]
+    fn model_reads_logs_writes_a_model_and_materializes_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("access.log");
+        std::fs::write(
+            &log,
+            "192.0.2.1 - - [24/Nov/2026:10:00:00 +0000] \"GET / HTTP/1.1\" 200 1234 \"-\" \"curl/8\"\n\
+             192.0.2.1 - - [24/Nov/2026:10:00:01 +0000] \"GET /a.png HTTP/1.1\" 200 99 \"-\" \"curl/8\"\n\
+             192.0.2.1 - - [24/Nov/2026:10:01:00 +0000] \"GET /s?q=1 HTTP/1.1\" 200 10 \"-\" \"curl/8\"\n",
+        )
+        .unwrap();
+        let out = dir.path().join("model.toml");
+        let (log_s, out_s) = (log.to_str().unwrap(), out.to_str().unwrap());
+        let a = bench_args(&["model", log_s, "-o", out_s, "--page-gap", "10s"]).unwrap();
+        assert_eq!(run_bench(a), ExitCode::SUCCESS);
+        let model = tern_workload::Model::load(&out).unwrap();
+        assert_eq!((model.summary.pages, model.rules.page_gap), (2, 10.0));
+        let site = dir.path().join("site");
+        let a = bench_args(&[
+            "model",
+            "--from",
+            out_s,
+            "--materialize",
+            site.to_str().unwrap(),
+            "--cost",
+            "counter",
+        ])
+        .unwrap();
+        assert_eq!(run_bench(a), ExitCode::SUCCESS);
+        assert_eq!(
+            std::fs::metadata(site.join("htdocs/a.png")).unwrap().len(),
+            99
+        );
+        assert!(site.join("routes.toml").exists());
+        // Bad thresholds are the command line's fault; a missing log is not.
+        let a = bench_args(&["model", log_s, "--page-gap", "0s"]).unwrap();
+        assert_eq!(run_bench(a), ExitCode::from(2));
+        let missing = dir.path().join("missing.log");
+        let a = bench_args(&["model", missing.to_str().unwrap()]).unwrap();
+        assert_eq!(run_bench(a), ExitCode::FAILURE);
+        // The materialized directory must be new or empty.
+        let a = bench_args(&["model", log_s, "--materialize", site.to_str().unwrap()]).unwrap();
+        assert_eq!(run_bench(a), ExitCode::FAILURE);
+        assert!(bench_args(&["model"]).is_err(), "logs or --from");
+        assert!(bench_args(&["model", "--from", out_s, log_s]).is_err());
+        assert!(bench_args(&["model", log_s, "--cost", "cpu"]).is_err());
+        assert!(bench_args(&["model", log_s, "--format", "xml"]).is_err());
+        assert!(bench_args(&["model", log_s, "--session-gap", "5 minutes"]).is_err());
     }
 
     #[test]

@@ -20,8 +20,11 @@
 //! tern and installed peers and prints the founding reports' tables is a
 //! program of its own on top of this one (the tern-suite crate).
 //!
-//! This crate depends on no server crate: it measures every server the same
-//! way.
+//! The load generator uses no server code: it measures every server the
+//! same way. The one server crate it reaches is tern-accesslog, whose parser
+//! `tern bench model` uses (by way of the tern-workload crate) to read access
+//! logs, tern's, nginx's or Apache's, into a workload model and to
+//! materialize the model's document root.
 //!
 //! # Using it
 //!
@@ -37,6 +40,8 @@
 //! tern bench --no-resume --server-pid PID -c 10 https://... # full handshakes, server CPU per handshake
 //! tern bench compare --rounds 5 -k -c 10 -d 10s nginx=http://127.0.0.1:8081/,pid=123 tern=http://127.0.0.1:8082/
 //! tern bench merge host1.json host2.json                    # exact merge of histograms
+//! tern bench model -o model.toml access.log access.log.1 access.log.2.gz  # a workload model
+//! tern bench model --from model.toml --materialize site/ --cost cpu # its document root and CGI scripts
 //! ```
 //!
 //! # What the numbers mean
@@ -71,6 +76,7 @@ pub mod merge;
 pub mod plan;
 pub mod progress;
 pub mod recorder;
+pub mod replay;
 pub mod report;
 pub mod result;
 pub mod sample;

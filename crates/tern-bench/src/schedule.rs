@@ -222,10 +222,10 @@ impl TargetPicker {
 /// SplitMix64: a tiny, well-mixed PRNG. Enough for arrival gaps; keeps the
 /// crate free of a random-number dependency and runs reproducible by seed.
 #[derive(Debug, Clone)]
-struct SplitMix64(u64);
+pub(crate) struct SplitMix64(pub(crate) u64);
 
 impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -233,8 +233,13 @@ impl SplitMix64 {
         z ^ (z >> 31)
     }
 
+    /// Uniform in [0, 1).
+    pub(crate) fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
     /// An exponential sample with the given rate (mean `1/rate`).
-    fn exponential(&mut self, rate: f64) -> f64 {
+    pub(crate) fn exponential(&mut self, rate: f64) -> f64 {
         // Uniform in (0, 1]: never 0, so ln is finite.
         let u = ((self.next_u64() >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
         -u.ln() / rate

@@ -72,9 +72,16 @@ struct Trip {
 impl H1Client {
     /// A client for `endpoints` endpoints.
     pub(crate) fn new(endpoints: usize, reuse: Reuse) -> H1Client {
+        H1Client::with_buffer(endpoints, reuse, BUF_SIZE)
+    }
+
+    /// A client with a read buffer of `size` bytes (a replay holds six
+    /// connections per user, and thousands of users: 16 KiB each is
+    /// enough there).
+    pub(crate) fn with_buffer(endpoints: usize, reuse: Reuse, size: usize) -> H1Client {
         H1Client {
             conns: (0..endpoints).map(|_| None).collect(),
-            buf: vec![0; BUF_SIZE].into_boxed_slice(),
+            buf: vec![0; size].into_boxed_slice(),
             reuse,
         }
     }

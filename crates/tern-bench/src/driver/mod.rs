@@ -11,10 +11,10 @@
 //! (warm-up end; duration end or last measured response) and then merges the
 //! threads' recorders.
 
-mod h1;
+pub(crate) mod h1;
 mod h2;
-mod stream;
-mod wire;
+pub(crate) mod stream;
+pub(crate) mod wire;
 
 use std::cell::{Cell, RefCell};
 use std::net::ToSocketAddrs;

@@ -9,6 +9,7 @@ mod errors;
 mod h2;
 mod merge;
 mod open;
+mod replay;
 mod reports;
 mod server;
 

@@ -14,7 +14,7 @@ use crate::server::TestServer;
 
 /// Tests that assert on timing run one at a time, so that they do not
 /// disturb each other on a small machine.
-static TIMING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+pub(crate) static TIMING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn open_loop(rate: f64, arrival: Arrival, connections: u32, duration: Duration) -> PlanSettings {
     PlanSettings {
@@ -101,13 +101,13 @@ fn a_backlog_times_out_instead_of_stretching_the_run() {
 }
 
 /// A server in a child process that we can stop and continue.
-struct PausableServer {
+pub(crate) struct PausableServer {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
 }
 
 impl PausableServer {
-    fn start() -> PausableServer {
+    pub(crate) fn start() -> PausableServer {
         const SCRIPT: &str = r#"
 import http.server, sys
 class H(http.server.BaseHTTPRequestHandler):
@@ -139,7 +139,7 @@ s.serve_forever()
         PausableServer { child, port }
     }
 
-    fn pid(&self) -> Pid {
+    pub(crate) fn pid(&self) -> Pid {
         Pid::from_raw(self.child.id() as i32).unwrap()
     }
 }

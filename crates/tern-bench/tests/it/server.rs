@@ -30,6 +30,9 @@ pub(crate) struct Stats {
     pub by_path: Mutex<HashMap<String, u64>>,
     /// When each request arrived (complete head and body).
     pub arrivals: Mutex<Vec<Instant>>,
+    /// Each request: its path, its connection (numbered from 1 in order of
+    /// accept), and when it arrived.
+    pub seen: Mutex<Vec<(String, u64, Instant)>>,
 }
 
 impl Stats {
@@ -68,7 +71,7 @@ impl TestServer {
     /// hands each to `conn`.
     fn start_with<F, Fut>(conn: F) -> TestServer
     where
-        F: Fn(TcpStream, Arc<Stats>) -> Fut + Send + 'static,
+        F: Fn(TcpStream, Arc<Stats>, u64) -> Fut + Send + 'static,
         Fut: std::future::Future<Output = ()> + Send + 'static,
     {
         let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -90,8 +93,8 @@ impl TestServer {
                         _ = &mut rx => break,
                         accepted = listener.accept() => {
                             if let Ok((stream, _)) = accepted {
-                                st.connections.fetch_add(1, Ordering::SeqCst);
-                                tokio::spawn(conn(stream, Arc::clone(&st)));
+                                let id = st.connections.fetch_add(1, Ordering::SeqCst) + 1;
+                                tokio::spawn(conn(stream, Arc::clone(&st), id));
                             }
                         }
                     }
@@ -128,7 +131,7 @@ impl Drop for TestServer {
     }
 }
 
-async fn serve(mut stream: TcpStream, stats: Arc<Stats>) {
+async fn serve(mut stream: TcpStream, stats: Arc<Stats>, id: u64) {
     let mut buf = vec![0u8; 16 * 1024];
     let mut filled = 0;
     loop {
@@ -178,7 +181,9 @@ async fn serve(mut stream: TcpStream, stats: Arc<Stats>) {
         buf.copy_within(head_len + body_len..filled, 0);
         filled -= head_len + body_len;
         stats.requests.fetch_add(1, Ordering::SeqCst);
-        stats.arrivals.lock().unwrap().push(Instant::now());
+        let now = Instant::now();
+        stats.arrivals.lock().unwrap().push(now);
+        stats.seen.lock().unwrap().push((path.clone(), id, now));
         *stats
             .by_path
             .lock()
@@ -249,7 +254,7 @@ pub(crate) fn refused_port() -> u16 {
 }
 
 /// One HTTP/2 connection: 200 "hello" on every path, requests counted.
-async fn serve_h2(stream: TcpStream, st: Arc<Stats>) {
+async fn serve_h2(stream: TcpStream, st: Arc<Stats>, _id: u64) {
     let service = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
         st.requests.fetch_add(1, Ordering::SeqCst);
         *st.by_path

@@ -1,0 +1,651 @@
+//! Session replay: a [`Model`] drawn from access logs, played against a
+//! server the way its users loaded it (WebStone-SS).
+//!
+//! Sessions arrive open-loop at the model's rate (or one given), each from
+//! its intended start whatever the server or the tool is doing. A session
+//! is a user: it walks its pages (a session class drawn by weight, or a
+//! walk of the transitions), and for each page fetches the front file,
+//! then the rest in parallel over up to six keep-alive connections of its
+//! own, as a browser does; then it thinks, and moves on. The headline
+//! figure is **page latency**: from the page's intended start to the last
+//! byte of its last file. A page's intended start is the session's start
+//! for its first page, and the previous page's end plus the think time for
+//! the others, so a stalled server shows up in the latency of every page it
+//! delays, not as a slower tool.
+//!
+//! Each request is recorded as `tern bench` records one (from its intended
+//! start: the page's, for the front; the front's end, for the rest), so the
+//! per-request figures and reports are the usual ones.
+//!
+//! A replay always ends by itself: sessions stop arriving after the session
+//! count or at the end of the duration; at the end of the duration, the
+//! sessions under way finish the page they are on and start no other;
+//! requests still out after their timeout count as timeouts.
+
+mod args;
+mod report;
+
+use std::cell::RefCell;
+use std::net::ToSocketAddrs;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use tern_workload::{Model, END, START};
+
+use crate::cpu::CpuSource;
+use crate::driver::h1::{H1Client, H1Request};
+use crate::driver::stream::Endpoint;
+use crate::driver::wire::request_bytes;
+use crate::driver::StopHandle;
+use crate::histogram::{new_histogram, serde_v2};
+use crate::plan::{Arrival, RequestSpec, Reuse, Target};
+use crate::recorder::{Clock, Recorder, ResultContext};
+use crate::result::{CpuFigures, RunResult};
+use crate::sample::Outcome;
+use crate::schedule::{Phase, SplitMix64, Ticket};
+use crate::tls::TlsSettings;
+use crate::Error;
+
+pub(crate) use args::main;
+pub use args::{ReplayArgs, SessionArrival, WalkArg};
+pub use report::render;
+
+/// The format tag of a replay's JSON result.
+pub const FORMAT: &str = "tern-replay/1";
+
+/// A connection's read buffer (see [`H1Client::with_buffer`]).
+const CONNECTION_BUFFER: usize = 16 * 1024;
+
+/// How a session chooses its pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Walk {
+    /// A session class of the model, drawn by its count: the logged
+    /// sequences, replayed as they were.
+    Sessions,
+    /// A walk of the model's transitions from `start` to `end` (WESSBAS's
+    /// Markov form): sequences the log never held, in its proportions.
+    Transitions,
+}
+
+/// What a replay needs besides the model and the base URL.
+#[derive(Debug, Clone)]
+pub struct ReplaySettings {
+    /// Sessions started per second.
+    pub sessions_per_second: f64,
+    /// Constant or Poisson gaps between session starts.
+    pub arrival: Arrival,
+    /// Think times are the model's times this (0 = none).
+    pub think_scale: f64,
+    /// How sessions choose their pages.
+    pub walk: Walk,
+    /// Sessions stop arriving after this long.
+    pub duration: Duration,
+    /// ...or after this many sessions, whichever comes first.
+    pub sessions: Option<u64>,
+    /// Connections per user at most (browsers: 6 per host).
+    pub user_connections: usize,
+    /// Longest wait for a response, from when its request was due.
+    pub timeout: Duration,
+    /// Seed of arrivals, session choices and think times.
+    pub seed: u64,
+    /// TLS, for an `https://` base.
+    pub tls: TlsSettings,
+}
+
+/// One page class's figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClassFigures {
+    /// The class id (`p1`).
+    pub id: String,
+    /// Its front file.
+    pub front: String,
+    /// Files per page.
+    pub files: usize,
+    /// Pages fetched whole (every file answered).
+    pub pages: u64,
+    /// Pages with a failed file or an error status (4xx, 5xx).
+    pub errors: u64,
+    /// Page latency (µs) of the pages fetched whole, from the intended start.
+    #[serde(with = "serde_v2")]
+    pub latency: Histogram<u64>,
+    /// Page latency (µs) from when the tool actually started the page.
+    #[serde(with = "serde_v2")]
+    pub latency_uncorrected: Histogram<u64>,
+}
+
+/// Sessions, by how they ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionCounts {
+    /// Sessions started.
+    pub started: u64,
+    /// Sessions that fetched every page they meant to.
+    pub completed: u64,
+    /// Sessions ended early by the end of the run.
+    pub cut: u64,
+}
+
+/// What a replay measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayResult {
+    /// Always [`FORMAT`].
+    pub format: String,
+    /// The model's file, as given.
+    pub model: String,
+    /// The base URL.
+    pub base: String,
+    /// The replay in one line.
+    pub plan: String,
+    /// Sessions.
+    pub sessions: SessionCounts,
+    /// Every page (all classes together).
+    pub pages: ClassFigures,
+    /// Per page class, in the model's order (classes no session reached are
+    /// left out).
+    pub classes: Vec<ClassFigures>,
+    /// Every request, as `tern bench` reports a run.
+    pub requests: RunResult,
+}
+
+impl ClassFigures {
+    fn new(id: &str, front: &str, files: usize) -> ClassFigures {
+        ClassFigures {
+            id: id.to_owned(),
+            front: front.to_owned(),
+            files,
+            pages: 0,
+            errors: 0,
+            latency: new_histogram(),
+            latency_uncorrected: new_histogram(),
+        }
+    }
+
+    fn record(&mut self, page: &PageOutcome) {
+        if page.failed || page.error_status {
+            self.errors += 1;
+        }
+        if !page.failed {
+            self.pages += 1;
+            record_us(&mut self.latency, page.done - page.intended);
+            record_us(
+                &mut self.latency_uncorrected,
+                page.done - page.started.max(page.intended),
+            );
+        }
+    }
+}
+
+fn record_us(h: &mut Histogram<u64>, d: Duration) {
+    let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+    h.saturating_record(us.clamp(1, crate::histogram::MAX_US));
+}
+
+/// A page class ready to fetch: its files' request bytes, the front first.
+#[derive(Debug)]
+struct PagePlan {
+    /// Index of each file in the run's file table (for the recorder).
+    files: Vec<usize>,
+}
+
+/// The run's shared, read-only part.
+#[derive(Debug)]
+struct Run {
+    model: Model,
+    settings: ReplaySettings,
+    endpoint: Endpoint,
+    /// Every distinct file's request, by index.
+    requests: Vec<H1Request>,
+    /// Per page class (in the model's order).
+    pages: Vec<PagePlan>,
+    stop: StopHandle,
+    /// Set when sessions must start no new page.
+    closing: StopHandle,
+}
+
+/// What the tasks add to as pages and requests finish.
+#[derive(Debug)]
+struct Tally {
+    recorder: Recorder,
+    all: ClassFigures,
+    classes: Vec<ClassFigures>,
+    sessions: SessionCounts,
+}
+
+/// One page as fetched.
+#[derive(Debug)]
+struct PageOutcome {
+    intended: Instant,
+    started: Instant,
+    done: Instant,
+    /// A file got no complete response.
+    failed: bool,
+    /// A file was answered 4xx or 5xx (a model whose files the target does
+    /// not have shows up here).
+    error_status: bool,
+}
+
+/// Replays `model` (read from `model_path`) against `base` and returns what
+/// it measured. `Err` only when the tool cannot run (an unusable base URL,
+/// no runtime, an unreadable CPU source).
+pub fn replay(
+    model: Model,
+    model_path: &str,
+    base: &Target,
+    settings: ReplaySettings,
+    stop: &StopHandle,
+    server_cpu: Option<&CpuSource>,
+) -> Result<ReplayResult, Error> {
+    if !(settings.sessions_per_second > 0.0 && settings.sessions_per_second.is_finite()) {
+        return Err(Error::usage(format!(
+            "the session rate must be above 0 (got {})",
+            settings.sessions_per_second
+        )));
+    }
+    if settings.walk == Walk::Sessions && model.sessions.is_empty() {
+        return Err(Error::usage(
+            "the model has no session classes: use --walk transitions",
+        ));
+    }
+    if settings.walk == Walk::Transitions && !model.transitions.contains_key(START) {
+        return Err(Error::usage(
+            "the model has no transitions from \"start\": use --walk sessions",
+        ));
+    }
+    let endpoint = endpoint(base, &settings.tls)?;
+    let (requests, pages, targets) = plan_requests(&model, base);
+    let arrival = match settings.arrival {
+        Arrival::Constant => "constant",
+        Arrival::Poisson => "poisson",
+    };
+    let walk = match settings.walk {
+        Walk::Sessions => "logged session classes",
+        Walk::Transitions => "walks of the transitions",
+    };
+    let mut plan = format!(
+        "replay of {model_path}: {:.3} sessions/s ({arrival}), {walk}, think time x{}, {} connections per user, for {:?}",
+        settings.sessions_per_second, settings.think_scale, settings.user_connections, settings.duration,
+    );
+    if let Some(n) = settings.sessions {
+        plan.push_str(&format!(" or {n} sessions"));
+    }
+    let tally = Rc::new(RefCell::new(Tally {
+        recorder: Recorder::new(targets.len()),
+        all: ClassFigures::new("all", "", 0),
+        classes: model
+            .pages
+            .iter()
+            .map(|p| ClassFigures::new(&p.id, &p.files[0].path, p.files.len()))
+            .collect(),
+        sessions: SessionCounts::default(),
+    }));
+    let run = Rc::new(Run {
+        model,
+        settings,
+        endpoint,
+        requests,
+        pages,
+        stop: stop.clone(),
+        closing: StopHandle::new(),
+    });
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::system("starting the replay's runtime", e))?;
+    let clock = Clock::now();
+    let cpu_start = match server_cpu {
+        Some(src) => Some(src.read()?),
+        None => None,
+    };
+    let began = Instant::now();
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, arrivals(Rc::clone(&run), Rc::clone(&tally)));
+    let window = began.elapsed();
+    let cpu = match (server_cpu, cpu_start) {
+        (Some(src), Some(start)) => src.read().ok().map(|end| (src.describe(), end - start)),
+        _ => None,
+    };
+    drop(local);
+    drop(run);
+    let tally = Rc::try_unwrap(tally)
+        .expect("every task has ended")
+        .into_inner();
+    let mut requests = tally.recorder.into_result(ResultContext {
+        clock,
+        targets,
+        plan: plan.clone(),
+        concurrency: 0,
+        keepalive: true,
+        request_body_bytes: 0,
+    });
+    requests.document_length = None;
+    if let Some((source, seconds)) = cpu {
+        requests.server_cpu = Some(CpuFigures::new(
+            source,
+            seconds.as_secs_f64(),
+            requests.counts.responses,
+            requests.counts.handshakes.total(),
+        ));
+    }
+    if stop.is_stopped() {
+        requests.notes.push(format!(
+            "stopped early, after {:.1} s",
+            window.as_secs_f64()
+        ));
+    }
+    Ok(ReplayResult {
+        format: FORMAT.to_owned(),
+        model: model_path.to_owned(),
+        base: base.url.clone(),
+        plan,
+        sessions: tally.sessions,
+        pages: tally.all,
+        classes: tally
+            .classes
+            .into_iter()
+            .filter(|c| c.pages + c.errors > 0)
+            .collect(),
+        requests,
+    })
+}
+
+/// Resolves the base URL's host once and prepares TLS for https.
+fn endpoint(base: &Target, tls: &TlsSettings) -> Result<Endpoint, Error> {
+    let addr = (base.host.as_str(), base.port)
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next());
+    let tls = if base.tls {
+        Some((
+            crate::tls::client_config(tls, b"http/1.1")?,
+            crate::tls::server_name(&base.host)?,
+        ))
+    } else {
+        None
+    };
+    Ok(Endpoint { addr, tls })
+}
+
+/// Every distinct file's request bytes, each page class's files as indices
+/// into them, and the targets (for the recorder and the report).
+fn plan_requests(model: &Model, base: &Target) -> (Vec<H1Request>, Vec<PagePlan>, Vec<Target>) {
+    let mut requests = Vec::new();
+    let mut targets: Vec<Target> = Vec::new();
+    let mut index = std::collections::HashMap::new();
+    let pages = model
+        .pages
+        .iter()
+        .map(|p| PagePlan {
+            files: p
+                .files
+                .iter()
+                .map(|f| {
+                    let key = (f.method.clone(), f.path.clone());
+                    *index.entry(key).or_insert_with(|| {
+                        let target = Target {
+                            url: format!("{}{}", base.url.trim_end_matches('/'), f.path),
+                            path: f.path.clone(),
+                            ..base.clone()
+                        };
+                        let method = http::Method::from_bytes(f.method.as_bytes())
+                            .unwrap_or(http::Method::GET);
+                        let spec = RequestSpec {
+                            // A logged POST is replayed with an empty body.
+                            method: method.clone(),
+                            ..RequestSpec::default()
+                        };
+                        requests.push(H1Request {
+                            endpoint: 0,
+                            bytes: request_bytes(&target, &spec, Reuse::KeepAlive),
+                            head: method == http::Method::HEAD,
+                        });
+                        targets.push(target);
+                        requests.len() - 1
+                    })
+                })
+                .collect(),
+        })
+        .collect();
+    (requests, pages, targets)
+}
+
+/// Starts sessions at their arrival times until the duration or the count
+/// is reached, then lets the sessions under way finish their page.
+async fn arrivals(run: Rc<Run>, tally: Rc<RefCell<Tally>>) {
+    let s = &run.settings;
+    let mut rng = SplitMix64(s.seed);
+    let start = tokio::time::Instant::now();
+    let end = start + s.duration;
+    let mut at = start;
+    let mut started = 0u64;
+    let mut sessions = tokio::task::JoinSet::new();
+    loop {
+        if at >= end || s.sessions.is_some_and(|n| started >= n) || run.stop.is_stopped() {
+            break;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep_until(at) => {}
+            _ = run.stop.stopped() => break,
+        }
+        started += 1;
+        tally.borrow_mut().sessions.started += 1;
+        let seed = rng.next_u64();
+        sessions.spawn_local(session(
+            Rc::clone(&run),
+            Rc::clone(&tally),
+            at.into_std(),
+            seed,
+        ));
+        let gap = match s.arrival {
+            Arrival::Constant => 1.0 / s.sessions_per_second,
+            Arrival::Poisson => rng.exponential(s.sessions_per_second),
+        };
+        at += Duration::from_secs_f64(gap);
+        // Reap finished sessions as we go: memory stays flat however long
+        // the run.
+        while sessions.try_join_next().is_some() {}
+    }
+    // Sessions under way go on until the end of the duration (all of it
+    // when the count ended the arrivals), then finish their page.
+    let until_end = tokio::time::sleep_until(end);
+    tokio::pin!(until_end);
+    loop {
+        tokio::select! {
+            next = sessions.join_next() => if next.is_none() { break },
+            _ = &mut until_end => break,
+            _ = run.stop.stopped() => break,
+        }
+    }
+    run.closing.stop();
+    // Pages under way end within the timeout; a stop abandons them.
+    let grace = tokio::time::sleep(s.timeout + Duration::from_secs(1));
+    tokio::pin!(grace);
+    loop {
+        tokio::select! {
+            next = sessions.join_next() => if next.is_none() { break },
+            _ = &mut grace => break,
+            _ = run.stop.stopped() => break,
+        }
+    }
+    sessions.abort_all();
+    while sessions.join_next().await.is_some() {}
+}
+
+/// One user's session from its intended start.
+async fn session(run: Rc<Run>, tally: Rc<RefCell<Tally>>, start: Instant, seed: u64) {
+    let mut rng = SplitMix64(seed);
+    let pages = session_pages(&run.model, run.settings.walk, &mut rng);
+    let mut conns: Vec<H1Client> = Vec::new();
+    let mut intended = start;
+    let mut completed = true;
+    for (n, &class) in pages.iter().enumerate() {
+        if n > 0 {
+            // Thinking; the end of the run cuts the session short.
+            tokio::select! {
+                _ = tokio::time::sleep_until(intended.into()) => {}
+                _ = run.closing.stopped() => {
+                    completed = false;
+                    break;
+                }
+            }
+        }
+        let page = fetch_page(&run, &tally, &mut conns, class, intended).await;
+        let mut t = tally.borrow_mut();
+        t.classes[class].record(&page);
+        t.all.record(&page);
+        drop(t);
+        let think = run.model.think_time.sample(rng.uniform()) * run.settings.think_scale;
+        intended = page.done + Duration::from_secs_f64(think.max(0.0));
+    }
+    let mut t = tally.borrow_mut();
+    if completed {
+        t.sessions.completed += 1;
+    } else {
+        t.sessions.cut += 1;
+    }
+}
+
+/// The page classes (indices) a session visits.
+fn session_pages(model: &Model, walk: Walk, rng: &mut SplitMix64) -> Vec<usize> {
+    let index = |id: &str| model.pages.iter().position(|p| p.id == id);
+    match walk {
+        Walk::Sessions => model
+            .pick_session(rng.uniform())
+            .map(|s| s.pages.iter().filter_map(|id| index(id)).collect())
+            .unwrap_or_default(),
+        Walk::Transitions => {
+            // A walk ends at `end`; a model whose transitions loop forever
+            // is cut at 10 times its longest logged session.
+            let limit = (model.session_pages.points.last().copied().unwrap_or(1.0) * 10.0)
+                .clamp(1.0, 10_000.0) as usize;
+            let mut pages = Vec::new();
+            let mut at = START;
+            while pages.len() < limit {
+                let next = model.next_page(at, rng.uniform());
+                if next == END {
+                    break;
+                }
+                let Some(i) = index(next) else { break };
+                pages.push(i);
+                at = &model.pages[i].id;
+            }
+            pages
+        }
+    }
+}
+
+/// Fetches one page: the front file on the user's first connection, then
+/// the rest spread over up to `user_connections` connections in parallel.
+async fn fetch_page(
+    run: &Rc<Run>,
+    tally: &Rc<RefCell<Tally>>,
+    conns: &mut Vec<H1Client>,
+    class: usize,
+    intended: Instant,
+) -> PageOutcome {
+    let started = Instant::now();
+    let files = &run.pages[class].files;
+    let mut page = PageOutcome {
+        intended,
+        started,
+        done: started,
+        failed: false,
+        error_status: false,
+    };
+    if conns.is_empty() {
+        conns.push(H1Client::with_buffer(
+            1,
+            Reuse::KeepAlive,
+            CONNECTION_BUFFER,
+        ));
+    }
+    let deadline = tokio::time::Instant::from_std(intended) + run.settings.timeout;
+    let outcome = conns[0]
+        .exchange(&run.requests[files[0]], &run.endpoint, deadline, false)
+        .await;
+    note(tally, &mut page, files[0], intended, outcome);
+    let rest = &files[1..];
+    if rest.is_empty() || page.failed {
+        return page;
+    }
+    // The rest are due when the front has arrived, as a browser asks for
+    // them once it has read the page.
+    let due = page.done;
+    let width = run.settings.user_connections.clamp(1, rest.len());
+    while conns.len() < width {
+        conns.push(H1Client::with_buffer(
+            1,
+            Reuse::KeepAlive,
+            CONNECTION_BUFFER,
+        ));
+    }
+    let deadline = tokio::time::Instant::from_std(due) + run.settings.timeout;
+    let mut lanes = tokio::task::JoinSet::new();
+    for (lane, mut client) in conns.drain(..width).enumerate() {
+        let mine: Vec<usize> = rest.iter().copied().skip(lane).step_by(width).collect();
+        let run = Rc::clone(run);
+        lanes.spawn_local(async move {
+            let mut outcomes = Vec::with_capacity(mine.len());
+            for file in mine {
+                let o = client
+                    .exchange(&run.requests[file], &run.endpoint, deadline, false)
+                    .await;
+                outcomes.push((file, o));
+            }
+            (client, outcomes)
+        });
+    }
+    while let Some(joined) = lanes.join_next().await {
+        // A lane only ends by finishing (its requests carry their own
+        // deadline) or by being aborted with the whole run.
+        let Ok((client, outcomes)) = joined else {
+            page.failed = true;
+            continue;
+        };
+        conns.push(client);
+        for (file, o) in outcomes {
+            note(tally, &mut page, file, due, o);
+        }
+    }
+    page
+}
+
+/// Records one request's outcome and folds it into its page.
+fn note(
+    tally: &Rc<RefCell<Tally>>,
+    page: &mut PageOutcome,
+    file: usize,
+    intended: Instant,
+    outcome: Outcome,
+) {
+    match &outcome {
+        Outcome::Response(s) => {
+            page.done = page.done.max(s.done);
+            page.error_status |= s.status >= 400;
+        }
+        Outcome::Failed { at, .. } => {
+            page.done = page.done.max(*at);
+            page.failed = true;
+        }
+    }
+    let ticket = Ticket {
+        intended,
+        phase: Phase::Measured,
+        target: file,
+    };
+    tally.borrow_mut().recorder.record(&ticket, outcome);
+}
+
+/// The per-page figures a test or a report reads back from JSON.
+pub fn parse(text: &str) -> Result<ReplayResult, Error> {
+    let r: ReplayResult = serde_json::from_str(text)
+        .map_err(|e| Error::usage(format!("not a replay result: {e}")))?;
+    if r.format != FORMAT {
+        return Err(Error::usage(format!(
+            "not a replay result: format {:?}, expected {FORMAT:?}",
+            r.format
+        )));
+    }
+    Ok(r)
+}

@@ -1,0 +1,629 @@
+//! Requests → users → pages → sessions (WebStone-SS's access pattern
+//! heuristics), streaming: the [`Extractor`] holds only the users active
+//! within the session gap, a short reordering window of requests, and what
+//! it has classified (files, distinct pages, distinct sessions, bounded
+//! samples of think times and session lengths).
+//!
+//! A user is a client address (with `by_agent`, the address and its user
+//! agent). A page is a user's requests each within `page_gap` of the one
+//! before; it ends at its last request's time plus that request's duration
+//! (the latest such end, when a format carries durations). A session is a
+//! user's pages, each starting less than `session_gap` after the previous
+//! page's end; the think time is that difference.
+
+use std::cmp::Reverse;
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::hash::{Hash as _, Hasher as _};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tern_accesslog::AccessRecord;
+
+/// Microseconds in a second.
+pub(crate) const SECOND: i64 = 1_000_000;
+const HOUR: i64 = 3600 * SECOND;
+
+/// Logs are written when responses end, so a line's arrival time may be
+/// older than the line before it: requests wait this long (in log time,
+/// behind the newest request seen) before they are classified, in time
+/// order. A request later than that still counts, out of order.
+const REORDER_WINDOW: i64 = 60 * SECOND;
+
+/// Samples kept of think times and of session lengths; beyond it, a
+/// uniform sample of this size (a fixed seed: the same log gives the same
+/// model).
+const SAMPLE_CAP: usize = 1 << 16;
+
+/// Distinct sizes (and statuses) counted per file; beyond them, only the
+/// ones already counted go on counting (a script answering every request
+/// with a new size would otherwise grow without bound).
+const MAX_DISTINCT_VALUES: usize = 256;
+
+/// The thresholds the extractor cuts with, in microseconds.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Cut {
+    pub(crate) page_gap: i64,
+    pub(crate) session_gap: i64,
+    pub(crate) by_agent: bool,
+}
+
+impl Cut {
+    pub(crate) fn new(page_gap: Duration, session_gap: Duration, by_agent: bool) -> Cut {
+        let us = |d: Duration| i64::try_from(d.as_micros()).unwrap_or(i64::MAX);
+        Cut {
+            page_gap: us(page_gap),
+            session_gap: us(session_gap),
+            by_agent,
+        }
+    }
+}
+
+/// A file as logged: method and target, and the sizes and statuses it was
+/// logged with.
+#[derive(Debug)]
+pub(crate) struct FileStat {
+    pub(crate) method: String,
+    pub(crate) target: String,
+    sizes: HashMap<u64, u64>,
+    statuses: HashMap<u16, u64>,
+}
+
+impl FileStat {
+    /// A file logged once, with `bytes` and status 200.
+    #[cfg(test)]
+    pub(crate) fn logged(method: &str, target: &str, bytes: u64) -> FileStat {
+        FileStat {
+            method: method.into(),
+            target: target.into(),
+            sizes: HashMap::from([(bytes, 1)]),
+            statuses: HashMap::from([(200, 1)]),
+        }
+    }
+
+    /// The most common size (ties: the larger).
+    pub(crate) fn bytes(&self) -> u64 {
+        self.sizes
+            .iter()
+            .max_by_key(|&(size, n)| (*n, *size))
+            .map_or(0, |(size, _)| *size)
+    }
+
+    /// The most common status (ties: the lower).
+    pub(crate) fn status(&self) -> u16 {
+        self.statuses
+            .iter()
+            .max_by_key(|&(status, n)| (*n, Reverse(*status)))
+            .map_or(200, |(status, _)| *status)
+    }
+}
+
+fn count<K: Eq + std::hash::Hash>(map: &mut HashMap<K, u64>, key: K) {
+    if let Some(n) = map.get_mut(&key) {
+        *n += 1;
+    } else if map.len() < MAX_DISTINCT_VALUES {
+        map.insert(key, 1);
+    }
+}
+
+/// A distinct page before reduction: an ordered sequence of file ids.
+#[derive(Debug)]
+pub(crate) struct RawPage {
+    pub(crate) files: Vec<u32>,
+    pub(crate) count: u64,
+}
+
+/// A request waiting in the reordering window.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Pending {
+    time: i64,
+    seq: u64,
+    end: i64,
+    file: u32,
+    user: String,
+}
+
+#[derive(Debug)]
+struct OpenPage {
+    last: i64,
+    end: i64,
+    files: Vec<u32>,
+}
+
+#[derive(Debug)]
+struct OpenSession {
+    /// End of the session's last closed page.
+    last_end: i64,
+    pages: Vec<u32>,
+}
+
+#[derive(Debug)]
+struct User {
+    page: Option<OpenPage>,
+    session: Option<OpenSession>,
+}
+
+impl User {
+    /// The latest time this user's open page or session reaches.
+    fn reach(&self) -> i64 {
+        let page = self.page.as_ref().map_or(i64::MIN, |p| p.end.max(p.last));
+        let session = self.session.as_ref().map_or(i64::MIN, |s| s.last_end);
+        page.max(session)
+    }
+}
+
+/// A uniform sample of at most [`SAMPLE_CAP`] values (Algorithm R with a
+/// fixed-seed generator).
+#[derive(Debug)]
+pub(crate) struct Sample {
+    values: Vec<f64>,
+    seen: u64,
+    rng: u64,
+}
+
+impl Sample {
+    fn new() -> Sample {
+        Sample {
+            values: Vec::new(),
+            seen: 0,
+            rng: 0x9E37_79B9_7F4A_7C15,
+        }
+    }
+
+    fn push(&mut self, v: f64) {
+        self.seen += 1;
+        if self.values.len() < SAMPLE_CAP {
+            self.values.push(v);
+            return;
+        }
+        // xorshift64*
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        let r = self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D) % self.seen;
+        if let Some(slot) = self.values.get_mut(r as usize) {
+            *slot = v;
+        }
+    }
+
+    pub(crate) fn into_values(self) -> Vec<f64> {
+        self.values
+    }
+}
+
+/// What an extraction found, before the pages are reduced to classes.
+#[derive(Debug)]
+pub(crate) struct Extracted {
+    pub(crate) files: Vec<FileStat>,
+    pub(crate) pages: Vec<RawPage>,
+    /// Distinct sessions: sequences of indices into `pages`, with counts.
+    pub(crate) sessions: HashMap<Vec<u32>, u64>,
+    pub(crate) think: Sample,
+    pub(crate) session_pages: Sample,
+    pub(crate) users: u64,
+    pub(crate) session_count: u64,
+    pub(crate) page_count: u64,
+    pub(crate) requests: u64,
+    /// First and last request times (µs since the epoch).
+    pub(crate) first: i64,
+    pub(crate) last: i64,
+    /// Sessions started in each UTC hour of the day.
+    pub(crate) started_by_hour: [u64; 24],
+    pub(crate) peak_users: usize,
+}
+
+/// The streaming extractor: requests in (roughly in time order), users,
+/// pages and sessions out.
+#[derive(Debug)]
+pub(crate) struct Extractor {
+    cut: Cut,
+    file_ids: HashMap<(String, String), u32>,
+    files: Vec<FileStat>,
+    pending: BinaryHeap<Reverse<Pending>>,
+    seq: u64,
+    newest: i64,
+    frontier: i64,
+    last_sweep: i64,
+    users: HashMap<String, User>,
+    seen_users: HashSet<u64>,
+    peak_users: usize,
+    page_ids: HashMap<Vec<u32>, u32>,
+    pages: Vec<RawPage>,
+    sessions: HashMap<Vec<u32>, u64>,
+    think: Sample,
+    session_pages: Sample,
+    session_count: u64,
+    page_count: u64,
+    requests: u64,
+    first: i64,
+    last: i64,
+    started_by_hour: [u64; 24],
+}
+
+/// Microseconds since the epoch (negative before it).
+pub(crate) fn micros(t: SystemTime) -> i64 {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_micros()).unwrap_or(i64::MAX),
+        Err(e) => -i64::try_from(e.duration().as_micros()).unwrap_or(i64::MAX),
+    }
+}
+
+/// The UTC hour of the day of `us`.
+pub(crate) fn hour_of_day(us: i64) -> usize {
+    us.div_euclid(HOUR).rem_euclid(24) as usize
+}
+
+impl Extractor {
+    pub(crate) fn new(cut: Cut) -> Extractor {
+        Extractor {
+            cut,
+            file_ids: HashMap::new(),
+            files: Vec::new(),
+            pending: BinaryHeap::new(),
+            seq: 0,
+            newest: i64::MIN,
+            frontier: i64::MIN,
+            last_sweep: i64::MIN,
+            users: HashMap::new(),
+            seen_users: HashSet::new(),
+            peak_users: 0,
+            page_ids: HashMap::new(),
+            pages: Vec::new(),
+            sessions: HashMap::new(),
+            think: Sample::new(),
+            session_pages: Sample::new(),
+            session_count: 0,
+            page_count: 0,
+            requests: 0,
+            first: i64::MAX,
+            last: i64::MIN,
+            started_by_hour: [0; 24],
+        }
+    }
+
+    /// Most users held open at once so far.
+    #[cfg(test)]
+    pub(crate) fn peak_users(&self) -> usize {
+        self.peak_users
+    }
+
+    /// Takes one parsed request.
+    pub(crate) fn push(&mut self, rec: AccessRecord) {
+        let time = micros(rec.time);
+        let end = time.saturating_add(i64::try_from(rec.duration.as_micros()).unwrap_or(0));
+        self.requests += 1;
+        self.first = self.first.min(time);
+        self.last = self.last.max(time);
+        let user = match (rec.remote, self.cut.by_agent) {
+            (Some(ip), false) => ip.to_string(),
+            (None, false) => "-".to_owned(),
+            (ip, true) => {
+                let ip = ip.map_or_else(|| "-".to_owned(), |ip| ip.to_string());
+                format!("{ip} {}", rec.user_agent.as_deref().unwrap_or("-"))
+            }
+        };
+        let key = (rec.method, rec.target);
+        let file = match self.file_ids.get(&key) {
+            Some(&id) => id,
+            None => {
+                let id = self.files.len() as u32;
+                self.files.push(FileStat {
+                    method: key.0.clone(),
+                    target: key.1.clone(),
+                    sizes: HashMap::new(),
+                    statuses: HashMap::new(),
+                });
+                self.file_ids.insert(key, id);
+                id
+            }
+        };
+        let stat = &mut self.files[file as usize];
+        count(&mut stat.sizes, rec.bytes);
+        count(&mut stat.statuses, rec.status);
+        self.seq += 1;
+        self.pending.push(Reverse(Pending {
+            time,
+            seq: self.seq,
+            end,
+            file,
+            user,
+        }));
+        self.newest = self.newest.max(time);
+        while let Some(Reverse(p)) = self.pending.peek() {
+            if p.time > self.newest.saturating_sub(REORDER_WINDOW) {
+                break;
+            }
+            let Some(Reverse(p)) = self.pending.pop() else {
+                break;
+            };
+            self.classify(p);
+        }
+    }
+
+    /// One request, in time order: its user's page goes on, or a new page
+    /// (and perhaps a new session) starts.
+    fn classify(&mut self, p: Pending) {
+        self.frontier = self.frontier.max(p.time);
+        let cut = self.cut;
+        let user = match self.users.get_mut(&p.user) {
+            Some(u) => u,
+            None => {
+                let mut h = DefaultHasher::new();
+                p.user.hash(&mut h);
+                self.seen_users.insert(h.finish());
+                self.users.entry(p.user).or_insert(User {
+                    page: None,
+                    session: None,
+                })
+            }
+        };
+        match &mut user.page {
+            Some(page) if p.time - page.last <= cut.page_gap => {
+                page.files.push(p.file);
+                page.last = page.last.max(p.time);
+                page.end = page.end.max(p.end);
+            }
+            _ => {
+                if let Some(page) = user.page.take() {
+                    close_page(
+                        &mut self.page_ids,
+                        &mut self.pages,
+                        &mut self.page_count,
+                        user,
+                        page,
+                    );
+                }
+                match &user.session {
+                    Some(s) if p.time - s.last_end < cut.session_gap => {
+                        self.think
+                            .push((p.time - s.last_end).max(0) as f64 / SECOND as f64);
+                    }
+                    _ => {
+                        if let Some(s) = user.session.take() {
+                            close_session(&mut self.sessions, &mut self.session_pages, s);
+                        }
+                        user.session = Some(OpenSession {
+                            last_end: p.time,
+                            pages: Vec::new(),
+                        });
+                        self.session_count += 1;
+                        self.started_by_hour[hour_of_day(p.time)] += 1;
+                    }
+                }
+                user.page = Some(OpenPage {
+                    last: p.time,
+                    end: p.end.max(p.time),
+                    files: vec![p.file],
+                });
+            }
+        }
+        self.peak_users = self.peak_users.max(self.users.len());
+        // Sweep idle users now and then: often enough that none stays long
+        // past its session, seldom enough that the sweeps cost little.
+        let every = (cut.session_gap / 16).max(SECOND);
+        if self.frontier.saturating_sub(self.last_sweep) >= every {
+            self.last_sweep = self.frontier;
+            self.sweep(Some(self.frontier));
+        }
+    }
+
+    /// Closes the users idle for longer than both gaps before `now` (all of
+    /// them with `None`), in key order so that the result never depends on
+    /// hash order.
+    fn sweep(&mut self, now: Option<i64>) {
+        let cut = self.cut;
+        let mut idle: Vec<String> = self
+            .users
+            .iter()
+            .filter(|(_, u)| match now {
+                None => true,
+                Some(now) => {
+                    let last = u.page.as_ref().map_or(i64::MIN, |p| p.last);
+                    now.saturating_sub(last) > cut.page_gap
+                        && now.saturating_sub(u.reach()) >= cut.session_gap
+                }
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+        idle.sort_unstable();
+        for key in idle {
+            let Some(mut user) = self.users.remove(&key) else {
+                continue;
+            };
+            if let Some(page) = user.page.take() {
+                close_page(
+                    &mut self.page_ids,
+                    &mut self.pages,
+                    &mut self.page_count,
+                    &mut user,
+                    page,
+                );
+            }
+            if let Some(s) = user.session.take() {
+                close_session(&mut self.sessions, &mut self.session_pages, s);
+            }
+        }
+    }
+
+    /// Classifies what is still waiting and closes every user.
+    pub(crate) fn finish(mut self) -> Extracted {
+        while let Some(Reverse(p)) = self.pending.pop() {
+            self.classify(p);
+        }
+        self.sweep(None);
+        Extracted {
+            files: self.files,
+            pages: self.pages,
+            sessions: self.sessions,
+            think: self.think,
+            session_pages: self.session_pages,
+            users: self.seen_users.len() as u64,
+            session_count: self.session_count,
+            page_count: self.page_count,
+            requests: self.requests,
+            first: self.first,
+            last: self.last,
+            started_by_hour: self.started_by_hour,
+            peak_users: self.peak_users,
+        }
+    }
+}
+
+fn close_page(
+    ids: &mut HashMap<Vec<u32>, u32>,
+    pages: &mut Vec<RawPage>,
+    page_count: &mut u64,
+    user: &mut User,
+    page: OpenPage,
+) {
+    *page_count += 1;
+    let end = page.end.max(page.last);
+    let id = match ids.get(&page.files) {
+        Some(&id) => id,
+        None => {
+            let id = pages.len() as u32;
+            ids.insert(page.files.clone(), id);
+            pages.push(RawPage {
+                files: page.files,
+                count: 0,
+            });
+            id
+        }
+    };
+    pages[id as usize].count += 1;
+    if let Some(s) = &mut user.session {
+        s.pages.push(id);
+        s.last_end = end;
+    }
+}
+
+fn close_session(sessions: &mut HashMap<Vec<u32>, u64>, lengths: &mut Sample, s: OpenSession) {
+    if s.pages.is_empty() {
+        return;
+    }
+    lengths.push(s.pages.len() as f64);
+    *sessions.entry(s.pages).or_insert(0) += 1;
+}
+
+/// `us` (since the epoch) as RFC 3339 UTC to the second:
+/// `2026-11-24T10:00:00Z`.
+pub(crate) fn rfc3339(us: i64) -> String {
+    let secs = us.div_euclid(SECOND);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard
+/// Hinnant's `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(t: u64, ip: &str, target: &str) -> AccessRecord {
+        AccessRecord {
+            time: UNIX_EPOCH + Duration::from_secs(t),
+            remote: Some(ip.parse().unwrap()),
+            remote_port: None,
+            user: None,
+            method: "GET".into(),
+            target: target.into(),
+            protocol: "HTTP/1.1".into(),
+            status: 200,
+            bytes: 100,
+            referer: None,
+            user_agent: None,
+            host: None,
+            duration: Duration::ZERO,
+            request_id: 0,
+            tls_protocol: None,
+            tls_cipher: None,
+        }
+    }
+
+    fn cut() -> Cut {
+        Cut::new(Duration::from_secs(15), Duration::from_secs(300), false)
+    }
+
+    #[test]
+    fn civil_dates_and_rfc3339() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        // 2026-11-24T10:00:00Z
+        assert_eq!(rfc3339(1_795_514_400 * SECOND), "2026-11-24T10:00:00Z");
+        assert_eq!(
+            rfc3339(1_795_514_400 * SECOND + 3_723_500_000),
+            "2026-11-24T11:02:03Z"
+        );
+    }
+
+    #[test]
+    fn pages_and_sessions_follow_the_gaps() {
+        let mut x = Extractor::new(cut());
+        // One user: a page of 2 files, think 20 s, a page of 1, then after
+        // 10 minutes a new session of one page.
+        x.push(rec(1000, "192.0.2.1", "/a.html"));
+        x.push(rec(1002, "192.0.2.1", "/a.png"));
+        x.push(rec(1022, "192.0.2.1", "/b.html"));
+        x.push(rec(1622, "192.0.2.1", "/a.html"));
+        x.push(rec(1623, "192.0.2.1", "/a.png"));
+        let e = x.finish();
+        assert_eq!(
+            (e.users, e.session_count, e.page_count, e.requests),
+            (1, 2, 3, 5)
+        );
+        assert_eq!(e.pages.len(), 2);
+        assert_eq!(e.pages[0].count, 2);
+        assert_eq!(e.sessions.len(), 2);
+        assert_eq!(e.think.into_values(), vec![20.0]);
+        let mut lengths = e.session_pages.into_values();
+        lengths.sort_by(f64::total_cmp);
+        assert_eq!(lengths, vec![1.0, 2.0]);
+    }
+
+    #[test]
+    fn a_line_logged_late_is_put_back_in_order() {
+        let mut x = Extractor::new(cut());
+        x.push(rec(1000, "192.0.2.1", "/a.html"));
+        x.push(rec(1003, "192.0.2.1", "/b.png"));
+        // Logged after /b.png, though it arrived before.
+        x.push(rec(1001, "192.0.2.1", "/a.png"));
+        let e = x.finish();
+        assert_eq!(e.pages.len(), 1);
+        assert_eq!(e.pages[0].files, vec![0, 2, 1]);
+    }
+
+    #[test]
+    fn idle_users_are_let_go() {
+        let mut x = Extractor::new(cut());
+        for i in 0..1000u64 {
+            // A new user every 10 s, each with one request.
+            let ip = format!("10.0.{}.{}", i / 256, i % 256);
+            x.push(rec(i * 10, &ip, "/"));
+        }
+        // Active within 300 s + the sweep interval + the reordering window
+        // of 60 s: about 40 users, never 1000.
+        assert!(x.peak_users() < 50, "{}", x.peak_users());
+        let e = x.finish();
+        assert_eq!((e.users, e.session_count), (1000, 1000));
+    }
+}

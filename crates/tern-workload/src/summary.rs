@@ -1,0 +1,109 @@
+//! The summary `tern bench model` prints: what the logs held, what each
+//! reduction heuristic did (the report's table), the most frequent page
+//! classes, think times and the session arrival rate.
+
+use std::fmt::Write as _;
+
+use crate::model::Model;
+use crate::read::Malformed;
+
+/// Page classes listed.
+const TOP_CLASSES: usize = 10;
+
+/// The summary of `model`, naming the `malformed` lines given (the first
+/// few of an [`Extraction`](crate::Extraction)).
+pub fn render(model: &Model, malformed: &[Malformed]) -> String {
+    let mut out = String::new();
+    let s = &model.source;
+    let m = &model.summary;
+    // Writing to a String cannot fail.
+    let _ = writeln!(
+        out,
+        "logs: {} file{} ({}), {} lines, {} malformed, {} to {}",
+        s.files.len(),
+        if s.files.len() == 1 { "" } else { "s" },
+        s.format,
+        s.lines,
+        s.malformed,
+        s.first,
+        s.last
+    );
+    for bad in malformed {
+        let _ = writeln!(out, "  {bad}");
+    }
+    if s.malformed > malformed.len() as u64 && !malformed.is_empty() {
+        let _ = writeln!(
+            out,
+            "  ... and {} more",
+            s.malformed - malformed.len() as u64
+        );
+    }
+    let _ = writeln!(
+        out,
+        "users {}, sessions {}, pages {}, requests {}",
+        m.users, m.sessions, m.pages, m.requests
+    );
+    let _ = writeln!(
+        out,
+        "page classes: {} distinct pages, {} classes after reduction",
+        m.page_classes_before,
+        model.pages.len()
+    );
+    if !m.reductions.is_empty() {
+        let width = m
+            .reductions
+            .iter()
+            .map(|r| r.heuristic.len())
+            .max()
+            .unwrap_or(0)
+            .max("heuristic".len());
+        let _ = writeln!(
+            out,
+            "\n{:<width$} | {:>8} | {:>8} | {:>6}",
+            "heuristic", "before", "after", "factor"
+        );
+        let _ = writeln!(out, "{}", "-".repeat(width + 33));
+        for r in &m.reductions {
+            let _ = writeln!(
+                out,
+                "{:<width$} | {:>8} | {:>8} | {:>6.2}",
+                r.heuristic, r.before, r.after, r.factor
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\n{:<6} {:>8} {:>6} {:>12}  front",
+        "class", "count", "files", "bytes"
+    );
+    for p in model.pages.iter().take(TOP_CLASSES) {
+        let bytes: u64 = p.files.iter().map(|f| f.bytes).sum();
+        let front = p.files.first().map_or("", |f| f.path.as_str());
+        let _ = writeln!(
+            out,
+            "{:<6} {:>8} {:>6} {:>12}  {front}",
+            p.id,
+            p.count,
+            p.files.len(),
+            bytes
+        );
+    }
+    if model.pages.len() > TOP_CLASSES {
+        let _ = writeln!(out, "... {} more classes", model.pages.len() - TOP_CLASSES);
+    }
+    let _ = writeln!(
+        out,
+        "\nthink time: median {:.1} s, p90 {:.1} s; pages per session: median {:.1}, max {:.0}",
+        model.think_time.median(),
+        model.think_time.sample(0.9),
+        model.session_pages.median(),
+        model.session_pages.sample(1.0)
+    );
+    let _ = writeln!(
+        out,
+        "session arrivals: {:.4}/s ({:.1}/h)",
+        model.arrivals.rate,
+        model.arrivals.rate * 3600.0
+    );
+    out
+}
