@@ -34,8 +34,8 @@ use crate::compare::{self, Contender};
 use crate::cpu::CpuSource;
 use crate::driver::{run, ProgressCounters, RunControl, StopHandle};
 use crate::plan::{
-    parse_duration, Arrival, Load, Plan, PlanSettings, Protocol, RequestSpec, Reuse, Stop, Target,
-    Windows,
+    parse_duration, Arrival, Load, Plan, PlanSettings, Protocol, RequestSpec, Reuse, Shard, Stop,
+    Target, Windows,
 };
 use crate::progress::{Extent, Progress, Style};
 use crate::report::{self, ab, json, Format};
@@ -239,6 +239,12 @@ pub struct LoadArgs {
     /// Seed of Poisson arrivals.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub seed: u64,
+    /// This machine's part of a run shared by N machines (I from 0): each
+    /// runs the same command with its own I; -c, -n and --rate are the
+    /// whole run's, and `tern bench merge` adds the shards' JSON results
+    /// exactly.
+    #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
+    pub shard: Option<Shard>,
     /// TLS version offered to https:// URLs (default: 1.2 and 1.3).
     #[arg(long, value_enum, value_name = "1.2|1.3")]
     pub tls_version: Option<TlsVersionArg>,
@@ -454,6 +460,15 @@ fn compare_main(args: CompareArgs) -> Result<(), Error> {
 }
 
 fn merge_main(args: MergeArgs) -> Result<(), Error> {
+    if let Some(merged) = crate::replay::merge_files(&args.files)? {
+        return match args.json || args.format == Format::Json {
+            true => print(&format!(
+                "{}\n",
+                serde_json::to_string_pretty(&merged).expect("a replay result serializes")
+            )),
+            false => print(&crate::replay::render(&merged)),
+        };
+    }
     let merged = merge::merge_files(&args.files)?;
     let format = if args.json { Format::Json } else { args.format };
     print(&report::render(&merged, format))
@@ -579,6 +594,7 @@ pub fn settings(load: &LoadArgs, default_warmup: Duration) -> Result<PlanSetting
         threads: load.threads,
         seed: load.seed,
         tls: tls_settings(load),
+        shard: load.shard.unwrap_or_default(),
     };
     Ok(settings)
 }

@@ -86,7 +86,7 @@ pub mod tls;
 pub use driver::{run, ProgressCounters, RunControl, StopHandle};
 pub use error::Error;
 pub use plan::{
-    Arrival, Load, Plan, PlanSettings, Protocol, RequestSpec, Reuse, Stop, Target, Windows,
+    Arrival, Load, Plan, PlanSettings, Protocol, RequestSpec, Reuse, Shard, Stop, Target, Windows,
 };
 pub use recorder::Recorder;
 pub use result::RunResult;

@@ -241,6 +241,48 @@ pub struct PlanSettings {
     pub seed: u64,
     /// Versions, resumption and trust of `https://` targets.
     pub tls: TlsSettings,
+    /// This machine's part of a run shared by several (default: the whole).
+    pub shard: Shard,
+}
+
+/// One of several machines sharing a run (`--shard I/N`): the run's
+/// connections, count and rate are split over all of them, and their JSON
+/// results merge exactly (`tern bench merge`) into the run's figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    /// This machine's index, from 0.
+    pub index: u32,
+    /// How many machines share the run.
+    pub count: u32,
+}
+
+impl Default for Shard {
+    fn default() -> Shard {
+        Shard { index: 0, count: 1 }
+    }
+}
+
+impl Shard {
+    /// Parses `I/N` (0 <= I < N).
+    pub fn parse(text: &str) -> Result<Shard, String> {
+        let (i, n) = text
+            .split_once('/')
+            .ok_or_else(|| format!("{text:?}: expected I/N, such as 0/4"))?;
+        let index: u32 = i
+            .trim()
+            .parse()
+            .map_err(|_| format!("{text:?}: {i:?} is not a shard index"))?;
+        let count: u32 = n
+            .trim()
+            .parse()
+            .map_err(|_| format!("{text:?}: {n:?} is not a number of shards"))?;
+        if count == 0 || index >= count {
+            return Err(format!(
+                "{text:?}: the index must be at least 0 and below the number of shards"
+            ));
+        }
+        Ok(Shard { index, count })
+    }
 }
 
 impl Default for PlanSettings {
@@ -256,6 +298,7 @@ impl Default for PlanSettings {
             threads: 1,
             seed: 1,
             tls: TlsSettings::default(),
+            shard: Shard::default(),
         }
     }
 }
@@ -308,6 +351,29 @@ impl Plan {
                 "threads (-t {}) cannot exceed connections (-c {connections})",
                 settings.threads
             )));
+        }
+        let shard = settings.shard;
+        if shard.count == 0 || shard.index >= shard.count {
+            return Err(Error::usage(format!(
+                "--shard {}/{}: the index must be below the number of shards",
+                shard.index, shard.count
+            )));
+        }
+        if u64::from(settings.threads) * u64::from(shard.count) > u64::from(connections) {
+            return Err(Error::usage(format!(
+                "-c {connections} connections cannot be shared by {} shards of {} threads: give at least {} connections (-c counts all shards together)",
+                shard.count,
+                settings.threads,
+                u64::from(settings.threads) * u64::from(shard.count)
+            )));
+        }
+        if let Stop::Count(n) = settings.stop {
+            if n < u64::from(shard.count) {
+                return Err(Error::usage(format!(
+                    "-n {n} requests cannot be shared by {} shards",
+                    shard.count
+                )));
+            }
         }
         if let Protocol::Http2 { streams: 0 } = settings.protocol {
             return Err(Error::usage("--streams must be at least 1"));

@@ -10,6 +10,12 @@
 //! (the latest such end, when a format carries durations). A session is a
 //! user's pages, each starting less than `session_gap` after the previous
 //! page's end; the think time is that difference.
+//!
+//! Memory: a user is let go (its page and session closed) once it has been
+//! idle for longer than both gaps; distinct users are counted by a 64-bit
+//! hash of their key (8 bytes each, not the key); think times and session
+//! lengths are sampled (at most 65,536 of each). What grows with the log
+//! is only what it classifies: distinct files, pages and sessions.
 
 use std::cmp::Reverse;
 use std::collections::hash_map::DefaultHasher;

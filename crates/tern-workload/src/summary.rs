@@ -49,7 +49,9 @@ pub fn render(model: &Model, malformed: &[Malformed]) -> String {
         m.page_classes_before,
         model.pages.len()
     );
-    if !m.reductions.is_empty() {
+    if m.reductions.is_empty() {
+        let _ = writeln!(out, "no reduction heuristics applied");
+    } else {
         let width = m
             .reductions
             .iter()

@@ -291,23 +291,29 @@ struct ThreadShare {
 
 /// Splits connections, requests and rate over the threads: connections as
 /// evenly as possible, count and rate in proportion to connections.
+///
+/// A shard (`--shard I/N`) is one of N machines sharing the run: the split
+/// is made over the N × threads threads of all of them, and this machine
+/// takes its threads' shares. So the shards' requests add up to exactly
+/// the run's count, their rates to its rate, and constant arrivals
+/// interleave across machines as they do across threads.
 fn thread_shares(plan: &Plan) -> Vec<ThreadShare> {
     let s = plan.settings();
     let threads = s.threads;
+    let shard = s.shard;
+    let all = threads * shard.count;
     let total = s.load.connections();
+    // Connections of the global threads before `g`.
+    let conns_before = |g: u32| g * (total / all) + g.min(total % all);
     let mut out = Vec::with_capacity(threads as usize);
-    let mut count_given = 0u64;
-    let mut conns_given = 0u32;
     for i in 0..threads {
-        let connections = total / threads + u32::from(i < total % threads);
-        conns_given += connections;
+        let g = shard.index * threads + i;
+        let connections = conns_before(g + 1) - conns_before(g);
         let stop = match s.stop {
             Stop::Count(n) => {
                 // Cumulative rounding: the shares add up to exactly n.
-                let upto = n * u64::from(conns_given) / u64::from(total);
-                let mine = upto - count_given;
-                count_given = upto;
-                Stop::Count(mine)
+                let upto = |g: u32| n * u64::from(conns_before(g)) / u64::from(total);
+                Stop::Count(upto(g + 1) - upto(g))
             }
             d @ Stop::Duration(_) => d,
         };
@@ -316,11 +322,11 @@ fn thread_shares(plan: &Plan) -> Vec<ThreadShare> {
             Load::Open { rate, arrival, .. } => Pacing::Open {
                 rate: rate * f64::from(connections) / f64::from(total),
                 arrival,
-                offset: Duration::from_secs_f64(f64::from(i) / rate),
+                offset: Duration::from_secs_f64(f64::from(g) / rate),
             },
         };
         out.push(ThreadShare {
-            index: i,
+            index: g,
             connections,
             stop,
             pacing,

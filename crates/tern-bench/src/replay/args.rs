@@ -136,6 +136,7 @@ pub(crate) fn main(args: &BenchArgs, model_path: &std::path::Path) -> Result<(),
         timeout: load.timeout,
         seed: load.seed,
         tls: tls_settings(load),
+        shard: load.shard.unwrap_or_default(),
     };
     let stop = StopHandle::new();
     let _interrupt = Interrupt::watch(stop.clone());

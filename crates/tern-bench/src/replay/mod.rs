@@ -40,7 +40,7 @@ use crate::driver::stream::Endpoint;
 use crate::driver::wire::request_bytes;
 use crate::driver::StopHandle;
 use crate::histogram::{new_histogram, serde_v2};
-use crate::plan::{Arrival, RequestSpec, Reuse, Target};
+use crate::plan::{Arrival, RequestSpec, Reuse, Shard, Target};
 use crate::recorder::{Clock, Recorder, ResultContext};
 use crate::result::{CpuFigures, RunResult};
 use crate::sample::Outcome;
@@ -93,6 +93,9 @@ pub struct ReplaySettings {
     pub seed: u64,
     /// TLS, for an `https://` base.
     pub tls: TlsSettings,
+    /// This machine's part of a replay shared by several: it starts every
+    /// N-th session of the whole (the rate and the count are the whole's).
+    pub shard: Shard,
 }
 
 /// One page class's figures.
@@ -414,14 +417,22 @@ fn plan_requests(model: &Model, base: &Target) -> (Vec<H1Request>, Vec<PagePlan>
 /// is reached, then lets the sessions under way finish their page.
 async fn arrivals(run: Rc<Run>, tally: Rc<RefCell<Tally>>) {
     let s = &run.settings;
-    let mut rng = SplitMix64(s.seed);
+    let shard = s.shard;
+    // This shard's share of the sessions: its rate, its part of the count,
+    // and (constant arrivals) its place between the others' starts.
+    let rate = s.sessions_per_second / f64::from(shard.count);
+    let count = s.sessions.map(|n| {
+        let upto = |i: u32| n * u64::from(i) / u64::from(shard.count);
+        upto(shard.index + 1) - upto(shard.index)
+    });
+    let mut rng = SplitMix64(s.seed.wrapping_add(u64::from(shard.index)));
     let start = tokio::time::Instant::now();
     let end = start + s.duration;
-    let mut at = start;
+    let mut at = start + Duration::from_secs_f64(f64::from(shard.index) / s.sessions_per_second);
     let mut started = 0u64;
     let mut sessions = tokio::task::JoinSet::new();
     loop {
-        if at >= end || s.sessions.is_some_and(|n| started >= n) || run.stop.is_stopped() {
+        if at >= end || count.is_some_and(|n| started >= n) || run.stop.is_stopped() {
             break;
         }
         tokio::select! {
@@ -438,8 +449,8 @@ async fn arrivals(run: Rc<Run>, tally: Rc<RefCell<Tally>>) {
             seed,
         ));
         let gap = match s.arrival {
-            Arrival::Constant => 1.0 / s.sessions_per_second,
-            Arrival::Poisson => rng.exponential(s.sessions_per_second),
+            Arrival::Constant => 1.0 / rate,
+            Arrival::Poisson => rng.exponential(rate),
         };
         at += Duration::from_secs_f64(gap);
         // Reap finished sessions as we go: memory stays flat however long
@@ -637,7 +648,75 @@ fn note(
     tally.borrow_mut().recorder.record(&ticket, outcome);
 }
 
-/// The per-page figures a test or a report reads back from JSON.
+impl ClassFigures {
+    /// Adds `o`'s pages (exact: histograms add bucket by bucket).
+    fn add(&mut self, o: &ClassFigures) {
+        self.pages += o.pages;
+        self.errors += o.errors;
+        let _ = self.latency.add(&o.latency);
+        let _ = self.latency_uncorrected.add(&o.latency_uncorrected);
+    }
+}
+
+impl ReplayResult {
+    /// Adds the result of another shard of the same replay (`tern bench
+    /// merge`): sessions, pages and requests add, and the percentiles are
+    /// those of all pages together.
+    pub fn merge(&mut self, o: &ReplayResult) {
+        self.sessions.started += o.sessions.started;
+        self.sessions.completed += o.sessions.completed;
+        self.sessions.cut += o.sessions.cut;
+        self.pages.add(&o.pages);
+        for c in &o.classes {
+            match self.classes.iter_mut().find(|m| m.id == c.id) {
+                Some(mine) => mine.add(c),
+                None => self.classes.push(c.clone()),
+            }
+        }
+        self.classes.sort_by_key(|c| class_rank(&c.id));
+        self.requests.merge(&o.requests);
+    }
+}
+
+/// `p12` sorts as 12, after `p2`; other ids after every `pN`.
+fn class_rank(id: &str) -> (u64, String) {
+    let n = id
+        .strip_prefix('p')
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(u64::MAX);
+    (n, id.to_owned())
+}
+
+/// Merges replay results written by `--save` or `--json` (the shards of
+/// one replay); `None` when the first file is not a replay's result (then
+/// they are `tern bench` runs, merged as such).
+pub fn merge_files(paths: &[std::path::PathBuf]) -> Result<Option<ReplayResult>, Error> {
+    let read = |p: &std::path::PathBuf| {
+        std::fs::read_to_string(p).map_err(|source| Error::File {
+            path: p.clone(),
+            source,
+        })
+    };
+    let Some(first) = paths.first() else {
+        return Ok(None);
+    };
+    let text = read(first)?;
+    let tag: Option<String> = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| v.get("format")?.as_str().map(str::to_owned));
+    if tag.as_deref() != Some(FORMAT) {
+        return Ok(None);
+    }
+    let named = |p: &std::path::PathBuf, e: Error| Error::usage(format!("{}: {e}", p.display()));
+    let mut merged = parse(&text).map_err(|e| named(first, e))?;
+    for p in &paths[1..] {
+        let r = parse(&read(p)?).map_err(|e| named(p, e))?;
+        merged.merge(&r);
+    }
+    Ok(Some(merged))
+}
+
+/// Reads a replay's JSON result back.
 pub fn parse(text: &str) -> Result<ReplayResult, Error> {
     let r: ReplayResult = serde_json::from_str(text)
         .map_err(|e| Error::usage(format!("not a replay result: {e}")))?;

@@ -65,3 +65,36 @@ fn merging_nothing_or_a_bad_file_is_an_error() {
     assert!(err.to_string().contains("bad.json"), "{err}");
     assert!(merge_files(&[dir.path().join("missing.json")]).is_err());
 }
+
+#[test]
+fn shards_split_the_run_and_merge_into_it() {
+    let server = TestServer::start();
+    let url = server.url("/");
+    let results: Vec<tern_bench::RunResult> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..2)
+            .map(|index| {
+                let url = url.clone();
+                scope.spawn(move || {
+                    let mut s = closed(4, 101);
+                    s.shard = tern_bench::Shard { index, count: 2 };
+                    run(&[url], s)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let counts: Vec<u64> = results.iter().map(|r| r.counts.responses).collect();
+    assert_eq!(counts, vec![50, 51]);
+    let merged = tern_bench::merge::merge(results).unwrap();
+    assert_eq!(merged.counts.responses, 101);
+    assert_eq!(merged.histograms.latency.len(), 101);
+    assert_eq!(server.stats.requests(), 101);
+    // More shards than connections cannot share the run.
+    let mut s = closed(1, 10);
+    s.shard = tern_bench::Shard { index: 0, count: 2 };
+    let e = tern_bench::Plan::new(vec![tern_bench::Target::parse(&url).unwrap()], s).unwrap_err();
+    assert!(
+        e.to_string().contains("cannot be shared by 2 shards"),
+        "{e}"
+    );
+}

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use rustix::process::{kill_process, Signal};
 use tern_bench::histogram::Stats;
 use tern_bench::replay::{replay, ReplayResult, ReplaySettings, Walk};
-use tern_bench::{Arrival, StopHandle, Target};
+use tern_bench::{Arrival, Shard, StopHandle, Target};
 use tern_workload::{
     Arrivals, FileRef, Model, PageClass, Quantiles, Rules, SessionClass, Source, Summary, END,
     START,
@@ -95,6 +95,7 @@ fn settings(rate: f64, sessions: Option<u64>, duration: Duration) -> ReplaySetti
         timeout: Duration::from_secs(5),
         seed: 1,
         tls: Default::default(),
+        shard: Default::default(),
     }
 }
 
@@ -298,4 +299,44 @@ fn a_paused_server_shows_in_page_latency() {
         waited >= 20,
         "only {waited} pages waited for the paused server"
     );
+}
+
+#[test]
+fn shards_of_a_replay_start_their_share_and_merge_into_the_whole() {
+    let server = TestServer::start();
+    let m = model(vec![page("p1", &["/a", "/b"])], &[&["p1"]], 0.0);
+    let url = server.url("/");
+    let shards: Vec<ReplayResult> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..3)
+            .map(|index| {
+                let (m, url) = (m.clone(), url.clone());
+                scope.spawn(move || {
+                    let mut s = settings(100.0, Some(10), Duration::from_secs(10));
+                    s.shard = Shard { index, count: 3 };
+                    run(m, &url, s)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let started: Vec<u64> = shards.iter().map(|r| r.sessions.started).collect();
+    assert_eq!(started, vec![3, 3, 4]);
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<std::path::PathBuf> = shards
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let path = dir.path().join(format!("shard-{i}.json"));
+            std::fs::write(&path, serde_json::to_string(r).unwrap()).unwrap();
+            path
+        })
+        .collect();
+    let merged = tern_bench::replay::merge_files(&files).unwrap().unwrap();
+    assert_eq!(merged.sessions.started, 10);
+    assert_eq!(merged.pages.pages, 10);
+    assert_eq!(merged.requests.counts.responses, 20);
+    assert_eq!(merged.classes[0].latency.len(), 10);
+    assert_eq!((server.stats.path("/a"), server.stats.path("/b")), (10, 10));
+    // Plain runs' results are not taken for a replay's.
+    assert!(tern_bench::replay::merge_files(&[dir.path().join("none.json")]).is_err());
 }

@@ -130,6 +130,18 @@ fn a_combined_log_gives_back_its_users_pages_sessions_and_classes() {
     assert_eq!(x.model.source.lines, truth.requests);
     assert_eq!(x.model.source.malformed, 0);
     check_against(&x.model, &truth);
+    // The summary: counts, the reduction table, the top classes.
+    let summary = tern_workload::summary::render(&x.model, &x.malformed);
+    for want in [
+        format!("users 60, sessions {}", truth.sessions),
+        "heuristic".to_owned(),
+        "same front (.html) page".to_owned(),
+        format!("p1     {:>8}", x.model.pages[0].count),
+        "think time: median".to_owned(),
+        "session arrivals:".to_owned(),
+    ] {
+        assert!(summary.contains(&want), "{want:?} in\n{summary}");
+    }
     // Every heuristic ran, and none combined anything.
     assert_eq!(x.model.summary.reductions.len(), 3);
     assert!(x
