@@ -2,7 +2,8 @@
 # Checks the deployment example in deploy/ without a cluster or a container
 # engine, one line per check, stopping at the first failure:
 #
-# 1. every deploy/k8s/*.yaml is valid against the Kubernetes API's schemas
+# 1. every deploy/k8s/*.yaml and deploy/bench/*.yaml (the sharded load
+#    generator's Jobs) is valid against the Kubernetes API's schemas
 #    (kubernetes-validate, strict: an unknown or misspelt field is an error),
 #    for the oldest and the newest Kubernetes versions named below;
 # 2. the tern.toml embedded in deploy/k8s/configmap.yaml is byte-identical to
@@ -38,17 +39,17 @@ if [ ! -x "$venv/bin/kubernetes-validate" ]; then
 fi
 
 # 1. The manifests against the API's schemas.
-manifests=(deploy/k8s/*.yaml)
+manifests=(deploy/k8s/*.yaml deploy/bench/*.yaml)
 [ -e "${manifests[0]}" ] || fail "no deploy/k8s/*.yaml"
 for version in $K8S_VERSIONS; do
   if ! out=$("$venv/bin/kubernetes-validate" --strict --kubernetes-version "$version" "${manifests[@]}" 2>&1); then
     printf '%s\n' "$out" >&2
-    fail "deploy/k8s/*.yaml: not valid for Kubernetes $version"
+    fail "deploy/{k8s,bench}/*.yaml: not valid for Kubernetes $version"
   fi
   # Warnings (a deprecated API, say) pass the exit code: refuse them too.
   if grep -qv '^INFO' <<<"$out"; then
     printf '%s\n' "$out" >&2
-    fail "deploy/k8s/*.yaml: warnings for Kubernetes $version"
+    fail "deploy/{k8s,bench}/*.yaml: warnings for Kubernetes $version"
   fi
   echo "ok: ${manifests[*]} valid for Kubernetes $version (strict)"
 done

@@ -458,7 +458,15 @@ impl fmt::Display for Plan {
             };
             write!(f, ", {version} ({resume})")?;
         }
-        write!(f, ", {} thread{}; ", s.threads, plural(s.threads))?;
+        write!(f, ", {} thread{}", s.threads, plural(s.threads))?;
+        if s.shard.count > 1 {
+            write!(
+                f,
+                ", shard {}/{} (its part of the whole run described)",
+                s.shard.index, s.shard.count
+            )?;
+        }
+        f.write_str("; ")?;
         match s.stop {
             Stop::Count(n) => write!(f, "{n} requests")?,
             Stop::Duration(d) => write!(f, "{} measured", DisplayDuration(d))?,

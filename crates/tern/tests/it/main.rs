@@ -17,6 +17,7 @@ mod static_matrix;
 mod tls;
 mod traversal;
 mod wasm;
+mod webstone;
 
 use std::path::Path;
 
