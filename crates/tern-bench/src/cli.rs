@@ -183,6 +183,9 @@ pub enum CostArg {
     Counter,
     /// Search a few MB of text: tens of milliseconds of CPU a request.
     Cpu,
+    /// No scripts: the dynamic paths as static files of their logged
+    /// sizes (the static-only baseline).
+    Static,
 }
 
 /// Load options shared by `tern bench` and `tern bench compare`.
@@ -515,6 +518,7 @@ fn model_main(args: ModelArgs) -> Result<(), Error> {
             CostArg::Trivial => Cost::Trivial,
             CostArg::Counter => Cost::Counter,
             CostArg::Cpu => Cost::Cpu,
+            CostArg::Static => Cost::Static,
         };
         let done = materialize::materialize(&model, dir, cost).map_err(failed)?;
         print(&format!("\n{done}"))?;

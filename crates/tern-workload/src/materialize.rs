@@ -43,6 +43,10 @@ pub enum Cost {
     /// Read a 4 MiB text corpus and count a word in it: tens of
     /// milliseconds of CPU per request.
     Cpu,
+    /// No program at all: each dynamic path is a static file of its logged
+    /// size (the report's static-only trace, the baseline the script
+    /// models are compared with).
+    Static,
 }
 
 /// A logged target that was not materialized, and why.
@@ -248,7 +252,8 @@ fn script(path: &str, d: &Dynamic<'_>, cost: Cost, name: &str) -> String {
         d.first.bytes
     ));
     match cost {
-        Cost::Trivial => {}
+        // Static never reaches here: its dynamic paths are files.
+        Cost::Trivial | Cost::Static => {}
         Cost::Counter => s.push_str(&format!(
             r#"use Fcntl qw(:flock O_RDWR O_CREAT);
 use FindBin;
@@ -355,7 +360,7 @@ pub fn materialize(model: &Model, dir: &Path, cost: Cost) -> Result<Materialized
         if !seen.insert((f.method.as_str(), f.path.as_str())) {
             continue;
         }
-        if f.dynamic {
+        if f.dynamic && cost != Cost::Static {
             let path = path_of(&f.path);
             let d = dynamics.entry(path).or_insert_with(|| {
                 order.push(path);
