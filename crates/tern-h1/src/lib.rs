@@ -72,9 +72,10 @@
 //!
 //! # Fuzzing
 //!
-//! `crates/tern-h1/fuzz` is a cargo-fuzz crate outside the workspace:
-//! `cargo +nightly fuzz run parse` from `crates/tern-h1` (needs
-//! `cargo install cargo-fuzz`).
+//! The fuzz target is `h1_request` in the repository's `fuzz/` crate
+//! (cargo-fuzz, outside the workspace): `cargo +nightly fuzz run
+//! h1_request` from the repository's root (needs `cargo install
+//! cargo-fuzz`).
 #![forbid(unsafe_code)]
 
 mod body;
