@@ -38,7 +38,7 @@ use crate::plan::{
     Target, Windows,
 };
 use crate::progress::{Extent, Progress, Style};
-use crate::report::{self, ab, json, Format};
+use crate::report::{self, ab, html, json, Format};
 use crate::tls::{TlsSettings, TlsVersion, Trust};
 use crate::{merge, Error};
 
@@ -98,6 +98,10 @@ pub struct CompareArgs {
     /// Print JSON (every run, histograms included) instead of tables.
     #[arg(long)]
     pub json: bool,
+    /// Also write a self-contained HTML report to this file: every run,
+    /// one line per server (its rounds end to end).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// No progress lines on stderr.
     #[arg(short, long)]
     pub quiet: bool,
@@ -115,6 +119,11 @@ pub struct MergeArgs {
     /// Same as --format json.
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
+    /// Also write a self-contained HTML report of the merged result to
+    /// this file (each interval's percentiles are the largest of the
+    /// files': an upper bound).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Result files written by `tern bench --json` (or --save).
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
@@ -301,6 +310,10 @@ pub struct OutputArgs {
     /// Also write the JSON result to this file (for `tern bench merge`).
     #[arg(long, value_name = "FILE")]
     pub save: Option<PathBuf>,
+    /// Also write a self-contained HTML report (charts of latency over
+    /// time, the percentile spectrum, throughput and errors) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// No progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,
@@ -417,6 +430,10 @@ fn bench(args: BenchArgs) -> Result<(), Error> {
     if let Some(path) = &args.output.save {
         write_file(path, &json::render(&result))?;
     }
+    if let Some(path) = &args.output.html {
+        let title = format!("tern bench {}", args.urls.join(" "));
+        write_file(path, &html::render_runs(&title, &[("run", &result)], None))?;
+    }
     Ok(())
 }
 
@@ -448,6 +465,9 @@ fn compare_main(args: CompareArgs) -> Result<(), Error> {
             );
         }
     })?;
+    if let Some(path) = &args.html {
+        write_file(path, &html::render_comparison(&comparison))?;
+    }
     if args.json {
         let mut text =
             serde_json::to_string_pretty(&comparison).expect("a comparison always serialises");
@@ -464,6 +484,9 @@ fn compare_main(args: CompareArgs) -> Result<(), Error> {
 
 fn merge_main(args: MergeArgs) -> Result<(), Error> {
     if let Some(merged) = crate::replay::merge_files(&args.files)? {
+        if let Some(path) = &args.html {
+            write_file(path, &html::render_replay(&merged))?;
+        }
         return match args.json || args.format == Format::Json {
             true => print(&format!(
                 "{}\n",
@@ -473,6 +496,13 @@ fn merge_main(args: MergeArgs) -> Result<(), Error> {
         };
     }
     let merged = merge::merge_files(&args.files)?;
+    if let Some(path) = &args.html {
+        let title = format!("tern bench merge: {} runs", merged.runs);
+        write_file(
+            path,
+            &html::render_runs(&title, &[("merged", &merged)], None),
+        )?;
+    }
     let format = if args.json { Format::Json } else { args.format };
     print(&report::render(&merged, format))
 }

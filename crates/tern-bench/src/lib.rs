@@ -5,8 +5,9 @@
 //! duration, warm-up and cool-down) → [`Schedule`] (tickets: which request,
 //! due when, in which phase) → [`driver`] (connection tasks send each ticket
 //! when due) → one [`Outcome`] per request → [`Recorder`] (HdrHistograms and
-//! counters; samples are never kept) → [`RunResult`] → a report (human, ab,
-//! JSON, CSV).
+//! counters, and a per-interval timeline; samples are never kept) →
+//! [`RunResult`] → a report (human, ab, JSON, CSV, and a self-contained HTML
+//! file with charts).
 //!
 //! Latency is measured from each request's *due* time, so a server that
 //! stalls cannot hide its stall by slowing the client down (coordinated
@@ -34,6 +35,7 @@
 //! tern bench --rate 2000 --arrival poisson -c 64 -d 60s URL # open loop: latency from each due time
 //! tern bench --format ab -n 1000 -c 1 URL                   # ApacheBench 2.3's report, line for line
 //! tern bench --json --save run.json URL / --csv / -e ab.csv # machine-readable
+//! tern bench --rate 1000 -d 60s --html report.html URL      # one HTML file: latency over time, spectrum, throughput
 //! tern bench --server-pid $(cat nginx.pid) -k -c 10 URL     # + server CPU s and µs per request
 //! tern bench --http2 --streams 8 -c 4 URL                   # h2c with prior knowledge
 //! tern bench --cacert ca.pem -c 10 https://a.test:8443/    # a TLS handshake per request (resumed)
@@ -64,6 +66,9 @@
 //! - **Percentiles** come from HdrHistograms (1 µs to 1 h, 3 significant
 //!   digits: exact below 2.048 ms, within 0.1 % above); samples are never
 //!   kept, so memory stays flat for runs of any length.
+//! - **The timeline** cuts the measured window into 1 s intervals (each
+//!   with its own 2-digit histogram); past 600 intervals neighbours merge
+//!   and the width doubles, so it too stays bounded.
 #![forbid(unsafe_code)]
 
 pub mod cli;

@@ -57,6 +57,130 @@ pub struct RunResult {
     /// Things the reader should know (a CPU source that vanished, an early stop).
     #[serde(default)]
     pub notes: Vec<String>,
+    /// The measured window interval by interval (empty in results written
+    /// before timelines existed).
+    #[serde(default)]
+    pub timeline: Timeline,
+}
+
+/// Most intervals a timeline holds: a longer run doubles the interval
+/// width (merging adjacent pairs) instead, so memory stays bounded.
+pub const MAX_INTERVALS: usize = 600;
+
+/// The measured window cut into equal intervals (1 s, or 2^k s after a
+/// long run was coarsened), each summarized.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Timeline {
+    /// Width of each interval, in ms (0 for an empty timeline).
+    pub interval_ms: u64,
+    /// When the first interval begins (the measured window's nominal
+    /// start), in µs since the Unix epoch.
+    #[serde(default)]
+    pub start_unix_us: u64,
+    /// One point per interval, from the first to the last one with a
+    /// response or an error, empty intervals included.
+    pub points: Vec<TimelinePoint>,
+}
+
+/// One interval of a [`Timeline`]. Requests fall in the interval in which
+/// they completed (or failed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TimelinePoint {
+    /// Start of the interval, in ms from the timeline's start.
+    pub t_ms: u64,
+    /// Complete responses.
+    pub responses: u64,
+    /// Failures (all classes).
+    pub errors: u64,
+    /// Body bytes received.
+    pub bytes: u64,
+    /// Median corrected latency of the interval's responses (µs, 2
+    /// significant digits; 0 without responses).
+    pub p50_us: u64,
+    /// 90th percentile, µs.
+    pub p90_us: u64,
+    /// 99th percentile, µs.
+    pub p99_us: u64,
+    /// Largest, µs.
+    pub max_us: u64,
+}
+
+impl TimelinePoint {
+    /// Adds another interval's point: counts add; each percentile becomes
+    /// the larger of the two (an upper bound of the true percentile, since
+    /// points carry no histograms).
+    pub fn absorb(&mut self, o: &TimelinePoint) {
+        self.responses += o.responses;
+        self.errors += o.errors;
+        self.bytes += o.bytes;
+        self.p50_us = self.p50_us.max(o.p50_us);
+        self.p90_us = self.p90_us.max(o.p90_us);
+        self.p99_us = self.p99_us.max(o.p99_us);
+        self.max_us = self.max_us.max(o.max_us);
+    }
+}
+
+impl Timeline {
+    /// Responses over all intervals.
+    pub fn responses(&self) -> u64 {
+        self.points.iter().map(|p| p.responses).sum()
+    }
+
+    /// Failures over all intervals.
+    pub fn errors(&self) -> u64 {
+        self.points.iter().map(|p| p.errors).sum()
+    }
+
+    /// True without any interval.
+    pub fn is_empty(&self) -> bool {
+        self.points.is_empty() || self.interval_ms == 0
+    }
+
+    /// Adds another run's timeline (`tern bench merge`): intervals are
+    /// aligned on the wall clock (the later start falls in the interval of
+    /// the earlier one that holds it), the coarser width wins, and the
+    /// result is coarsened again if it would exceed [`MAX_INTERVALS`].
+    /// Counts add exactly; each percentile of a merged interval is the
+    /// **largest** of its parts' percentiles: an upper bound, not the exact
+    /// figure, since points carry no histograms (the run's overall
+    /// percentiles, from full histograms, stay exact).
+    pub fn merge(&mut self, o: &Timeline) {
+        if o.is_empty() {
+            return;
+        }
+        if self.is_empty() {
+            *self = o.clone();
+            return;
+        }
+        let start = self.start_unix_us.min(o.start_unix_us);
+        let mut width_ms = self.interval_ms.max(o.interval_ms);
+        let end_ms = |t: &Timeline| {
+            (t.start_unix_us - start) / 1000 + t.points.last().map_or(0, |p| p.t_ms) + t.interval_ms
+        };
+        let span_ms = end_ms(self).max(end_ms(o));
+        while span_ms.div_ceil(width_ms) > MAX_INTERVALS as u64 {
+            width_ms *= 2;
+        }
+        let mut points: Vec<TimelinePoint> = Vec::new();
+        for t in [&*self, o] {
+            let offset_ms = (t.start_unix_us - start) / 1000;
+            for p in &t.points {
+                let i = ((offset_ms + p.t_ms) / width_ms) as usize;
+                if points.len() <= i {
+                    points.resize_with(i + 1, TimelinePoint::default);
+                }
+                points[i].absorb(p);
+            }
+        }
+        for (i, p) in points.iter_mut().enumerate() {
+            p.t_ms = i as u64 * width_ms;
+        }
+        *self = Timeline {
+            interval_ms: width_ms,
+            start_unix_us: start,
+            points,
+        };
+    }
 }
 
 /// A TLS session's parameters, as a client saw them.
@@ -332,7 +456,8 @@ impl RunResult {
 
     /// Adds another run's figures (runs on several machines at once):
     /// histograms bucket by bucket, counters, concurrency, CPU seconds; the
-    /// window becomes the span of both.
+    /// window becomes the span of both. Timelines add interval by interval,
+    /// their percentiles as upper bounds (see [`Timeline::merge`]).
     pub fn merge(&mut self, o: &RunResult) {
         self.histograms.add(&o.histograms);
         self.counts.add(&o.counts);
@@ -365,6 +490,7 @@ impl RunResult {
             responses,
             handshakes,
         );
+        self.timeline.merge(&o.timeline);
         self.runs += o.runs;
         for n in &o.notes {
             if !self.notes.contains(n) {
@@ -421,5 +547,79 @@ pub(crate) fn per_request_us(seconds: f64, responses: u64) -> f64 {
         0.0
     } else {
         seconds * 1e6 / responses as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(t_ms: u64, responses: u64, p99_us: u64) -> TimelinePoint {
+        TimelinePoint {
+            t_ms,
+            responses,
+            errors: 1,
+            bytes: responses * 10,
+            p50_us: p99_us / 2,
+            p90_us: p99_us - 1,
+            p99_us,
+            max_us: p99_us + 1,
+        }
+    }
+
+    #[test]
+    fn timelines_merge_on_the_wall_clock_with_percentiles_as_upper_bounds() {
+        let mut a = Timeline {
+            interval_ms: 1000,
+            start_unix_us: 10_000_000,
+            points: vec![point(0, 5, 100), point(1000, 6, 900), point(2000, 7, 50)],
+        };
+        // Starts 1 s later: its first interval is a's second.
+        let b = Timeline {
+            interval_ms: 1000,
+            start_unix_us: 11_000_000,
+            points: vec![point(0, 1, 500), point(1000, 2, 500), point(2000, 3, 500)],
+        };
+        a.merge(&b);
+        assert_eq!(a.interval_ms, 1000);
+        assert_eq!(a.start_unix_us, 10_000_000);
+        let r: Vec<u64> = a.points.iter().map(|p| p.responses).collect();
+        assert_eq!(r, [5, 7, 9, 3]);
+        let p99: Vec<u64> = a.points.iter().map(|p| p.p99_us).collect();
+        assert_eq!(p99, [100, 900, 500, 500]);
+        assert_eq!(a.points[3].t_ms, 3000);
+        assert_eq!(a.errors(), 6);
+        // The coarser width wins; an empty timeline (an old file) is nothing.
+        let coarse = Timeline {
+            interval_ms: 2000,
+            start_unix_us: 10_000_000,
+            points: vec![point(0, 100, 1)],
+        };
+        a.merge(&coarse);
+        a.merge(&Timeline::default());
+        assert_eq!(a.interval_ms, 2000);
+        let r: Vec<u64> = a.points.iter().map(|p| p.responses).collect();
+        assert_eq!(r, [112, 12]);
+        assert_eq!(a.responses(), 124);
+    }
+
+    #[test]
+    fn merged_timelines_stay_within_the_limit() {
+        let mut a = Timeline {
+            interval_ms: 1000,
+            start_unix_us: 0,
+            points: vec![point(0, 1, 1)],
+        };
+        // A run 20 minutes later: the span needs 2 s intervals... and more.
+        let b = Timeline {
+            interval_ms: 1000,
+            start_unix_us: 1_200_000_000,
+            points: vec![point(0, 1, 1)],
+        };
+        a.merge(&b);
+        assert!(a.points.len() <= MAX_INTERVALS, "{}", a.points.len());
+        assert_eq!(a.interval_ms, 4000);
+        assert_eq!(a.responses(), 2);
+        assert_eq!(a.points.last().unwrap().t_ms, 1_200_000);
     }
 }

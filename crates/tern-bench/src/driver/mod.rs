@@ -157,7 +157,9 @@ pub fn run(plan: &Plan, control: &RunControl) -> Result<RunResult, Error> {
         client_cpu.read(),
     );
 
-    let mut recorder = Recorder::new(plan.targets().len());
+    // Every thread's timeline starts at the measured window's nominal
+    // start, so they add interval by interval.
+    let mut recorder = Recorder::with_origin(plan.targets().len(), window_start);
     let mut thread_error = None;
     for t in threads {
         match t.join() {
@@ -310,9 +312,16 @@ fn thread_shares(plan: &Plan) -> Vec<ThreadShare> {
         let g = shard.index * threads + i;
         let connections = conns_before(g + 1) - conns_before(g);
         let stop = match s.stop {
+            // Equal connections: request k of the run is thread k mod
+            // `all`'s (constant arrivals interleave that way), so the
+            // shares are round-robin and the run ends at its n-th slot.
+            Stop::Count(n) if total % all == 0 => Stop::Count(share(n, all, g)),
             Stop::Count(n) => {
-                // Cumulative rounding: the shares add up to exactly n.
-                let upto = |g: u32| n * u64::from(conns_before(g)) / u64::from(total);
+                // Cumulative rounding, in proportion to connections: the
+                // shares add up to exactly n.
+                let upto = |g: u32| {
+                    (u128::from(n) * u128::from(conns_before(g)) / u128::from(total)) as u64
+                };
                 Stop::Count(upto(g + 1) - upto(g))
             }
             d @ Stop::Duration(_) => d,
@@ -333,6 +342,13 @@ fn thread_shares(plan: &Plan) -> Vec<ThreadShare> {
         });
     }
     out
+}
+
+/// Part `g` of `n` split round-robin over `parts` (the first `n % parts`
+/// parts take one more): how a count is split over threads and shards
+/// whose arrivals interleave.
+pub(crate) fn share(n: u64, parts: u32, g: u32) -> u64 {
+    n / u64::from(parts) + u64::from(u64::from(g) < n % u64::from(parts))
 }
 
 /// Everything the load threads read, built once.
@@ -397,8 +413,15 @@ impl Shared {
             });
             h2_requests.push(H2Request::new(endpoint, t, &s.request));
         }
+        // This machine's share of a count (all of it unless sharded).
         let measured_left = match s.stop {
-            Stop::Count(n) => n,
+            Stop::Count(_) => thread_shares(plan)
+                .iter()
+                .map(|t| match t.stop {
+                    Stop::Count(n) => n,
+                    Stop::Duration(_) => 0,
+                })
+                .sum(),
             Stop::Duration(_) => u64::MAX,
         };
         Ok(Shared {
@@ -551,7 +574,10 @@ fn thread_main(
             &weights,
             s.seed.wrapping_add(u64::from(share.index)),
         )),
-        recorder: RefCell::new(Recorder::new(weights.len())),
+        recorder: RefCell::new(Recorder::with_origin(
+            weights.len(),
+            start + s.windows.warmup,
+        )),
         events: events.clone(),
         timeout: s.timeout,
         unreported: Cell::new((0, 0)),

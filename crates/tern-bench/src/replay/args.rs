@@ -68,7 +68,7 @@ pub(crate) fn main(args: &BenchArgs, model_path: &std::path::Path) -> Result<(),
     let load = &args.load;
     let refuse = |what: &str| {
         Err(Error::usage(format!(
-            "{what} does not apply to a replay (--model): sessions set the load"
+            "{what} does not apply to a replay (--model): sessions set the load (see --users-per-second, --user-connections)"
         )))
     };
     if load.requests.is_some() {
@@ -82,6 +82,18 @@ pub(crate) fn main(args: &BenchArgs, model_path: &std::path::Path) -> Result<(),
     }
     if !args.weights.is_empty() {
         return refuse("--weights");
+    }
+    if load.connections != 1 {
+        return refuse("-c");
+    }
+    if load.threads != 1 {
+        return refuse("-t");
+    }
+    if load.warmup.is_some() {
+        return refuse("--warmup");
+    }
+    if load.cooldown.is_some() {
+        return refuse("--cooldown");
     }
     if args.urls.len() != 1 {
         return Err(Error::usage(format!(
@@ -155,6 +167,9 @@ pub(crate) fn main(args: &BenchArgs, model_path: &std::path::Path) -> Result<(),
     }
     if let Some(path) = &args.output.save {
         write_file(path, &json)?;
+    }
+    if let Some(path) = &args.output.html {
+        write_file(path, &crate::report::html::render_replay(&result))?;
     }
     Ok(())
 }

@@ -26,6 +26,7 @@ mod args;
 mod report;
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::net::ToSocketAddrs;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -41,8 +42,8 @@ use crate::driver::wire::request_bytes;
 use crate::driver::StopHandle;
 use crate::histogram::{new_histogram, serde_v2};
 use crate::plan::{Arrival, RequestSpec, Reuse, Shard, Target};
-use crate::recorder::{Clock, Recorder, ResultContext};
-use crate::result::{CpuFigures, RunResult};
+use crate::recorder::{Clock, Intervals, Recorder, ResultContext};
+use crate::result::{CpuFigures, RunResult, Timeline};
 use crate::sample::Outcome;
 use crate::schedule::{Phase, SplitMix64, Ticket};
 use crate::tls::TlsSettings;
@@ -57,6 +58,26 @@ pub const FORMAT: &str = "tern-replay/1";
 
 /// A connection's read buffer (see [`H1Client::with_buffer`]).
 const CONNECTION_BUFFER: usize = 16 * 1024;
+
+/// Sessions under way at most; more arrivals are counted as dropped.
+pub const MAX_SESSIONS_IN_FLIGHT: usize = 100_000;
+
+/// The longest think time slept (a day): a replay ends at its duration
+/// anyway, and a model edited by hand may hold any number.
+const MAX_THINK: f64 = 86_400.0;
+
+/// Session rates accepted: a gap between arrivals of a microsecond to
+/// about eleven days.
+const RATES: std::ops::RangeInclusive<f64> = 0.000_001..=1_000_000.0;
+
+/// `seconds` as a think time: NaN and negatives are none, and it is at
+/// most [`MAX_THINK`].
+fn think_time(seconds: f64) -> Duration {
+    if seconds.is_nan() {
+        return Duration::ZERO;
+    }
+    Duration::from_secs_f64(seconds.clamp(0.0, MAX_THINK))
+}
 
 /// How a session chooses its pages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -111,12 +132,30 @@ pub struct ClassFigures {
     pub pages: u64,
     /// Pages with a failed file or an error status (4xx, 5xx).
     pub errors: u64,
-    /// Page latency (µs) of the pages fetched whole, from the intended start.
+    /// Page latency (µs) from the intended start: of every page, a failed
+    /// one at the time it failed.
     #[serde(with = "serde_v2")]
     pub latency: Histogram<u64>,
     /// Page latency (µs) from when the tool actually started the page.
     #[serde(with = "serde_v2")]
     pub latency_uncorrected: Histogram<u64>,
+    /// `latency` read out, for readers of the JSON (jq, a script): kept
+    /// in step with the histogram by [`ReplayResult::summarize`].
+    #[serde(default)]
+    pub summary: PageSummary,
+}
+
+/// Percentiles of a page class's latency, in milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct PageSummary {
+    /// Median.
+    pub p50_ms: f64,
+    /// 90th percentile.
+    pub p90_ms: f64,
+    /// 99th percentile.
+    pub p99_ms: f64,
+    /// The slowest page.
+    pub max_ms: f64,
 }
 
 /// Sessions, by how they ended.
@@ -126,8 +165,16 @@ pub struct SessionCounts {
     pub started: u64,
     /// Sessions that fetched every page they meant to.
     pub completed: u64,
-    /// Sessions ended early by the end of the run.
+    /// Sessions ended early by the end of the run (between pages).
     pub cut: u64,
+    /// Sessions still in the middle of a page when the run ended and its
+    /// grace (twice the timeout) ran out, or when it was stopped.
+    #[serde(default)]
+    pub abandoned: u64,
+    /// Sessions not started because [`MAX_SESSIONS_IN_FLIGHT`] were under
+    /// way: the server (or the tool) had fallen that far behind.
+    #[serde(default)]
+    pub dropped: u64,
 }
 
 /// What a replay measured.
@@ -150,6 +197,15 @@ pub struct ReplayResult {
     pub classes: Vec<ClassFigures>,
     /// Every request, as `tern bench` reports a run.
     pub requests: RunResult,
+    /// Pages interval by interval, by when each page ended: pages fetched
+    /// whole as responses (their latency from the intended start), pages
+    /// with a failed file as errors (empty in older files).
+    #[serde(default)]
+    pub page_timeline: Timeline,
+    /// The shards this result holds (one, unless merged), so that a merge
+    /// can refuse a shard given twice.
+    #[serde(default)]
+    pub shards: Vec<Shard>,
 }
 
 impl ClassFigures {
@@ -162,7 +218,23 @@ impl ClassFigures {
             errors: 0,
             latency: new_histogram(),
             latency_uncorrected: new_histogram(),
+            summary: PageSummary::default(),
         }
+    }
+
+    fn summarize(&mut self) {
+        let ms = |us: u64| us as f64 / 1000.0;
+        let h = &self.latency;
+        self.summary = if h.is_empty() {
+            PageSummary::default()
+        } else {
+            PageSummary {
+                p50_ms: ms(h.value_at_quantile(0.5)),
+                p90_ms: ms(h.value_at_quantile(0.9)),
+                p99_ms: ms(h.value_at_quantile(0.99)),
+                max_ms: ms(h.max()),
+            }
+        };
     }
 
     fn record(&mut self, page: &PageOutcome) {
@@ -171,12 +243,15 @@ impl ClassFigures {
         }
         if !page.failed {
             self.pages += 1;
-            record_us(&mut self.latency, page.done - page.intended);
-            record_us(
-                &mut self.latency_uncorrected,
-                page.done - page.started.max(page.intended),
-            );
         }
+        // A page that failed counts at the time it failed (its timeout, at
+        // least, when the server did not answer): an overloaded server
+        // cannot better its percentiles by failing pages.
+        record_us(&mut self.latency, page.done - page.intended);
+        record_us(
+            &mut self.latency_uncorrected,
+            page.done - page.started.max(page.intended),
+        );
     }
 }
 
@@ -202,6 +277,8 @@ struct Run {
     requests: Vec<H1Request>,
     /// Per page class (in the model's order).
     pages: Vec<PagePlan>,
+    /// Page class ids to their index.
+    ids: HashMap<String, usize>,
     stop: StopHandle,
     /// Set when sessions must start no new page.
     closing: StopHandle,
@@ -211,6 +288,8 @@ struct Run {
 #[derive(Debug)]
 struct Tally {
     recorder: Recorder,
+    /// Pages by when they ended.
+    page_intervals: Intervals,
     all: ClassFigures,
     classes: Vec<ClassFigures>,
     sessions: SessionCounts,
@@ -240,12 +319,17 @@ pub fn replay(
     stop: &StopHandle,
     server_cpu: Option<&CpuSource>,
 ) -> Result<ReplayResult, Error> {
-    if !(settings.sessions_per_second > 0.0 && settings.sessions_per_second.is_finite()) {
+    if !RATES.contains(&settings.sessions_per_second) {
         return Err(Error::usage(format!(
-            "the session rate must be above 0 (got {})",
+            "the session rate must be from {} to {} sessions/s (got {})",
+            RATES.start(),
+            RATES.end(),
             settings.sessions_per_second
         )));
     }
+    model
+        .check()
+        .map_err(|e| Error::usage(format!("{model_path}: {e}")))?;
     if settings.walk == Walk::Sessions && model.sessions.is_empty() {
         return Err(Error::usage(
             "the model has no session classes: use --walk transitions",
@@ -273,8 +357,11 @@ pub fn replay(
     if let Some(n) = settings.sessions {
         plan.push_str(&format!(" or {n} sessions"));
     }
+    // The timeline starts with the run.
+    let clock = Clock::now();
     let tally = Rc::new(RefCell::new(Tally {
-        recorder: Recorder::new(targets.len()),
+        recorder: Recorder::with_origin(targets.len(), clock.instant()),
+        page_intervals: Intervals::starting(clock.instant()),
         all: ClassFigures::new("all", "", 0),
         classes: model
             .pages
@@ -283,11 +370,14 @@ pub fn replay(
             .collect(),
         sessions: SessionCounts::default(),
     }));
+    let ids = model_ids(&model);
+    let shard = settings.shard;
     let run = Rc::new(Run {
         model,
         settings,
         endpoint,
         requests,
+        ids,
         pages,
         stop: stop.clone(),
         closing: StopHandle::new(),
@@ -296,7 +386,6 @@ pub fn replay(
         .enable_all()
         .build()
         .map_err(|e| Error::system("starting the replay's runtime", e))?;
-    let clock = Clock::now();
     let cpu_start = match server_cpu {
         Some(src) => Some(src.read()?),
         None => None,
@@ -337,7 +426,7 @@ pub fn replay(
             window.as_secs_f64()
         ));
     }
-    Ok(ReplayResult {
+    let mut result = ReplayResult {
         format: FORMAT.to_owned(),
         model: model_path.to_owned(),
         base: base.url.clone(),
@@ -350,7 +439,21 @@ pub fn replay(
             .filter(|c| c.pages + c.errors > 0)
             .collect(),
         requests,
-    })
+        page_timeline: tally.page_intervals.summarize(&clock),
+        shards: vec![shard],
+    };
+    result.summarize();
+    Ok(result)
+}
+
+/// Each page class id's index.
+fn model_ids(model: &Model) -> HashMap<String, usize> {
+    model
+        .pages
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.id.clone(), i))
+        .collect()
 }
 
 /// Resolves the base URL's host once and prepares TLS for https.
@@ -375,7 +478,7 @@ fn endpoint(base: &Target, tls: &TlsSettings) -> Result<Endpoint, Error> {
 fn plan_requests(model: &Model, base: &Target) -> (Vec<H1Request>, Vec<PagePlan>, Vec<Target>) {
     let mut requests = Vec::new();
     let mut targets: Vec<Target> = Vec::new();
-    let mut index = std::collections::HashMap::new();
+    let mut index = HashMap::new();
     let pages = model
         .pages
         .iter()
@@ -386,9 +489,11 @@ fn plan_requests(model: &Model, base: &Target) -> (Vec<H1Request>, Vec<PagePlan>
                 .map(|f| {
                     let key = (f.method.clone(), f.path.clone());
                     *index.entry(key).or_insert_with(|| {
+                        // A base URL with a path puts the site under it.
+                        let path = format!("{}{}", base.path.trim_end_matches('/'), f.path);
                         let target = Target {
-                            url: format!("{}{}", base.url.trim_end_matches('/'), f.path),
-                            path: f.path.clone(),
+                            url: format!("{}://{}{path}", scheme(base), base.authority()),
+                            path,
                             ..base.clone()
                         };
                         let method = http::Method::from_bytes(f.method.as_bytes())
@@ -413,6 +518,14 @@ fn plan_requests(model: &Model, base: &Target) -> (Vec<H1Request>, Vec<PagePlan>
     (requests, pages, targets)
 }
 
+fn scheme(t: &Target) -> &'static str {
+    if t.tls {
+        "https"
+    } else {
+        "http"
+    }
+}
+
 /// Starts sessions at their arrival times until the duration or the count
 /// is reached, then lets the sessions under way finish their page.
 async fn arrivals(run: Rc<Run>, tally: Rc<RefCell<Tally>>) {
@@ -421,10 +534,9 @@ async fn arrivals(run: Rc<Run>, tally: Rc<RefCell<Tally>>) {
     // This shard's share of the sessions: its rate, its part of the count,
     // and (constant arrivals) its place between the others' starts.
     let rate = s.sessions_per_second / f64::from(shard.count);
-    let count = s.sessions.map(|n| {
-        let upto = |i: u32| n * u64::from(i) / u64::from(shard.count);
-        upto(shard.index + 1) - upto(shard.index)
-    });
+    let count = s
+        .sessions
+        .map(|n| crate::driver::share(n, shard.count, shard.index));
     let mut rng = SplitMix64(s.seed.wrapping_add(u64::from(shard.index)));
     let start = tokio::time::Instant::now();
     let end = start + s.duration;
@@ -432,7 +544,10 @@ async fn arrivals(run: Rc<Run>, tally: Rc<RefCell<Tally>>) {
     let mut started = 0u64;
     let mut sessions = tokio::task::JoinSet::new();
     loop {
-        if at >= end || count.is_some_and(|n| started >= n) || run.stop.is_stopped() {
+        // The wall clock too: a tool that falls behind its arrivals (a rate
+        // it cannot keep) still ends on time.
+        let over = at >= end || tokio::time::Instant::now() >= end;
+        if over || count.is_some_and(|n| started >= n) || run.stop.is_stopped() {
             break;
         }
         tokio::select! {
@@ -440,22 +555,28 @@ async fn arrivals(run: Rc<Run>, tally: Rc<RefCell<Tally>>) {
             _ = run.stop.stopped() => break,
         }
         started += 1;
-        tally.borrow_mut().sessions.started += 1;
         let seed = rng.next_u64();
-        sessions.spawn_local(session(
-            Rc::clone(&run),
-            Rc::clone(&tally),
-            at.into_std(),
-            seed,
-        ));
+        // Reap finished sessions as we go: memory stays flat however long
+        // the run.
+        while sessions.try_join_next().is_some() {}
+        if sessions.len() >= MAX_SESSIONS_IN_FLIGHT {
+            // The server (or the tool) is so far behind that users pile
+            // up: count the ones turned away rather than hold them all.
+            tally.borrow_mut().sessions.dropped += 1;
+        } else {
+            tally.borrow_mut().sessions.started += 1;
+            sessions.spawn_local(session(
+                Rc::clone(&run),
+                Rc::clone(&tally),
+                at.into_std(),
+                seed,
+            ));
+        }
         let gap = match s.arrival {
             Arrival::Constant => 1.0 / rate,
             Arrival::Poisson => rng.exponential(rate),
         };
         at += Duration::from_secs_f64(gap);
-        // Reap finished sessions as we go: memory stays flat however long
-        // the run.
-        while sessions.try_join_next().is_some() {}
     }
     // Sessions under way go on until the end of the duration (all of it
     // when the count ended the arrivals), then finish their page.
@@ -469,8 +590,9 @@ async fn arrivals(run: Rc<Run>, tally: Rc<RefCell<Tally>>) {
         }
     }
     run.closing.stop();
-    // Pages under way end within the timeout; a stop abandons them.
-    let grace = tokio::time::sleep(s.timeout + Duration::from_secs(1));
+    // Pages under way end within twice the timeout (the front's, then the
+    // rest's, each from when it was due); a stop abandons them.
+    let grace = tokio::time::sleep(2 * s.timeout + Duration::from_secs(1));
     tokio::pin!(grace);
     loop {
         tokio::select! {
@@ -479,14 +601,16 @@ async fn arrivals(run: Rc<Run>, tally: Rc<RefCell<Tally>>) {
             _ = run.stop.stopped() => break,
         }
     }
+    let abandoned = sessions.len() as u64;
     sessions.abort_all();
     while sessions.join_next().await.is_some() {}
+    tally.borrow_mut().sessions.abandoned += abandoned;
 }
 
 /// One user's session from its intended start.
 async fn session(run: Rc<Run>, tally: Rc<RefCell<Tally>>, start: Instant, seed: u64) {
     let mut rng = SplitMix64(seed);
-    let pages = session_pages(&run.model, run.settings.walk, &mut rng);
+    let pages = session_pages(&run.model, &run.ids, run.settings.walk, &mut rng);
     let mut conns: Vec<H1Client> = Vec::new();
     let mut intended = start;
     let mut completed = true;
@@ -494,20 +618,27 @@ async fn session(run: Rc<Run>, tally: Rc<RefCell<Tally>>, start: Instant, seed: 
         if n > 0 {
             // Thinking; the end of the run cuts the session short.
             tokio::select! {
-                _ = tokio::time::sleep_until(intended.into()) => {}
+                biased;
                 _ = run.closing.stopped() => {
                     completed = false;
                     break;
                 }
+                _ = tokio::time::sleep_until(intended.into()) => {}
             }
         }
         let page = fetch_page(&run, &tally, &mut conns, class, intended).await;
         let mut t = tally.borrow_mut();
         t.classes[class].record(&page);
         t.all.record(&page);
+        if page.failed {
+            t.page_intervals.error(page.done);
+        } else {
+            t.page_intervals
+                .response(page.done, page.done - page.intended, 0);
+        }
         drop(t);
         let think = run.model.think_time.sample(rng.uniform()) * run.settings.think_scale;
-        intended = page.done + Duration::from_secs_f64(think.max(0.0));
+        intended = page.done + think_time(think);
     }
     let mut t = tally.borrow_mut();
     if completed {
@@ -518,8 +649,13 @@ async fn session(run: Rc<Run>, tally: Rc<RefCell<Tally>>, start: Instant, seed: 
 }
 
 /// The page classes (indices) a session visits.
-fn session_pages(model: &Model, walk: Walk, rng: &mut SplitMix64) -> Vec<usize> {
-    let index = |id: &str| model.pages.iter().position(|p| p.id == id);
+fn session_pages(
+    model: &Model,
+    ids: &HashMap<String, usize>,
+    walk: Walk,
+    rng: &mut SplitMix64,
+) -> Vec<usize> {
+    let index = |id: &str| ids.get(id).copied();
     match walk {
         Walk::Sessions => model
             .pick_session(rng.uniform())
@@ -662,10 +798,36 @@ impl ReplayResult {
     /// Adds the result of another shard of the same replay (`tern bench
     /// merge`): sessions, pages and requests add, and the percentiles are
     /// those of all pages together.
-    pub fn merge(&mut self, o: &ReplayResult) {
+    ///
+    /// Refuses a result of another replay (another model or plan) and a
+    /// shard given twice.
+    pub fn merge(&mut self, o: &ReplayResult) -> Result<(), Error> {
+        if o.model != self.model || o.base != self.base {
+            return Err(Error::usage(format!(
+                "not shards of one replay: {} against {}, and {} against {}",
+                self.model, self.base, o.model, o.base
+            )));
+        }
+        for shard in &o.shards {
+            if self.shards.iter().any(|m| m.index == shard.index) {
+                return Err(Error::usage(format!(
+                    "shard {}/{} is given twice",
+                    shard.index, shard.count
+                )));
+            }
+            if self.shards.iter().any(|m| m.count != shard.count) {
+                return Err(Error::usage(format!(
+                    "shard {}/{} is not of the same split as the others",
+                    shard.index, shard.count
+                )));
+            }
+        }
+        self.shards.extend_from_slice(&o.shards);
         self.sessions.started += o.sessions.started;
         self.sessions.completed += o.sessions.completed;
         self.sessions.cut += o.sessions.cut;
+        self.sessions.abandoned += o.sessions.abandoned;
+        self.sessions.dropped += o.sessions.dropped;
         self.pages.add(&o.pages);
         for c in &o.classes {
             match self.classes.iter_mut().find(|m| m.id == c.id) {
@@ -675,6 +837,18 @@ impl ReplayResult {
         }
         self.classes.sort_by_key(|c| class_rank(&c.id));
         self.requests.merge(&o.requests);
+        self.page_timeline.merge(&o.page_timeline);
+        self.summarize();
+        Ok(())
+    }
+
+    /// Reads the page percentiles out of the histograms into each class's
+    /// `summary`.
+    pub fn summarize(&mut self) {
+        self.pages.summarize();
+        for c in &mut self.classes {
+            c.summarize();
+        }
     }
 }
 
@@ -711,7 +885,7 @@ pub fn merge_files(paths: &[std::path::PathBuf]) -> Result<Option<ReplayResult>,
     let mut merged = parse(&text).map_err(|e| named(first, e))?;
     for p in &paths[1..] {
         let r = parse(&read(p)?).map_err(|e| named(p, e))?;
-        merged.merge(&r);
+        merged.merge(&r).map_err(|e| named(p, e))?;
     }
     Ok(Some(merged))
 }

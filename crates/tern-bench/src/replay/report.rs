@@ -26,9 +26,24 @@ pub fn render(r: &ReplayResult) -> String {
         "  sessions     {} started, {} completed, {} cut short by the end of the run",
         s.started, s.completed, s.cut
     );
+    if s.abandoned > 0 {
+        let _ = writeln!(
+            o,
+            "  abandoned    {} sessions were mid-page when the run's grace ran out",
+            s.abandoned
+        );
+    }
+    if s.dropped > 0 {
+        let _ = writeln!(
+            o,
+            "  dropped      {} sessions not started: {} were under way (the server fell far behind)",
+            s.dropped,
+            super::MAX_SESSIONS_IN_FLIGHT
+        );
+    }
     let _ = writeln!(
         o,
-        "  pages        {} fetched whole, {} with errors",
+        "  pages        {} fetched whole, {} with errors (latency counts every page, a failed one when it failed)",
         r.pages.pages, r.pages.errors
     );
     let c = &r.requests.counts;

@@ -1,9 +1,11 @@
-//! Reports: one [`RunResult`], four renderings. Each renderer is a pure
-//! function from figures to text, so each can be checked against a golden
-//! sample.
+//! Reports: one [`RunResult`], four renderings, plus a self-contained HTML
+//! report ([`html`], `--html FILE`) of one run, several, a comparison or a
+//! replay. Each renderer is a pure function from figures to text, so each
+//! can be checked against a golden sample.
 
 pub mod ab;
 pub mod csv;
+pub mod html;
 pub mod human;
 pub mod json;
 

@@ -7,11 +7,13 @@ mod compare;
 mod cpu;
 mod errors;
 mod h2;
+mod html;
 mod merge;
 mod open;
 mod replay;
 mod reports;
 mod server;
+mod timeline;
 
 use std::time::Duration;
 

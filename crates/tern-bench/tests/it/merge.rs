@@ -84,7 +84,7 @@ fn shards_split_the_run_and_merge_into_it() {
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     let counts: Vec<u64> = results.iter().map(|r| r.counts.responses).collect();
-    assert_eq!(counts, vec![50, 51]);
+    assert_eq!(counts, vec![51, 50]);
     let merged = tern_bench::merge::merge(results).unwrap();
     assert_eq!(merged.counts.responses, 101);
     assert_eq!(merged.histograms.latency.len(), 101);

@@ -117,6 +117,9 @@ class H(http.server.BaseHTTPRequestHandler):
         self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
     def log_message(self, *args):
         pass
+# A listen backlog for the connections that arrive during a pause (the
+# default, 5, drops SYNs, and their retries add seconds).
+http.server.ThreadingHTTPServer.request_queue_size = 128
 s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
 print(s.server_address[1], flush=True)
 s.serve_forever()

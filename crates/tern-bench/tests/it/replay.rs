@@ -320,7 +320,7 @@ fn shards_of_a_replay_start_their_share_and_merge_into_the_whole() {
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     let started: Vec<u64> = shards.iter().map(|r| r.sessions.started).collect();
-    assert_eq!(started, vec![3, 3, 4]);
+    assert_eq!(started, vec![4, 3, 3]);
     let dir = tempfile::tempdir().unwrap();
     let files: Vec<std::path::PathBuf> = shards
         .iter()
@@ -336,7 +336,39 @@ fn shards_of_a_replay_start_their_share_and_merge_into_the_whole() {
     assert_eq!(merged.pages.pages, 10);
     assert_eq!(merged.requests.counts.responses, 20);
     assert_eq!(merged.classes[0].latency.len(), 10);
+    // The JSON's read-out percentiles follow the merged histogram.
+    let max_ms = merged.pages.latency.max() as f64 / 1000.0;
+    assert_eq!(merged.pages.summary.max_ms, max_ms);
+    assert!(merged.pages.summary.p50_ms > 0.0);
     assert_eq!((server.stats.path("/a"), server.stats.path("/b")), (10, 10));
+    // A shard given twice is refused, naming the file.
+    let twice = [files[0].clone(), files[1].clone(), files[0].clone()];
+    let e = tern_bench::replay::merge_files(&twice)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("shard-0.json") && e.contains("given twice"),
+        "{e}"
+    );
     // Plain runs' results are not taken for a replay's.
     assert!(tern_bench::replay::merge_files(&[dir.path().join("none.json")]).is_err());
+}
+
+#[test]
+fn pages_that_time_out_count_in_page_latency_at_their_timeout() {
+    let server = TestServer::start();
+    let m = model(vec![page("p1", &["/a", "/hang"])], &[&["p1"]], 0.0);
+    let mut s = settings(20.0, Some(4), Duration::from_secs(5));
+    s.timeout = Duration::from_millis(300);
+    let r = run(m, &server.url("/"), s);
+    assert_eq!((r.pages.pages, r.pages.errors), (0, 4));
+    assert_eq!(r.requests.counts.errors.timeout, 4);
+    // Failing is no way to better the percentiles: every page is in them,
+    // at least its timeout after it was due.
+    assert_eq!(r.pages.latency.len(), 4);
+    assert!(
+        r.pages.latency.min() >= 300_000,
+        "{}",
+        r.pages.latency.min()
+    );
 }
