@@ -535,7 +535,7 @@ fn model_main(args: ModelArgs) -> Result<(), Error> {
                 }),
             };
             let x = tern_workload::extract(&args.logs, &options).map_err(failed)?;
-            print(&tern_workload::summary::render(&x.model, &x.malformed))?;
+            print(&tern_workload::summary::render_extraction(&x))?;
             x.model
         }
     };

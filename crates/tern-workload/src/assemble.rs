@@ -11,6 +11,7 @@ use crate::model::{
     START,
 };
 use crate::reduce;
+use crate::target::path_of;
 
 /// Points of the think-time and session-length distributions.
 const QUANTILE_POINTS: usize = 21;
@@ -34,7 +35,7 @@ pub fn is_dynamic(method: &str, target: &str) -> bool {
     if target.contains('?') || !(method == "GET" || method == "HEAD") {
         return true;
     }
-    let path = target.split('#').next().unwrap_or_default();
+    let path = path_of(target);
     if path.starts_with("/cgi-bin/") {
         return true;
     }
@@ -60,6 +61,29 @@ fn file_ref(f: &FileStat) -> FileRef {
 /// so that the TOML reads as people write numbers.
 fn round(v: f64, unit: f64) -> f64 {
     (v / unit).round() * unit
+}
+
+/// Counts as probabilities rounded to 1e-6, the rounding's remainder put
+/// on the largest (the first of the largest, in key order), so that they
+/// sum to 1 within 1e-9 however many there are.
+fn probabilities(counts: BTreeMap<String, u64>) -> BTreeMap<String, f64> {
+    let total = counts
+        .values()
+        .fold(0u64, |t, n| t.saturating_add(*n))
+        .max(1) as f64;
+    let mut out: BTreeMap<String, f64> = counts
+        .iter()
+        .map(|(k, &n)| (k.clone(), round(n as f64 / total, 1e-6)))
+        .collect();
+    let largest = counts
+        .iter()
+        .max_by_key(|&(k, n)| (*n, std::cmp::Reverse(k)))
+        .map(|(k, _)| k.clone());
+    if let Some(k) = largest {
+        let rest: f64 = out.iter().filter(|(o, _)| **o != k).map(|(_, p)| p).sum();
+        out.insert(k, (1.0 - rest).clamp(0.0, 1.0));
+    }
+    out
 }
 
 fn quantiles(values: Vec<f64>) -> Quantiles {
@@ -114,14 +138,7 @@ pub(crate) fn model(x: Extracted, origin: Origin, rules: Rules, reduce: bool) ->
     }
     let transitions = counts
         .into_iter()
-        .map(|(from, to)| {
-            let total: u64 = to.values().sum();
-            let to = to
-                .into_iter()
-                .map(|(next, n)| (next, round(n as f64 / total as f64, 1e-6)))
-                .collect();
-            (from, to)
-        })
+        .map(|(from, to)| (from, probabilities(to)))
         .collect();
 
     let sessions = session_list
@@ -187,6 +204,22 @@ pub(crate) fn model(x: Extracted, origin: Origin, rules: Rules, reduce: bool) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rounded_probabilities_still_sum_to_one() {
+        // 3,000 next pages, each taken once: each rounds to 0.000333, and
+        // the rounding alone would lose a thousandth of the mass.
+        let counts: BTreeMap<String, u64> = (0..3000).map(|i| (format!("p{i}"), 1)).collect();
+        let p = probabilities(counts);
+        let sum: f64 = p.values().sum();
+        assert!((sum - 1.0).abs() < 1e-9, "{sum}");
+        assert!(p.values().all(|v| (0.0..=1.0).contains(v)));
+        // 1,999,999 of 2,000,000 to one page: the other keeps its 1e-6.
+        let counts = BTreeMap::from([("a".to_owned(), 1_999_999), ("b".to_owned(), 1)]);
+        let p = probabilities(counts);
+        assert!((p.values().sum::<f64>() - 1.0).abs() < 1e-9);
+        assert!(p["b"] > 0.0);
+    }
 
     #[test]
     fn dynamic_files_are_told_from_static_ones() {

@@ -5,11 +5,22 @@
 //! samples of think times and session lengths).
 //!
 //! A user is a client address (with `by_agent`, the address and its user
-//! agent). A page is a user's requests each within `page_gap` of the one
-//! before; it ends at its last request's time plus that request's duration
-//! (the latest such end, when a format carries durations). A session is a
-//! user's pages, each starting less than `session_gap` after the previous
-//! page's end; the think time is that difference.
+//! agent); a remote that is no address (a host name, an anonymised one) is
+//! keyed as logged, and a line with none at all (a Unix socket, a JSON line
+//! without one) by its authenticated user and user agent. A page is a
+//! user's requests each within `page_gap` of the one before; it ends at its
+//! last request's time plus that request's duration (the latest such end,
+//! when a format carries durations; a duration counts at most
+//! `session_gap`). A session is a user's pages, each starting less than
+//! `session_gap` after the previous page's end; the think time is that
+//! difference.
+//!
+//! Bounds: a page holds at most 1,000 files and spans at most 15 minutes
+//! from its first, a session at most 1,000 pages and 24 hours; past them
+//! the page (or session) is closed and a new one started, and the closes
+//! are counted ([`Extracted::forced_pages`]). A client that never pauses
+//! (a bot, many clients taken for one) would otherwise hold one page open
+//! for the whole log.
 //!
 //! Memory: a user is let go (its page and session closed) once it has been
 //! idle for longer than both gaps; distinct users are counted by a 64-bit
@@ -44,6 +55,15 @@ const SAMPLE_CAP: usize = 1 << 16;
 /// ones already counted go on counting (a script answering every request
 /// with a new size would otherwise grow without bound).
 const MAX_DISTINCT_VALUES: usize = 256;
+
+/// A page holds at most this many files; the next starts a new page.
+pub(crate) const MAX_PAGE_FILES: usize = 1000;
+/// A page spans at most this long from its first file.
+pub(crate) const MAX_PAGE_SPAN: i64 = 15 * 60 * SECOND;
+/// A session holds at most this many pages; the next starts a new session.
+pub(crate) const MAX_SESSION_PAGES: usize = 1000;
+/// A session spans at most this long from its first page.
+pub(crate) const MAX_SESSION_SPAN: i64 = 24 * HOUR;
 
 /// The thresholds the extractor cuts with, in microseconds.
 #[derive(Clone, Copy, Debug)]
@@ -130,6 +150,8 @@ struct Pending {
 
 #[derive(Debug)]
 struct OpenPage {
+    /// Its first file's time.
+    first: i64,
     last: i64,
     end: i64,
     files: Vec<u32>,
@@ -137,9 +159,21 @@ struct OpenPage {
 
 #[derive(Debug)]
 struct OpenSession {
+    /// Its first page's start.
+    start: i64,
     /// End of the session's last closed page.
     last_end: i64,
     pages: Vec<u32>,
+}
+
+/// What the extractor has classified: distinct pages and sessions.
+#[derive(Debug)]
+struct Found {
+    page_ids: HashMap<Vec<u32>, u32>,
+    pages: Vec<RawPage>,
+    sessions: HashMap<Vec<u32>, u64>,
+    session_pages: Sample,
+    page_count: u64,
 }
 
 #[derive(Debug)]
@@ -154,6 +188,51 @@ impl User {
         let page = self.page.as_ref().map_or(i64::MIN, |p| p.end.max(p.last));
         let session = self.session.as_ref().map_or(i64::MIN, |s| s.last_end);
         page.max(session)
+    }
+
+    /// Closes the open page (if any): it is counted, and the session
+    /// holds it.
+    fn close_page(&mut self, found: &mut Found) {
+        let Some(page) = self.page.take() else {
+            return;
+        };
+        found.page_count += 1;
+        let end = page.end.max(page.last);
+        let id = match found.page_ids.get(&page.files) {
+            Some(&id) => id,
+            None => {
+                let id = found.pages.len() as u32;
+                found.page_ids.insert(page.files.clone(), id);
+                found.pages.push(RawPage {
+                    files: page.files,
+                    count: 0,
+                });
+                id
+            }
+        };
+        found.pages[id as usize].count += 1;
+        if let Some(s) = &mut self.session {
+            s.pages.push(id);
+            s.last_end = end;
+        }
+    }
+
+    /// Closes the open session (if any and it holds a page).
+    fn close_session(&mut self, found: &mut Found) {
+        let Some(s) = self.session.take() else {
+            return;
+        };
+        if s.pages.is_empty() {
+            return;
+        }
+        found.session_pages.push(s.pages.len() as f64);
+        *found.sessions.entry(s.pages).or_insert(0) += 1;
+    }
+
+    /// Closes the page, then the session.
+    fn close(&mut self, found: &mut Found) {
+        self.close_page(found);
+        self.close_session(found);
     }
 }
 
@@ -215,6 +294,12 @@ pub(crate) struct Extracted {
     /// Sessions started in each UTC hour of the day.
     pub(crate) started_by_hour: [u64; 24],
     pub(crate) peak_users: usize,
+    /// Pages closed because they reached [`MAX_PAGE_FILES`] or
+    /// [`MAX_PAGE_SPAN`].
+    pub(crate) forced_pages: u64,
+    /// Sessions closed because they reached [`MAX_SESSION_PAGES`] or
+    /// [`MAX_SESSION_SPAN`].
+    pub(crate) forced_sessions: u64,
 }
 
 /// The streaming extractor: requests in (roughly in time order), users,
@@ -232,13 +317,11 @@ pub(crate) struct Extractor {
     users: HashMap<String, User>,
     seen_users: HashSet<u64>,
     peak_users: usize,
-    page_ids: HashMap<Vec<u32>, u32>,
-    pages: Vec<RawPage>,
-    sessions: HashMap<Vec<u32>, u64>,
+    found: Found,
     think: Sample,
-    session_pages: Sample,
     session_count: u64,
-    page_count: u64,
+    forced_pages: u64,
+    forced_sessions: u64,
     requests: u64,
     first: i64,
     last: i64,
@@ -272,13 +355,17 @@ impl Extractor {
             users: HashMap::new(),
             seen_users: HashSet::new(),
             peak_users: 0,
-            page_ids: HashMap::new(),
-            pages: Vec::new(),
-            sessions: HashMap::new(),
+            found: Found {
+                page_ids: HashMap::new(),
+                pages: Vec::new(),
+                sessions: HashMap::new(),
+                session_pages: Sample::new(),
+                page_count: 0,
+            },
             think: Sample::new(),
-            session_pages: Sample::new(),
             session_count: 0,
-            page_count: 0,
+            forced_pages: 0,
+            forced_sessions: 0,
             requests: 0,
             first: i64::MAX,
             last: i64::MIN,
@@ -293,20 +380,47 @@ impl Extractor {
     }
 
     /// Takes one parsed request.
+    #[cfg(test)]
     pub(crate) fn push(&mut self, rec: AccessRecord) {
+        self.push_from(rec, None);
+    }
+
+    /// The user a request belongs to: its address; a remote that is no
+    /// address (a host name, an anonymised one) as logged, `remote_text`;
+    /// with neither (a Unix socket, a JSON line without one), the
+    /// authenticated user and the user agent, the best left to tell
+    /// clients apart. With `by_agent`, the user agent is added.
+    fn user_key(&self, rec: &AccessRecord, remote_text: Option<&str>) -> String {
+        let agent = rec.user_agent.as_deref().unwrap_or("-");
+        let remote = match (rec.remote, remote_text) {
+            (Some(ip), _) => ip.to_string(),
+            (None, Some(t)) if !t.is_empty() && t != "-" && t != "unix:" => t.to_owned(),
+            (None, _) => {
+                let user = rec.user.as_deref().unwrap_or("-");
+                return format!("- {user} {agent}");
+            }
+        };
+        if self.cut.by_agent {
+            format!("{remote} {agent}")
+        } else {
+            remote
+        }
+    }
+
+    /// Takes one parsed request, with its remote as logged when that was
+    /// not an address (`None` otherwise, or when the format does not keep
+    /// it).
+    pub(crate) fn push_from(&mut self, rec: AccessRecord, remote_text: Option<&str>) {
         let time = micros(rec.time);
-        let end = time.saturating_add(i64::try_from(rec.duration.as_micros()).unwrap_or(0));
+        // A duration longer than the session gap (a stalled download, a
+        // clock gone wrong) counts as the gap: it may not hold a page, and
+        // so a session, open for days.
+        let duration = i64::try_from(rec.duration.as_micros()).unwrap_or(i64::MAX);
+        let end = time.saturating_add(duration.min(self.cut.session_gap));
         self.requests += 1;
         self.first = self.first.min(time);
         self.last = self.last.max(time);
-        let user = match (rec.remote, self.cut.by_agent) {
-            (Some(ip), false) => ip.to_string(),
-            (None, false) => "-".to_owned(),
-            (ip, true) => {
-                let ip = ip.map_or_else(|| "-".to_owned(), |ip| ip.to_string());
-                format!("{ip} {}", rec.user_agent.as_deref().unwrap_or("-"))
-            }
-        };
+        let user = self.user_key(&rec, remote_text);
         let key = (rec.method, rec.target);
         let file = match self.file_ids.get(&key) {
             Some(&id) => id,
@@ -346,7 +460,11 @@ impl Extractor {
     }
 
     /// One request, in time order: its user's page goes on, or a new page
-    /// (and perhaps a new session) starts.
+    /// (and perhaps a new session) starts. A page that reached
+    /// [`MAX_PAGE_FILES`] or [`MAX_PAGE_SPAN`], or a session that reached
+    /// [`MAX_SESSION_PAGES`] or [`MAX_SESSION_SPAN`], is closed and a new
+    /// one started (a client that never pauses, or many clients taken for
+    /// one, would otherwise hold one open for the whole log).
     fn classify(&mut self, p: Pending) {
         self.frontier = self.frontier.max(p.time);
         let cut = self.cut;
@@ -362,46 +480,57 @@ impl Extractor {
                 })
             }
         };
-        match &mut user.page {
-            Some(page) if p.time - page.last <= cut.page_gap => {
-                page.files.push(p.file);
-                page.last = page.last.max(p.time);
-                page.end = page.end.max(p.end);
-            }
-            _ => {
-                if let Some(page) = user.page.take() {
-                    close_page(
-                        &mut self.page_ids,
-                        &mut self.pages,
-                        &mut self.page_count,
-                        user,
-                        page,
-                    );
+        let mut forced = false;
+        if let Some(page) = &mut user.page {
+            if p.time - page.last <= cut.page_gap {
+                if page.files.len() < MAX_PAGE_FILES && p.time - page.first < MAX_PAGE_SPAN {
+                    page.files.push(p.file);
+                    page.last = page.last.max(p.time);
+                    page.end = page.end.max(p.end);
+                    self.after(cut);
+                    return;
                 }
-                match &user.session {
-                    Some(s) if p.time - s.last_end < cut.session_gap => {
+                forced = true;
+                self.forced_pages += 1;
+            }
+        }
+        user.close_page(&mut self.found);
+        let mut new_session = true;
+        if let Some(s) = &user.session {
+            if p.time - s.last_end < cut.session_gap {
+                if s.pages.len() >= MAX_SESSION_PAGES || p.time - s.start >= MAX_SESSION_SPAN {
+                    self.forced_sessions += 1;
+                } else {
+                    new_session = false;
+                    // A page cut short is no pause: no think time.
+                    if !forced {
                         self.think
                             .push((p.time - s.last_end).max(0) as f64 / SECOND as f64);
                     }
-                    _ => {
-                        if let Some(s) = user.session.take() {
-                            close_session(&mut self.sessions, &mut self.session_pages, s);
-                        }
-                        user.session = Some(OpenSession {
-                            last_end: p.time,
-                            pages: Vec::new(),
-                        });
-                        self.session_count += 1;
-                        self.started_by_hour[hour_of_day(p.time)] += 1;
-                    }
                 }
-                user.page = Some(OpenPage {
-                    last: p.time,
-                    end: p.end.max(p.time),
-                    files: vec![p.file],
-                });
             }
         }
+        if new_session {
+            user.close_session(&mut self.found);
+            user.session = Some(OpenSession {
+                start: p.time,
+                last_end: p.time,
+                pages: Vec::new(),
+            });
+            self.session_count += 1;
+            self.started_by_hour[hour_of_day(p.time)] += 1;
+        }
+        user.page = Some(OpenPage {
+            first: p.time,
+            last: p.time,
+            end: p.end.max(p.time),
+            files: vec![p.file],
+        });
+        self.after(cut);
+    }
+
+    /// After a request is classified: the peak noted, idle users swept.
+    fn after(&mut self, cut: Cut) {
         self.peak_users = self.peak_users.max(self.users.len());
         // Sweep idle users now and then: often enough that none stays long
         // past its session, seldom enough that the sweeps cost little.
@@ -432,20 +561,8 @@ impl Extractor {
             .collect();
         idle.sort_unstable();
         for key in idle {
-            let Some(mut user) = self.users.remove(&key) else {
-                continue;
-            };
-            if let Some(page) = user.page.take() {
-                close_page(
-                    &mut self.page_ids,
-                    &mut self.pages,
-                    &mut self.page_count,
-                    &mut user,
-                    page,
-                );
-            }
-            if let Some(s) = user.session.take() {
-                close_session(&mut self.sessions, &mut self.session_pages, s);
+            if let Some(mut user) = self.users.remove(&key) {
+                user.close(&mut self.found);
             }
         }
     }
@@ -458,56 +575,22 @@ impl Extractor {
         self.sweep(None);
         Extracted {
             files: self.files,
-            pages: self.pages,
-            sessions: self.sessions,
+            pages: self.found.pages,
+            sessions: self.found.sessions,
             think: self.think,
-            session_pages: self.session_pages,
+            session_pages: self.found.session_pages,
             users: self.seen_users.len() as u64,
             session_count: self.session_count,
-            page_count: self.page_count,
+            page_count: self.found.page_count,
             requests: self.requests,
             first: self.first,
             last: self.last,
             started_by_hour: self.started_by_hour,
             peak_users: self.peak_users,
+            forced_pages: self.forced_pages,
+            forced_sessions: self.forced_sessions,
         }
     }
-}
-
-fn close_page(
-    ids: &mut HashMap<Vec<u32>, u32>,
-    pages: &mut Vec<RawPage>,
-    page_count: &mut u64,
-    user: &mut User,
-    page: OpenPage,
-) {
-    *page_count += 1;
-    let end = page.end.max(page.last);
-    let id = match ids.get(&page.files) {
-        Some(&id) => id,
-        None => {
-            let id = pages.len() as u32;
-            ids.insert(page.files.clone(), id);
-            pages.push(RawPage {
-                files: page.files,
-                count: 0,
-            });
-            id
-        }
-    };
-    pages[id as usize].count += 1;
-    if let Some(s) = &mut user.session {
-        s.pages.push(id);
-        s.last_end = end;
-    }
-}
-
-fn close_session(sessions: &mut HashMap<Vec<u32>, u64>, lengths: &mut Sample, s: OpenSession) {
-    if s.pages.is_empty() {
-        return;
-    }
-    lengths.push(s.pages.len() as f64);
-    *sessions.entry(s.pages).or_insert(0) += 1;
 }
 
 /// `us` (since the epoch) as RFC 3339 UTC to the second:
@@ -616,6 +699,48 @@ mod tests {
         let e = x.finish();
         assert_eq!(e.pages.len(), 1);
         assert_eq!(e.pages[0].files, vec![0, 2, 1]);
+    }
+
+    #[test]
+    fn a_huge_duration_does_not_hold_a_session_open() {
+        let mut x = Extractor::new(cut());
+        let mut r = rec(1000, "192.0.2.1", "/slow.iso");
+        r.duration = Duration::from_secs(10 * 86_400);
+        x.push(r);
+        // An hour later: a new session, the think time not counted.
+        x.push(rec(4600, "192.0.2.1", "/a.html"));
+        let e = x.finish();
+        assert_eq!((e.session_count, e.page_count), (2, 2));
+        assert!(e.think.into_values().is_empty());
+    }
+
+    #[test]
+    fn a_page_holds_at_most_a_thousand_files() {
+        let mut x = Extractor::new(cut());
+        for i in 0..2500u64 {
+            let mut r = rec(1000, "192.0.2.1", &format!("/{i}.png"));
+            r.time += Duration::from_millis(i);
+            x.push(r);
+        }
+        let e = x.finish();
+        assert_eq!((e.session_count, e.page_count), (1, 3));
+        let mut sizes: Vec<usize> = e.pages.iter().map(|p| p.files.len()).collect();
+        sizes.sort_unstable();
+        assert_eq!(sizes, vec![500, 1000, 1000]);
+        assert_eq!((e.forced_pages, e.forced_sessions), (2, 0));
+    }
+
+    #[test]
+    fn a_session_holds_at_most_a_thousand_pages() {
+        let mut x = Extractor::new(cut());
+        // A page every 20 s (more than the page gap, less than the session
+        // gap) for 2,500 pages: 14 hours, within the 24 h bound.
+        for i in 0..2500u64 {
+            x.push(rec(1000 + 20 * i, "192.0.2.1", &format!("/{i}.html")));
+        }
+        let e = x.finish();
+        assert_eq!((e.session_count, e.page_count), (3, 2500));
+        assert_eq!((e.forced_pages, e.forced_sessions), (0, 2));
     }
 
     #[test]

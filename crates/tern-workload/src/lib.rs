@@ -10,9 +10,11 @@
 //! hour. The model is TOML a person can read and edit; `tern bench
 //! --model` replays it.
 //!
-//! [`extract`] reads logs (plain or gzipped, in any order, in any of
-//! tern's formats) into an [`Extraction`] in bounded memory;
-//! [`summary::render`] prints what it found; [`materialize`] writes a
+//! [`extract`] reads logs (plain or gzipped, in any order, overlapping or
+//! not: their lines are merged by time, in any of tern's formats) into an
+//! [`Extraction`] in bounded memory; [`summary::render_extraction`] prints
+//! what it found (and [`summary::render`] what a model holds);
+//! [`materialize`] writes a
 //! document root (files of the logged sizes, CGI scripts for the dynamic
 //! ones, and a tern configuration serving them) that matches a model.
 #![forbid(unsafe_code)]
@@ -25,6 +27,7 @@ pub mod model;
 mod read;
 mod reduce;
 pub mod summary;
+mod target;
 
 pub use assemble::is_dynamic;
 pub use error::Error;

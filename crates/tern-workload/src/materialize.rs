@@ -10,9 +10,20 @@
 //! ```
 //!
 //! Paths come from logs, so from anyone: a path is percent-decoded and
-//! refused (and reported) when it holds a `..` segment or a NUL, and files
-//! are only ever created inside a directory this function created or found
-//! empty, so nothing is written outside DIR.
+//! refused (and reported) when it holds a `..` segment, a NUL, a control
+//! character or anything else not printable, or is not UTF-8; files are
+//! only ever created inside a directory this function created or found
+//! empty, so nothing is written outside DIR. Nothing from the model goes
+//! into a generated script except through `perl_str` (a double-quoted
+//! Perl string of printable ASCII, every other byte and every sigil,
+//! quote and backslash written `\x{..}`), into routes.toml except through
+//! TOML's own string writer, or into paths.txt except escaped (tabs and
+//! line ends cannot split an entry).
+//!
+//! Sizes: a file larger than [`MAX_FILE_BYTES`] is refused, and a script's
+//! response is cut to it. Files are not synced one by one (that made a
+//! large root slow to write): this is a benchmark fixture, and a crash
+//! while writing it means writing it again.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -23,11 +34,17 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
 use crate::model::{FileRef, Model};
+use crate::target::{is_html_name, path_of, query_of};
 use crate::Error;
 
 /// The URL prefix the dynamic paths are rewritten to, where the CGI route
 /// finds the scripts.
 pub const SCRIPT_PREFIX: &str = "/_tern_cgi";
+
+/// The largest file (and CGI response) written: 1 GiB. A larger logged
+/// size is refused (reported in [`Materialized::rejected`]); a script's
+/// response is cut to it.
+pub const MAX_FILE_BYTES: u64 = 1 << 30;
 
 /// Bytes of the text corpus the `cpu` scripts search.
 const CORPUS_BYTES: usize = 4 << 20;
@@ -87,7 +104,7 @@ impl fmt::Display for Materialized {
             self.dynamic_targets
         )?;
         for r in &self.rejected {
-            writeln!(f, "  refused {}: {}", r.target, r.reason)?;
+            writeln!(f, "  refused {}: {}", field(&r.target), field(&r.reason))?;
         }
         writeln!(
             f,
@@ -97,20 +114,25 @@ impl fmt::Display for Materialized {
     }
 }
 
-/// The path part of a target (no query, no fragment).
-fn path_of(target: &str) -> &str {
-    target.split(['?', '#']).next().unwrap_or_default()
-}
-
-/// The query of a target, `""` when none.
-fn query_of(target: &str) -> &str {
-    target
-        .split_once('?')
-        .map_or("", |(_, q)| q.split('#').next().unwrap_or_default())
+/// Whether `c` may stand in a materialized path: no control character
+/// (C0, DEL, C1), and none of the invisible characters that change how
+/// text reads (line and paragraph separators, zero-width and direction
+/// marks, the byte order mark).
+fn printable(c: char) -> bool {
+    !(c.is_control()
+        || matches!(
+            c,
+            '\u{200B}'..='\u{200F}'
+                | '\u{2028}'..='\u{202E}'
+                | '\u{2060}'..='\u{2069}'
+                | '\u{FEFF}'
+        ))
 }
 
 /// The decoded path of a target as safe relative segments (`.` and empty
-/// segments dropped); a path ending in `/` gets `index.html`.
+/// segments dropped); a path ending in `/` gets `index.html`. Refused: no
+/// leading `/`, a NUL, a `..` segment, a decoded path that is not UTF-8
+/// or holds a control character or anything else not printable.
 fn segments(target: &str) -> Result<Vec<Vec<u8>>, String> {
     let path = path_of(target);
     if !path.starts_with('/') {
@@ -119,6 +141,15 @@ fn segments(target: &str) -> Result<Vec<Vec<u8>>, String> {
     let decoded: Vec<u8> = percent_encoding::percent_decode_str(path).collect();
     if decoded.contains(&0) {
         return Err("a NUL in the path".into());
+    }
+    let Ok(text) = std::str::from_utf8(&decoded) else {
+        return Err("the decoded path is not UTF-8 (not printable)".into());
+    };
+    if let Some(c) = text.chars().find(|&c| !printable(c)) {
+        return Err(format!(
+            "a control character or one not printable ({}) in the decoded path",
+            c.escape_unicode()
+        ));
     }
     let mut out = Vec::new();
     for seg in decoded.split(|&b| b == b'/') {
@@ -151,6 +182,7 @@ fn filler(n: usize) -> Vec<u8> {
 /// Writes `bytes` bytes: a small HTML document when `html` and the size
 /// allows, padded with filler; filler otherwise.
 fn write_body(path: &Path, bytes: u64, html: bool) -> std::io::Result<()> {
+    debug_assert!(bytes <= MAX_FILE_BYTES);
     let head: &[u8] = b"<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>tern bench model</title></head><body>\n<p>";
     let tail: &[u8] = b"</p></body></html>\n";
     let mut f = std::io::BufWriter::new(fs::File::create_new(path)?);
@@ -169,7 +201,8 @@ fn write_body(path: &Path, bytes: u64, html: bool) -> std::io::Result<()> {
     if with_doc {
         f.write_all(tail)?;
     }
-    f.into_inner().map_err(|e| e.into_error())?.sync_all()
+    // Not synced: see the module docs.
+    f.flush()
 }
 
 /// A file name for a script from its decoded path: safe characters only,
@@ -203,9 +236,39 @@ fn script_name(path: &str, taken: &mut std::collections::HashSet<String>) -> Str
     unique
 }
 
-/// A Perl single-quoted string.
+/// `s` as a Perl double-quoted string literal: letters, digits and
+/// `/ . - _ , : = +` as they are, every other byte (sigils `$ @ %`,
+/// quotes, backslashes, braces, control characters, each byte of a
+/// non-ASCII character) as `\x{HH}`. The literal is printable ASCII, has
+/// nothing to interpolate and no line end, and means exactly the bytes of
+/// `s` (Perl without `use utf8` reads a byte string).
 fn perl_str(s: &str) -> String {
-    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"/.-_,:=+ ".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("\\x{{{b:02X}}}"));
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `s` for one field of paths.txt or a line of the report: backslashes,
+/// tabs, line ends and other control characters escaped (`\t`, `\n`,
+/// `\u{..}`), so that an entry stays one line of tab-separated fields.
+fn field(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c == '\\' || !printable(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// A regex matching exactly `s`.
@@ -239,17 +302,24 @@ struct Dynamic<'a> {
 fn script(path: &str, d: &Dynamic<'_>, cost: Cost, name: &str) -> String {
     let mut s = String::new();
     s.push_str("#!/usr/bin/perl\n");
+    // The path only as a Perl string (never raw in a comment, where a
+    // line end would end the comment).
     s.push_str(&format!(
-        "# Written by `tern bench model --materialize` for {path}:\n# a body of the size logged for each query.\nuse strict;\nuse warnings;\n"
+        "# Written by `tern bench model --materialize`: a body of the size\n# logged for each query, at most {MAX_FILE_BYTES} bytes.\nuse strict;\nuse warnings;\nmy $logged_path = {};\n",
+        perl_str(path)
     ));
     s.push_str("my %bytes = (\n");
     for (q, f) in &d.by_query {
-        s.push_str(&format!("    {} => {},\n", perl_str(q), f.bytes));
+        s.push_str(&format!(
+            "    {} => {},\n",
+            perl_str(q),
+            f.bytes.min(MAX_FILE_BYTES)
+        ));
     }
     s.push_str(");\n");
     s.push_str(&format!(
-        "my $query = defined $ENV{{QUERY_STRING}} ? $ENV{{QUERY_STRING}} : '';\nmy $n = exists $bytes{{$query}} ? $bytes{{$query}} : {};\n",
-        d.first.bytes
+        "my $query = defined $ENV{{QUERY_STRING}} ? $ENV{{QUERY_STRING}} : '';\nmy $n = exists $bytes{{$query}} ? $bytes{{$query}} : {};\n$n = {MAX_FILE_BYTES} if $n > {MAX_FILE_BYTES};\n",
+        d.first.bytes.min(MAX_FILE_BYTES)
     ));
     match cost {
         // Static never reaches here: its dynamic paths are files.
@@ -396,17 +466,29 @@ pub fn materialize(model: &Model, dir: &Path, cost: Cost) -> Result<Materialized
                 continue;
             }
         };
-        let rel = String::from_utf8_lossy(&segs.join(&b'/')).into_owned();
+        if f.bytes > MAX_FILE_BYTES {
+            done.rejected.push(Rejected {
+                target: f.path.clone(),
+                reason: format!(
+                    "{} bytes, larger than the {MAX_FILE_BYTES} bytes a file may have",
+                    f.bytes
+                ),
+            });
+            continue;
+        }
+        let rel = field(&String::from_utf8_lossy(&segs.join(&b'/')));
         if let Some(other) = written.get(&segs) {
-            listing.push_str(&format!("{}\thtdocs/{rel}\t(as {other})\n", f.path));
+            listing.push_str(&format!(
+                "{}\thtdocs/{rel}\t(as {})\n",
+                field(&f.path),
+                field(other)
+            ));
             continue;
         }
         let path = join(&htdocs, &segs);
-        let last = segs.last().map(|s| String::from_utf8_lossy(s).into_owned());
-        let html = last.is_some_and(|l| {
-            let l = l.to_ascii_lowercase();
-            l.ends_with(".html") || l.ends_with(".htm") || !l.contains('.')
-        });
+        let html = segs
+            .last()
+            .is_some_and(|l| is_html_name(&String::from_utf8_lossy(l)));
         let made = path
             .parent()
             .map_or(Ok(()), fs::create_dir_all)
@@ -414,10 +496,10 @@ pub fn materialize(model: &Model, dir: &Path, cost: Cost) -> Result<Materialized
         match made {
             Ok(()) => {
                 dotfiles |= segs.iter().any(|s| s.starts_with(b"."));
-                done.files += 1;
-                done.file_bytes += f.bytes;
+                done.files = done.files.saturating_add(1);
+                done.file_bytes = done.file_bytes.saturating_add(f.bytes);
                 written.insert(segs, f.path.clone());
-                listing.push_str(&format!("{}\thtdocs/{rel}\n", f.path));
+                listing.push_str(&format!("{}\thtdocs/{rel}\n", field(&f.path)));
             }
             Err(e) => done.rejected.push(Rejected {
                 target: f.path.clone(),
@@ -460,10 +542,10 @@ pub fn materialize(model: &Model, dir: &Path, cost: Cost) -> Result<Materialized
         let file = cgi_bin.join(&name);
         fs::write(&file, script(&decoded, d, cost, &name)).map_err(io(&file))?;
         fs::set_permissions(&file, fs::Permissions::from_mode(0o755)).map_err(io(&file))?;
-        done.scripts += 1;
-        done.dynamic_targets += d.by_query.len() as u64;
+        done.scripts = done.scripts.saturating_add(1);
+        done.dynamic_targets = done.dynamic_targets.saturating_add(d.by_query.len() as u64);
         for f in d.by_query.values() {
-            listing.push_str(&format!("{}\tcgi-bin/{name}\n", f.path));
+            listing.push_str(&format!("{}\tcgi-bin/{name}\n", field(&f.path)));
         }
         rules.push_str(&format!(
             "\n[[site.rules]]\nregex = {}\nrewrite = {}\nflow = \"break\"\n",
@@ -472,7 +554,11 @@ pub fn materialize(model: &Model, dir: &Path, cost: Cost) -> Result<Materialized
         ));
     }
     for r in &done.rejected {
-        listing.push_str(&format!("{}\t# refused: {}\n", r.target, r.reason));
+        listing.push_str(&format!(
+            "{}\t# refused: {}\n",
+            field(&r.target),
+            field(&r.reason)
+        ));
     }
 
     if cost == Cost::Cpu {
@@ -541,6 +627,34 @@ mod tests {
         assert_eq!(script_name("/nph-x", &mut taken), "s-nph-x");
         assert_eq!(script_name("/", &mut taken), "index");
         assert_eq!(script_name("/a b/ü", &mut taken), "a_b__");
+    }
+
+    #[test]
+    fn strings_for_perl_toml_and_the_listing_are_escaped() {
+        let nasty = "a'b\"c$d@e%f\\g\nh\ri\tj{k}\u{7f}ü#";
+        let p = perl_str(nasty);
+        assert!(p.starts_with('"') && p.ends_with('"'), "{p}");
+        let inner = &p[1..p.len() - 1];
+        // Only letters, digits, the safe punctuation and \x{HH} escapes.
+        let mut rest = inner;
+        while !rest.is_empty() {
+            if let Some(r) = rest.strip_prefix("\\x{") {
+                assert!(r.len() >= 3 && r.as_bytes()[2] == b'}', "{p}");
+                assert!(r[..2].bytes().all(|b| b.is_ascii_hexdigit()), "{p}");
+                rest = &r[3..];
+            } else {
+                let c = rest.as_bytes()[0];
+                assert!(
+                    c.is_ascii_alphanumeric() || b"/.-_,:=+ ".contains(&c),
+                    "{p}"
+                );
+                rest = &rest[1..];
+            }
+        }
+        let t: toml::Table = toml::from_str(&format!("k = {}", toml_str(nasty))).unwrap();
+        assert_eq!(t["k"].as_str(), Some(nasty));
+        let f = field(nasty);
+        assert!(!f.contains(['\n', '\r', '\t', '\u{7f}']), "{f}");
     }
 
     #[test]

@@ -27,6 +27,14 @@ pub const START: &str = "start";
 /// The state a session walk ends in.
 pub const END: &str = "end";
 
+/// The longest file path a model may hold, in bytes (it goes on a request
+/// line).
+pub const MAX_PATH: usize = 8 * 1024;
+/// The largest think time a model may hold, in seconds.
+pub const MAX_THINK_TIME: f64 = 1e6;
+/// The most pages per session a model may hold.
+pub const MAX_SESSION_PAGES: f64 = 1e6;
+
 /// A workload model (see the module docs for its layout).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -296,9 +304,14 @@ impl Model {
         toml::to_string(self).expect("a model serializes")
     }
 
-    /// Checks that the model holds together: every page has files, every
-    /// reference names a page, probabilities are in 0..=1 and sum to 1 per
-    /// state, quantiles never decrease, and something can be replayed.
+    /// Checks that the model holds together: every page has files whose
+    /// paths start with `/`, hold no control character or whitespace and
+    /// are at most [`MAX_PATH`] bytes; every reference names a page;
+    /// probabilities are finite, in 0..=1 and sum to 1 per state; quantile
+    /// points are finite, from 0 to [`MAX_THINK_TIME`] seconds or
+    /// [`MAX_SESSION_PAGES`] pages, and never decrease; arrival rates are
+    /// finite and not negative; and something can be replayed. Messages
+    /// name the key (`think_time.points[3]`, `page "p4" file 2 path`).
     pub fn check(&self) -> Result<(), String> {
         let mut ids = HashSet::new();
         for p in &self.pages {
@@ -311,11 +324,26 @@ impl Model {
             if p.files.is_empty() {
                 return Err(format!("page {:?} has no files", p.id));
             }
-            for f in &p.files {
+            for (i, f) in p.files.iter().enumerate() {
+                let at = || format!("page {:?} file {} path", p.id, i + 1);
                 if !f.path.starts_with('/') {
+                    return Err(format!("{}: {:?} does not start with /", at(), f.path));
+                }
+                if f.path.len() > MAX_PATH {
                     return Err(format!(
-                        "page {:?}: file path {:?} does not start with /",
-                        p.id, f.path
+                        "{}: {} bytes, more than {MAX_PATH}",
+                        at(),
+                        f.path.len()
+                    ));
+                }
+                if f.path
+                    .chars()
+                    .any(|c| c.is_ascii_control() || c.is_whitespace())
+                {
+                    return Err(format!(
+                        "{}: {:?} holds a control character or whitespace (it goes on a request line as it is; percent-encode them)",
+                        at(),
+                        f.path
                     ));
                 }
             }
@@ -343,7 +371,7 @@ impl Model {
                 if next != END && !ids.contains(next.as_str()) {
                     return Err(format!("transition {from:?} -> {next:?}: no such page"));
                 }
-                if !(0.0..=1.0).contains(&p) {
+                if !p.is_finite() || !(0.0..=1.0).contains(&p) {
                     return Err(format!(
                         "transition {from:?} -> {next:?}: probability {p} is not in 0..=1"
                     ));
@@ -357,24 +385,50 @@ impl Model {
         if self.sessions.is_empty() && !self.transitions.contains_key(START) {
             return Err("the model has neither sessions nor transitions from \"start\"".into());
         }
-        for (name, q) in [
-            ("think_time", &self.think_time),
-            ("session_pages", &self.session_pages),
+        for (name, q, max, unit) in [
+            ("think_time", &self.think_time, MAX_THINK_TIME, "seconds"),
+            (
+                "session_pages",
+                &self.session_pages,
+                MAX_SESSION_PAGES,
+                "pages",
+            ),
         ] {
             if q.points.is_empty() {
                 return Err(format!("{name} has no points"));
             }
-            if q.points.windows(2).any(|w| w[1] < w[0]) || q.points.iter().any(|v| *v < 0.0) {
+            for (i, &v) in q.points.iter().enumerate() {
+                if !v.is_finite() || !(0.0..=max).contains(&v) {
+                    return Err(format!(
+                        "{name}.points[{i}] is {v}: not a number from 0 to {max:e} {unit}"
+                    ));
+                }
+            }
+            if let Some(i) = q.points.windows(2).position(|w| w[1] < w[0]) {
                 return Err(format!(
-                    "{name}: points must be non-negative and never decrease"
+                    "{name}.points[{}] is less than the point before it: points never decrease",
+                    i + 1
                 ));
             }
+        }
+        let rate = self.arrivals.rate;
+        if !rate.is_finite() || rate < 0.0 {
+            return Err(format!(
+                "arrivals.rate is {rate}: not a finite number of sessions per second, at least 0"
+            ));
         }
         if self.arrivals.by_hour.len() != 24 {
             return Err(format!(
                 "arrivals.by_hour has {} values, not 24",
                 self.arrivals.by_hour.len()
             ));
+        }
+        for (i, &v) in self.arrivals.by_hour.iter().enumerate() {
+            if !v.is_finite() || v < 0.0 {
+                return Err(format!(
+                    "arrivals.by_hour[{i}] is {v}: not a finite number of sessions per second, at least 0"
+                ));
+            }
         }
         Ok(())
     }
@@ -387,7 +441,10 @@ impl Model {
     /// A session class drawn by weight (`u` uniform in 0..1); `None` when
     /// the model has none.
     pub fn pick_session(&self, u: f64) -> Option<&SessionClass> {
-        let total: u64 = self.sessions.iter().map(|s| s.count.max(1)).sum();
+        let total = self
+            .sessions
+            .iter()
+            .fold(0u64, |t, s| t.saturating_add(s.count.max(1)));
         let mut left = u.clamp(0.0, 1.0) * total as f64;
         for s in &self.sessions {
             left -= s.count.max(1) as f64;
@@ -510,6 +567,85 @@ mod tests {
         let mut m = tiny();
         m.arrivals.by_hour.pop();
         assert!(m.check().unwrap_err().contains("23 values"));
+    }
+
+    #[test]
+    fn check_refuses_numbers_and_paths_a_replay_cannot_use() {
+        let err = |f: &dyn Fn(&mut Model)| {
+            let mut m = tiny();
+            f(&mut m);
+            m.check().expect_err("refused")
+        };
+        let has = |e: String, want: &str| assert!(e.contains(want), "{want:?} in {e:?}");
+        has(
+            err(&|m| m.think_time.points[2] = f64::NAN),
+            "think_time.points[2]",
+        );
+        has(
+            err(&|m| m.think_time.points[2] = f64::INFINITY),
+            "think_time.points[2]",
+        );
+        has(
+            err(&|m| m.think_time.points[2] = 2e6),
+            "think_time.points[2]",
+        );
+        has(
+            err(&|m| m.session_pages.points[0] = -1.0),
+            "session_pages.points[0]",
+        );
+        has(
+            err(&|m| m.session_pages.points[1] = 1e7),
+            "session_pages.points[1]",
+        );
+        has(err(&|m| m.arrivals.rate = f64::NAN), "arrivals.rate");
+        has(err(&|m| m.arrivals.rate = -1.0), "arrivals.rate");
+        has(err(&|m| m.arrivals.rate = f64::INFINITY), "arrivals.rate");
+        has(
+            err(&|m| m.arrivals.by_hour[5] = f64::NAN),
+            "arrivals.by_hour[5]",
+        );
+        has(
+            err(&|m| m.arrivals.by_hour[7] = -0.5),
+            "arrivals.by_hour[7]",
+        );
+        has(
+            err(&|m| {
+                m.transitions
+                    .get_mut("p1")
+                    .unwrap()
+                    .insert("p2".into(), f64::NAN);
+            }),
+            "\"p1\" -> \"p2\"",
+        );
+        for bad in ["/a b.html", "/a\nGET /x", "/a\tb", "/a\u{7f}", "/a\rb"] {
+            has(
+                err(&|m| m.pages[0].files[1].path = bad.into()),
+                "page \"p1\" file 2 path",
+            );
+        }
+        has(
+            err(&|m| m.pages[1].files[0].path = format!("/{}", "a".repeat(8192))),
+            "page \"p2\" file 1 path",
+        );
+        // At the limits: accepted.
+        let mut m = tiny();
+        m.pages[1].files[0].path = format!("/{}", "a".repeat(8191));
+        m.think_time.points = vec![0.0, 1e6];
+        m.session_pages.points = vec![1.0, 1e6];
+        m.check().unwrap();
+    }
+
+    #[test]
+    fn huge_session_counts_do_not_overflow() {
+        let mut m = tiny();
+        m.sessions[0].count = u64::MAX;
+        m.sessions.push(SessionClass {
+            pages: vec!["p2".into()],
+            count: u64::MAX,
+        });
+        m.check().unwrap();
+        assert_eq!(m.pick_session(0.0).unwrap().pages[0], "p1");
+        assert!(m.pick_session(1.0).is_some());
     }
 
     #[test]

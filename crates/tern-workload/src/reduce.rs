@@ -7,7 +7,8 @@
 //!    each file of one that the other lacks matched by one of the other's
 //!    within 10% of its size (the most frequent class absorbs first);
 //! 3. *same front (.html) page*: the same first file, when it is an HTML
-//!    page (`.html`, `.htm`, a directory, or no extension).
+//!    page (`.html`, `.htm`, a directory, or no extension); the query and
+//!    fragment are ignored.
 //!
 //! A combined class counts all its pages and takes the file list of its
 //! most frequent member. Ties are broken by the files' targets, never by
@@ -18,6 +19,7 @@ use std::collections::HashMap;
 
 use crate::extract::{FileStat, RawPage};
 use crate::model::Reduction;
+use crate::target::{is_html_page, path_of};
 
 /// Heuristic 1's name, as the report's table gives it.
 pub const SAME_FILE_SETS: &str = "same file sets";
@@ -61,6 +63,9 @@ struct Ctx<'a> {
     files: &'a [FileStat],
     /// Each file's size ([`FileStat::bytes`]).
     sizes: Vec<u64>,
+    /// Candidate pairs heuristic 2 looked at (for the tests: it must stay
+    /// about linear in the groups).
+    compared: std::cell::Cell<u64>,
 }
 
 impl Ctx<'_> {
@@ -159,39 +164,62 @@ impl Ctx<'_> {
         self.by_key(groups, |g| Some(self.set(g)))
     }
 
+    /// Heuristic 2. Groups sharing at least `ceil(3n/4)` of their `n`
+    /// files are found by prefix filtering: each set's files ordered by
+    /// rarity (how many sets hold them, then id), any two sets sharing that
+    /// many files share one of each other's rarest `n - ceil(3n/4) + 1`, so
+    /// only those are indexed and probed. A file every page holds (a style
+    /// sheet) is then never walked, and the work stays about linear.
     fn near_file_sets(&self, groups: &[Group]) -> Vec<usize> {
         let order = self.ordered(groups);
         let sets: Vec<Vec<u32>> = groups.iter().map(|g| self.set(g)).collect();
-        // Groups by file count, then which groups hold each file, so that
-        // only groups sharing files are compared.
+        let mut held_by: HashMap<u32, u32> = HashMap::new();
+        for s in &sets {
+            for &f in s {
+                *held_by.entry(f).or_insert(0) += 1;
+            }
+        }
+        let prefixes: Vec<Vec<u32>> = sets
+            .iter()
+            .map(|s| {
+                let mut rarest = s.clone();
+                rarest.sort_unstable_by_key(|f| (held_by[f], *f));
+                rarest.truncate(s.len() - need(s.len()) + 1);
+                rarest
+            })
+            .collect();
+        // Groups by file count, then which groups hold each file among
+        // their rarest.
         let mut postings: HashMap<(usize, u32), Vec<usize>> = HashMap::new();
         for &i in &order {
-            for &f in &sets[i] {
+            for &f in &prefixes[i] {
                 postings.entry((sets[i].len(), f)).or_default().push(i);
             }
         }
         let mut into = vec![usize::MAX; groups.len()];
+        // The last group each group was compared with (+1), so that each
+        // pair is compared once.
+        let mut seen_by = vec![0usize; groups.len()];
         let mut next = 0;
-        let mut shared: HashMap<usize, usize> = HashMap::new();
         for &i in &order {
             if into[i] != usize::MAX {
                 continue;
             }
             into[i] = next;
             let n = sets[i].len();
-            shared.clear();
-            for &f in &sets[i] {
-                for &j in &postings[&(n, f)] {
-                    if j != i && into[j] == usize::MAX {
-                        *shared.entry(j).or_insert(0) += 1;
+            let mut candidates = Vec::new();
+            for f in &prefixes[i] {
+                for &j in &postings[&(n, *f)] {
+                    self.compared.set(self.compared.get() + 1);
+                    if j == i || into[j] != usize::MAX || seen_by[j] == i + 1 {
+                        continue;
+                    }
+                    seen_by[j] = i + 1;
+                    if shared(&sets[i], &sets[j]) >= need(n) {
+                        candidates.push(j);
                     }
                 }
             }
-            let mut candidates: Vec<usize> = shared
-                .iter()
-                .filter(|&(_, &s)| 4 * s >= 3 * n)
-                .map(|(&j, _)| j)
-                .collect();
             // In the groups' order: the most frequent are absorbed first.
             candidates.sort_by(|&a, &b| self.cmp_groups(&groups[a], &groups[b]));
             for j in candidates {
@@ -229,22 +257,32 @@ impl Ctx<'_> {
     fn same_front_page(&self, groups: &[Group]) -> Vec<usize> {
         self.by_key(groups, |g| {
             let front = &self.files[*self.pages[g.rep].files.first()? as usize];
-            is_html_page(&front.target).then(|| {
-                let path = front.target.split('?').next().unwrap_or_default();
-                (front.method.as_str(), path)
-            })
+            is_html_page(&front.target).then(|| (front.method.as_str(), path_of(&front.target)))
         })
     }
 }
 
-/// Whether a request target names an HTML page: its path (the query
-/// ignored) ends with `.html`, `.htm` or `/`, or its last segment has no
-/// extension.
-pub(crate) fn is_html_page(target: &str) -> bool {
-    let path = target.split(['?', '#']).next().unwrap_or_default();
-    let last = path.rsplit('/').next().unwrap_or_default();
-    let lower = last.to_ascii_lowercase();
-    last.is_empty() || lower.ends_with(".html") || lower.ends_with(".htm") || !last.contains('.')
+/// Files two sets of `n` must share for heuristic 2: three quarters,
+/// rounded up.
+fn need(n: usize) -> usize {
+    (3 * n).div_ceil(4)
+}
+
+/// How many files two sorted, distinct file lists share.
+fn shared(a: &[u32], b: &[u32]) -> usize {
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            Ordering::Less => i += 1,
+            Ordering::Greater => j += 1,
+            Ordering::Equal => {
+                n += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    n
 }
 
 /// Applies the heuristics (none when `reduce` is false) to the distinct
@@ -254,6 +292,7 @@ pub(crate) fn classes(pages: &[RawPage], files: &[FileStat], reduce: bool) -> Cl
         pages,
         files,
         sizes: files.iter().map(FileStat::bytes).collect(),
+        compared: std::cell::Cell::new(0),
     };
     let mut groups: Vec<Group> = pages
         .iter()
@@ -415,12 +454,119 @@ mod tests {
     }
 
     #[test]
-    fn html_pages_are_recognised() {
-        for t in ["/", "/a/", "/a.html", "/b.HTM", "/about", "/x.html?q=1"] {
-            assert!(is_html_page(t), "{t}");
+    fn prefix_filtering_finds_what_comparing_every_pair_finds() {
+        // Random pages over 12 files (much overlap), compared with the
+        // plain definition: every unassigned group of the same size
+        // sharing 75% of the files, in the groups' order.
+        let mut x = 0x1234_5678_9abc_def0u64;
+        let mut rand = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for _ in 0..20 {
+            let files: Vec<FileStat> = (0..12)
+                .map(|i| FileStat::logged("GET", &format!("/{i}.png"), 1000 + 40 * rand(6)))
+                .collect();
+            let pages: Vec<RawPage> = (0..150)
+                .map(|_| {
+                    let n = 1 + rand(6) as usize;
+                    let mut f: Vec<u32> = Vec::new();
+                    while f.len() < n {
+                        let id = rand(12) as u32;
+                        if !f.contains(&id) {
+                            f.push(id);
+                        }
+                    }
+                    RawPage {
+                        files: f,
+                        count: 1 + rand(5),
+                    }
+                })
+                .collect();
+            let ctx = Ctx {
+                pages: &pages,
+                files: &files,
+                sizes: files.iter().map(FileStat::bytes).collect(),
+                compared: std::cell::Cell::new(0),
+            };
+            let groups: Vec<Group> = (0..pages.len())
+                .map(|rep| Group {
+                    count: pages[rep].count,
+                    rep,
+                })
+                .collect();
+            let sets: Vec<Vec<u32>> = groups.iter().map(|g| ctx.set(g)).collect();
+            let mut want = vec![usize::MAX; groups.len()];
+            let mut next = 0;
+            for i in ctx.ordered(&groups) {
+                if want[i] != usize::MAX {
+                    continue;
+                }
+                want[i] = next;
+                let n = sets[i].len();
+                let mut candidates: Vec<usize> = (0..groups.len())
+                    .filter(|&j| {
+                        j != i
+                            && want[j] == usize::MAX
+                            && sets[j].len() == n
+                            && shared(&sets[i], &sets[j]) >= need(n)
+                    })
+                    .collect();
+                candidates.sort_by(|&a, &b| ctx.cmp_groups(&groups[a], &groups[b]));
+                for j in candidates {
+                    if ctx.sizes_match(&sets[i], &sets[j]) {
+                        want[j] = next;
+                    }
+                }
+                next += 1;
+            }
+            assert_eq!(ctx.near_file_sets(&groups), want);
         }
-        for t in ["/a.png", "/style.css", "/x.cgi?a=b"] {
-            assert!(!is_html_page(t), "{t}");
+    }
+
+    #[test]
+    fn near_file_sets_compare_few_candidates_on_a_large_site() {
+        // 50,000 pages of 4 files: a page and an image of its own, and a
+        // style sheet and a logo every page shares. No two combine.
+        let n = 50_000u32;
+        let mut files = vec![FileStat::logged("GET", "/style.css", 900)];
+        files.push(FileStat::logged("GET", "/logo.png", 3000));
+        let mut pages = Vec::new();
+        for k in 0..n {
+            files.push(FileStat::logged(
+                "GET",
+                &format!("/p{k}.html"),
+                1000 + u64::from(k),
+            ));
+            files.push(FileStat::logged("GET", &format!("/i{k}.png"), 5000));
+            pages.push(RawPage {
+                files: vec![2 + 2 * k, 0, 1, 3 + 2 * k],
+                count: 1 + u64::from(k % 7),
+            });
         }
+        let ctx = Ctx {
+            pages: &pages,
+            files: &files,
+            sizes: files.iter().map(FileStat::bytes).collect(),
+            compared: std::cell::Cell::new(0),
+        };
+        let groups: Vec<Group> = (0..pages.len())
+            .map(|rep| Group {
+                count: pages[rep].count,
+                rep,
+            })
+            .collect();
+        let into = ctx.near_file_sets(&groups);
+        let mut distinct = into.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), n as usize);
+        assert!(
+            ctx.compared.get() <= 4 * u64::from(n),
+            "{} candidate comparisons",
+            ctx.compared.get()
+        );
     }
 }

@@ -5,13 +5,13 @@
 use std::fmt::Write as _;
 
 use crate::model::Model;
-use crate::read::Malformed;
+use crate::read::{Extraction, Malformed};
 
 /// Page classes listed.
 const TOP_CLASSES: usize = 10;
 
 /// The summary of `model`, naming the `malformed` lines given (the first
-/// few of an [`Extraction`](crate::Extraction)).
+/// few of an [`Extraction`]).
 pub fn render(model: &Model, malformed: &[Malformed]) -> String {
     let mut out = String::new();
     let s = &model.source;
@@ -29,7 +29,7 @@ pub fn render(model: &Model, malformed: &[Malformed]) -> String {
         s.last
     );
     for bad in malformed {
-        let _ = writeln!(out, "  {bad}");
+        let _ = writeln!(out, "  {}", printable(&bad.to_string()));
     }
     if s.malformed > malformed.len() as u64 && !malformed.is_empty() {
         let _ = writeln!(
@@ -79,8 +79,8 @@ pub fn render(model: &Model, malformed: &[Malformed]) -> String {
         "class", "count", "files", "bytes"
     );
     for p in model.pages.iter().take(TOP_CLASSES) {
-        let bytes: u64 = p.files.iter().map(|f| f.bytes).sum();
-        let front = p.files.first().map_or("", |f| f.path.as_str());
+        let bytes = p.files.iter().fold(0u64, |t, f| t.saturating_add(f.bytes));
+        let front = printable(p.files.first().map_or("", |f| f.path.as_str()));
         let _ = writeln!(
             out,
             "{:<6} {:>8} {:>6} {:>12}  {front}",
@@ -107,5 +107,46 @@ pub fn render(model: &Model, malformed: &[Malformed]) -> String {
         model.arrivals.rate,
         model.arrivals.rate * 3600.0
     );
+    out
+}
+
+/// The summary of an extraction: [`render`]'s, with what the reading had
+/// to skip or cut (lines out of range, pages and sessions closed early)
+/// and its notes.
+pub fn render_extraction(x: &Extraction) -> String {
+    let mut out = render(&x.model, &x.malformed);
+    let mut notes = Vec::new();
+    if x.out_of_range > 0 {
+        notes.push(format!(
+            "{} out of range: lines more than 24 h from the time their file had reached, skipped",
+            x.out_of_range
+        ));
+    }
+    if x.forced_page_closes > 0 || x.forced_session_closes > 0 {
+        notes.push(format!(
+            "forced closes: {} pages (at 1,000 files or 15 min), {} sessions (at 1,000 pages or 24 h)",
+            x.forced_page_closes, x.forced_session_closes
+        ));
+    }
+    notes.extend(x.notes.iter().cloned());
+    if !notes.is_empty() {
+        out.push_str("\nnotes:\n");
+        for n in notes {
+            let _ = writeln!(out, "  {}", printable(&n));
+        }
+    }
+    out
+}
+
+/// `s` with control characters escaped (log text goes to a terminal).
+pub(crate) fn printable(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
     out
 }

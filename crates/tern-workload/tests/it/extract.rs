@@ -230,3 +230,101 @@ fn users_behind_one_address_are_told_apart_by_agent() {
         (2, 6, 2)
     );
 }
+
+/// A Combined line from `remote` at `t` seconds after [`gen::EPOCH`].
+fn combined_line(remote: &str, t: u64, target: &str, agent: &str) -> String {
+    let mut r = gen::record((gen::EPOCH + t) * 1000, 0, "192.0.2.1".into(), target, 100);
+    r.user_agent = Some(agent.into());
+    let mut out = Vec::new();
+    tern_accesslog::render(LogFormat::Combined, &r, &mut out);
+    let line = String::from_utf8(out).unwrap();
+    line.replacen("192.0.2.1", remote, 1)
+}
+
+#[test]
+fn remotes_that_are_not_addresses_are_still_told_apart() {
+    // Host names (HostnameLookups on): two clients browsing at once, each
+    // a page a minute for ten minutes.
+    let mut text = String::new();
+    for i in 0..10u64 {
+        for host in ["a.example.net", "b.example.org"] {
+            text.push_str(&combined_line(
+                host,
+                i * 60,
+                &format!("/{host}/{i}.html"),
+                "x/1",
+            ));
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let log = write_log(dir.path(), "access.log", text.as_bytes());
+    let m = extract(&[log], &Options::default()).unwrap().model;
+    assert_eq!(
+        (m.summary.users, m.summary.sessions, m.summary.pages),
+        (2, 2, 20)
+    );
+}
+
+#[test]
+fn a_client_that_never_rests_is_cut_into_bounded_pages_and_sessions() {
+    // A bot fetching every 5 s for 26 hours: one user, its requests never
+    // a page gap apart.
+    let mut text = String::new();
+    let n = 26 * 3600 / 5;
+    for i in 0..n {
+        text.push_str(&combined_line("198.51.100.7", i * 5, "/feed.xml", "bot/1"));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let log = write_log(dir.path(), "access.log", text.as_bytes());
+    let x = extract(&[log], &Options::default()).unwrap();
+    let m = &x.model;
+    assert_eq!(m.summary.users, 1);
+    // Pages of at most 15 minutes: 180 files each; sessions of at most 24 h.
+    assert_eq!(m.summary.pages, 26 * 4, "{}", m.summary.pages);
+    assert_eq!(m.summary.sessions, 2);
+    assert!(
+        x.forced_page_closes >= 26 * 4 - 2,
+        "{}",
+        x.forced_page_closes
+    );
+    assert_eq!(x.forced_session_closes, 1);
+    let summary = tern_workload::summary::render_extraction(&x);
+    assert!(summary.contains("forced"), "{summary}");
+    m.check().unwrap();
+}
+
+#[test]
+fn json_lines_without_an_address_and_odd_targets_still_make_a_loadable_model() {
+    // No remote at all: users told apart by their agents; targets with a
+    // space and a line end are percent-encoded, not put on a request line
+    // as they are.
+    let mut records = Vec::new();
+    for i in 0..5u64 {
+        for agent in ["a/1", "b/2"] {
+            let mut r = gen::record(
+                (gen::EPOCH + i * 60) * 1000,
+                0,
+                "192.0.2.1".into(),
+                &format!("/{agent}/page {i}\n.html"),
+                100,
+            );
+            r.remote = None;
+            r.user_agent = Some(agent.into());
+            records.push(r);
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let log = write_log(
+        dir.path(),
+        "access.json",
+        &gen::render_all(&records, LogFormat::Json),
+    );
+    let m = extract(&[log], &Options::default()).unwrap().model;
+    assert_eq!((m.summary.users, m.summary.sessions), (2, 2));
+    m.check().unwrap();
+    assert!(m
+        .pages
+        .iter()
+        .flat_map(|p| &p.files)
+        .any(|f| f.path == "/a/1/page%200%0A.html"));
+}

@@ -159,3 +159,110 @@ fn a_file_of_nothing_but_garbage_is_an_error() {
     let e = extract(&[dir.path().join("missing.log")], &Options::default()).unwrap_err();
     assert!(e.to_string().contains("missing.log"), "{e}");
 }
+
+#[test]
+fn far_off_timestamps_are_skipped_and_counted() {
+    let truth = gen::generate(20, Precision::Seconds, 13);
+    let text = String::from_utf8(gen::render_all(&truth.records, LogFormat::Combined)).unwrap();
+    let year = |line: &str, y: &str| line.replacen("/2026:", &format!("/{y}:"), 1);
+    let mut lines: Vec<String> = text.lines().map(|l| format!("{l}\n")).collect();
+    let n = lines.len();
+    let far_future = year(&lines[n / 2], "9999");
+    let far_past = year(&lines[n / 3], "1971");
+    lines.insert(n / 2, far_future);
+    lines.insert(n / 3, far_past);
+    let first_far = year(&lines[0], "2031");
+    lines.insert(0, first_far);
+    let dir = tempfile::tempdir().unwrap();
+    let clean = write_log(dir.path(), "clean.log", text.as_bytes());
+    let log = write_log(dir.path(), "access.log", lines.concat().as_bytes());
+    let want = extract(&[clean], &Options::default()).unwrap().model;
+    let x = extract(&[log], &Options::default()).unwrap();
+    assert_eq!(x.out_of_range, 3);
+    assert_eq!(x.model.summary.requests, truth.requests);
+    assert_eq!(
+        (&x.model.source.first, &x.model.source.last),
+        (&want.source.first, &want.source.last)
+    );
+    assert_eq!(x.model.arrivals, want.arrivals);
+    let summary = tern_workload::summary::render_extraction(&x);
+    assert!(summary.contains("3 out of range"), "{summary}");
+}
+
+#[test]
+fn overlong_lines_are_malformed_and_a_truncated_gzip_keeps_its_lines() {
+    let truth = gen::generate(20, Precision::Seconds, 17);
+    let text = gen::render_all(&truth.records, LogFormat::Combined);
+    let mut lines: Vec<Vec<u8>> = text
+        .split_inclusive(|&b| b == b'\n')
+        .map(<[u8]>::to_vec)
+        .collect();
+    // A 1 MiB line (no newline for a long way) at line 5.
+    let mut long = vec![b'x'; 1 << 20];
+    long.push(b'\n');
+    lines.insert(4, long);
+    let dir = tempfile::tempdir().unwrap();
+    let log = write_log(dir.path(), "long.log", &lines.concat());
+    let x = extract(&[log], &Options::default()).unwrap();
+    assert_eq!(x.model.source.malformed, 1);
+    assert_eq!(x.malformed[0].line, 5);
+    assert!(
+        x.malformed[0].error.contains("64 KiB"),
+        "{}",
+        x.malformed[0]
+    );
+    assert_eq!(x.model.summary.requests, truth.requests);
+
+    // A gzip cut short: the lines before the cut are read, and a note
+    // names the file.
+    let whole = gzip(&text);
+    let cut = write_log(dir.path(), "cut.log.gz", &whole[..whole.len() * 2 / 3]);
+    let x = extract(std::slice::from_ref(&cut), &Options::default()).unwrap();
+    assert!(x.model.summary.requests > truth.requests / 3);
+    assert!(x.model.summary.requests < truth.requests);
+    assert!(
+        x.notes
+            .iter()
+            .any(|n| n.contains("cut.log.gz") && n.contains("truncated")),
+        "{:?}",
+        x.notes
+    );
+    let summary = tern_workload::summary::render_extraction(&x);
+    assert!(summary.contains("cut.log.gz"), "{summary}");
+}
+
+#[test]
+fn overlapping_logs_are_merged_by_time() {
+    // Two servers' logs of the same hours, a user's requests landing on
+    // either (no two at the same millisecond, so that the merged order is
+    // the one order there is).
+    let mut truth = gen::generate(40, Precision::Millis, 23);
+    let mut prev = std::time::UNIX_EPOCH;
+    for r in &mut truth.records {
+        if r.time <= prev {
+            r.time = prev + std::time::Duration::from_millis(1);
+        }
+        prev = r.time;
+    }
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    for (i, r) in truth.records.iter().enumerate() {
+        if i % 2 == 0 { &mut a } else { &mut b }.push(r.clone());
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let whole = write_log(
+        dir.path(),
+        "whole.json",
+        &gen::render_all(&truth.records, LogFormat::Json),
+    );
+    let la = write_log(dir.path(), "a.json", &gen::render_all(&a, LogFormat::Json));
+    let lb = write_log(
+        dir.path(),
+        "b.json.gz",
+        &gzip(&gen::render_all(&b, LogFormat::Json)),
+    );
+    let one = extract(&[whole], &Options::default()).unwrap().model;
+    let mut two = extract(&[lb, la], &Options::default()).unwrap().model;
+    two.source.files = one.source.files.clone();
+    assert_eq!(two, one);
+}

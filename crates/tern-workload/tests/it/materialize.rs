@@ -267,3 +267,96 @@ fn counter_scripts_count_under_a_lock_and_cpu_scripts_search_a_corpus() {
     tern_config::load(&routes)
         .unwrap_or_else(|e| panic!("{e}\n{}", std::fs::read_to_string(&routes).unwrap()));
 }
+
+/// Every script under `root/cgi-bin`, run with `query`: none may print
+/// `INJECTED`.
+fn no_script_injects(root: &Path, query: &str) {
+    for e in std::fs::read_dir(root.join("cgi-bin")).unwrap() {
+        let out = Command::new("perl")
+            .arg(e.unwrap().path())
+            .env("QUERY_STRING", query)
+            .env("REQUEST_METHOD", "GET")
+            .output()
+            .expect("perl runs");
+        let all = [out.stdout, out.stderr].concat();
+        assert!(
+            !String::from_utf8_lossy(&all).contains("INJECTED"),
+            "{}",
+            String::from_utf8_lossy(&all)
+        );
+    }
+}
+
+#[test]
+fn a_logged_path_cannot_inject_perl_or_break_the_listing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("out");
+    let evil = "/cgi-bin/x%0ABEGIN{print(\"INJECTED\\n\")}%0A%23.pl";
+    let model = model_of(vec![
+        file("/index.html", 10),
+        file(evil, 10),
+        file("/cgi-bin/y%0D%0AEND{print(\"INJECTED\")}.pl", 10),
+        file("/tab%09ed.png", 10),
+        file("/del%7F.png", 10),
+        file("/nl\nINJECTED\tx.png", 10),
+        // Quotes, sigils and backslashes in a query stay data.
+        file("/cgi-bin/q.pl?a='$x@y\"\\\\%{z}", 77),
+    ]);
+    let done = materialize(&model, &root, Cost::Trivial).unwrap();
+    let refused: Vec<&str> = done.rejected.iter().map(|r| r.target.as_str()).collect();
+    for t in [
+        evil,
+        "/cgi-bin/y%0D%0AEND{print(\"INJECTED\")}.pl",
+        "/tab%09ed.png",
+        "/del%7F.png",
+        "/nl\nINJECTED\tx.png",
+    ] {
+        assert!(refused.contains(&t), "{t} in {:?}", done.rejected);
+    }
+    assert!(done
+        .rejected
+        .iter()
+        .all(|r| r.reason.contains("control") || r.reason.contains("printable")));
+    no_script_injects(&root, "");
+    let (_, body) = run_script(&root.join("cgi-bin/cgi-bin_q.pl"), "a='$x@y\"\\\\%{z}");
+    assert_eq!(body.len(), 77);
+    // paths.txt: one line per entry, each a target (starting with /), a
+    // tab and what became of it.
+    let paths = std::fs::read_to_string(root.join("paths.txt")).unwrap();
+    for line in paths.lines().filter(|l| !l.starts_with('#')) {
+        assert!(line.starts_with('/'), "{line:?} in\n{paths}");
+        assert!(line.matches('\t').count() <= 2, "{line:?}");
+    }
+    // The refusals are printed escaped too.
+    assert!(!done.to_string().contains("\nINJECTED"), "{done}");
+    let routes = root.join("routes.toml");
+    tern_config::load(&routes)
+        .unwrap_or_else(|e| panic!("{e}\n{}", std::fs::read_to_string(&routes).unwrap()));
+}
+
+#[test]
+fn sizes_are_capped() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("out");
+    let huge = tern_workload::materialize::MAX_FILE_BYTES + 1;
+    let model = model_of(vec![
+        file("/index.html", 10),
+        file("/huge.iso", huge),
+        file("/cgi-bin/huge.pl", 5 << 40),
+        file("/cgi-bin/huge.pl?q=1", u64::MAX),
+    ]);
+    let done = materialize(&model, &root, Cost::Trivial).unwrap();
+    assert_eq!(done.files, 1);
+    assert_eq!(done.file_bytes, 10);
+    let r = done
+        .rejected
+        .iter()
+        .find(|r| r.target == "/huge.iso")
+        .expect("refused");
+    assert!(r.reason.contains("larger than"), "{}", r.reason);
+    assert!(!root.join("htdocs/huge.iso").exists());
+    let script = std::fs::read_to_string(root.join("cgi-bin/cgi-bin_huge.pl")).unwrap();
+    assert!(!script.contains(&(5u64 << 40).to_string()), "{script}");
+    assert!(!script.contains(&u64::MAX.to_string()), "{script}");
+    assert!(script.contains(&tern_workload::materialize::MAX_FILE_BYTES.to_string()));
+}
