@@ -18,7 +18,7 @@ mod record;
 mod writer;
 
 pub use error::{Error, ParseError};
-pub use format::{detect_format, parse, render};
+pub use format::{detect_format, parse, render, rfc3339_seconds};
 pub use record::AccessRecord;
 pub use tern_config::LogFormat;
 pub use writer::{AccessLog, LogCounts};

@@ -387,14 +387,7 @@ fn bench(args: BenchArgs) -> Result<(), Error> {
         }
     }
     let plan = Plan::new(targets, settings(&args.load, Duration::ZERO)?)?;
-    let server_cpu = match (args.server_pid, &args.server_cgroup) {
-        (Some(pid), _) => Some(CpuSource::Tree(pid)),
-        (None, Some(path)) => Some(CpuSource::cgroup(path)),
-        (None, None) => None,
-    };
-    if let Some(src) = &server_cpu {
-        src.read().map_err(|e| Error::usage(e.to_string()))?;
-    }
+    let server_cpu = server_cpu(&args)?;
     let format = args.output.format();
     let counters = Arc::new(ProgressCounters::default());
     let stop = StopHandle::new();
@@ -631,6 +624,20 @@ pub fn settings(load: &LoadArgs, default_warmup: Duration) -> Result<PlanSetting
         shard: load.shard.unwrap_or_default(),
     };
     Ok(settings)
+}
+
+/// The server CPU source `--server-pid` or `--server-cgroup` names, read
+/// once now so that a wrong one is an argument error before any load.
+pub(crate) fn server_cpu(args: &BenchArgs) -> Result<Option<CpuSource>, Error> {
+    let source = match (args.server_pid, &args.server_cgroup) {
+        (Some(pid), _) => Some(CpuSource::Tree(pid)),
+        (None, Some(path)) => Some(CpuSource::cgroup(path)),
+        (None, None) => None,
+    };
+    if let Some(src) = &source {
+        src.read().map_err(|e| Error::usage(e.to_string()))?;
+    }
+    Ok(source)
 }
 
 /// The TLS options of `load`.

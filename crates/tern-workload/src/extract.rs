@@ -597,29 +597,12 @@ impl Extractor {
 /// `2026-11-24T10:00:00Z`.
 pub(crate) fn rfc3339(us: i64) -> String {
     let secs = us.div_euclid(SECOND);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
-}
-
-/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard
-/// Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
+    let at = if secs >= 0 {
+        UNIX_EPOCH + Duration::from_secs(secs.unsigned_abs())
+    } else {
+        UNIX_EPOCH - Duration::from_secs(secs.unsigned_abs())
+    };
+    tern_accesslog::rfc3339_seconds(at)
 }
 
 #[cfg(test)]
@@ -653,9 +636,8 @@ mod tests {
 
     #[test]
     fn civil_dates_and_rfc3339() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
-        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+        assert_eq!(rfc3339(-SECOND), "1969-12-31T23:59:59Z");
+        assert_eq!(rfc3339(11_016 * 86_400 * SECOND), "2000-02-29T00:00:00Z");
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
         // 2026-11-24T10:00:00Z
         assert_eq!(rfc3339(1_795_514_400 * SECOND), "2026-11-24T10:00:00Z");

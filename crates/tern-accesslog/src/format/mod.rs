@@ -7,6 +7,8 @@ mod json;
 mod ncsa;
 mod timestamp;
 
+pub use timestamp::rfc3339_seconds;
+
 #[cfg(test)]
 mod tests;
 

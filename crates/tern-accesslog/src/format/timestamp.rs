@@ -84,6 +84,16 @@ impl fmt::Display for Rfc3339Millis {
     }
 }
 
+/// `time` as RFC 3339 in UTC to the second (`2026-11-24T10:00:00Z`): the
+/// date and time a person reads, as `tern bench model` writes a log's span.
+pub fn rfc3339_seconds(time: SystemTime) -> String {
+    let c = Civil::from_time(time);
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+        c.year, c.month, c.day, c.hour, c.minute, c.second
+    )
+}
+
 /// Reads RFC 3339 (`2000-10-10T13:55:36.123Z`, `2000-10-10T06:55:36-07:00`,
 /// any number of fraction digits) into UTC.
 pub(crate) fn parse_rfc3339(s: &str) -> Option<SystemTime> {

@@ -6,8 +6,7 @@ use std::path::PathBuf;
 use tern_workload::Model;
 
 use super::{replay, ReplaySettings, Walk};
-use crate::cli::{print, tls_settings, write_file, BenchArgs, Interrupt};
-use crate::cpu::CpuSource;
+use crate::cli::{print, server_cpu, tls_settings, write_file, BenchArgs, Interrupt};
 use crate::driver::StopHandle;
 use crate::plan::{Arrival, Target};
 use crate::report::Format;
@@ -123,14 +122,7 @@ pub(crate) fn main(args: &BenchArgs, model_path: &std::path::Path) -> Result<(),
     if r.user_connections == 0 {
         return Err(Error::usage("--user-connections must be at least 1"));
     }
-    let server_cpu = match (args.server_pid, &args.server_cgroup) {
-        (Some(pid), _) => Some(CpuSource::Tree(pid)),
-        (None, Some(path)) => Some(CpuSource::cgroup(path)),
-        (None, None) => None,
-    };
-    if let Some(src) = &server_cpu {
-        src.read().map_err(|e| Error::usage(e.to_string()))?;
-    }
+    let server_cpu = server_cpu(args)?;
     let settings = ReplaySettings {
         sessions_per_second,
         arrival: match r.session_arrival {

@@ -9,7 +9,6 @@ use hdrhistogram::Histogram;
 use super::{ClassFigures, ReplayResult};
 use crate::histogram::Stats;
 use crate::report::ms;
-use crate::sample::ErrorClass;
 
 /// Renders the human report.
 pub fn render(r: &ReplayResult) -> String {
@@ -55,27 +54,7 @@ pub fn render(r: &ReplayResult) -> String {
         r.requests.requests_per_second(),
         c.connections
     );
-    let classes: Vec<String> = (1..=5)
-        .filter_map(|k| match c.status_class(k) {
-            0 => None,
-            n => Some(format!("{k}xx {n}")),
-        })
-        .collect();
-    if !classes.is_empty() {
-        let _ = writeln!(o, "  status       {}", classes.join(", "));
-    }
-    if c.errors.total() > 0 {
-        let parts: Vec<String> = ErrorClass::ALL
-            .iter()
-            .map(|&k| format!("{k} {}", c.errors.get(k)))
-            .collect();
-        let _ = writeln!(
-            o,
-            "  errors       {} ({})",
-            c.errors.total(),
-            parts.join(", ")
-        );
-    }
+    crate::report::human::status_and_errors(&mut o, c);
     if let Some(cpu) = &r.requests.server_cpu {
         let _ = writeln!(
             o,

@@ -8,32 +8,16 @@ use hdrhistogram::Histogram;
 
 use super::ms;
 use crate::histogram::Stats;
-use crate::result::RunResult;
+use crate::result::{Counts, RunResult};
 use crate::sample::ErrorClass;
 
 /// Bytes per "MB" in the reports: 2^20, i.e. ab's Kbytes/sec divided by 1024,
 /// as in the WASD tables.
 pub const MB: f64 = 1_048_576.0;
 
-/// Renders the report.
-pub fn render(r: &RunResult) -> String {
-    let mut o = String::new();
-    let urls: Vec<&str> = r.targets.iter().map(|t| t.url.as_str()).collect();
-    let _ = writeln!(o, "tern bench {}", urls.join(" "));
-    let _ = writeln!(o, "  {}", r.plan);
-    if r.runs > 1 {
-        let _ = writeln!(o, "  {} runs merged", r.runs);
-    }
-    o.push('\n');
-    let c = &r.counts;
-    let _ = writeln!(
-        o,
-        "  {} responses in {:.3} s: {:.2} req/s, {:.2} MB/s",
-        c.responses,
-        r.window.seconds(),
-        r.requests_per_second(),
-        r.bytes_per_second() / MB
-    );
+/// The `status` line (responses by class) and the `errors` line (by
+/// class), as every text report prints them.
+pub(crate) fn status_and_errors(o: &mut String, c: &Counts) {
     let classes: Vec<String> = (1..=5)
         .filter_map(|k| match c.status_class(k) {
             0 => None,
@@ -57,6 +41,28 @@ pub fn render(r: &RunResult) -> String {
             parts.join(", ")
         );
     }
+}
+
+/// Renders the report.
+pub fn render(r: &RunResult) -> String {
+    let mut o = String::new();
+    let urls: Vec<&str> = r.targets.iter().map(|t| t.url.as_str()).collect();
+    let _ = writeln!(o, "tern bench {}", urls.join(" "));
+    let _ = writeln!(o, "  {}", r.plan);
+    if r.runs > 1 {
+        let _ = writeln!(o, "  {} runs merged", r.runs);
+    }
+    o.push('\n');
+    let c = &r.counts;
+    let _ = writeln!(
+        o,
+        "  {} responses in {:.3} s: {:.2} req/s, {:.2} MB/s",
+        c.responses,
+        r.window.seconds(),
+        r.requests_per_second(),
+        r.bytes_per_second() / MB
+    );
+    status_and_errors(&mut o, c);
     if c.length_mismatches > 0 {
         let _ = writeln!(
             o,

@@ -3,7 +3,6 @@
 //! charts are there; text from the input is escaped; and it renders in
 //! headless Chromium without a console message.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::sync::Mutex;
@@ -16,11 +15,10 @@ use tern_bench::compare::{compare, Contender};
 use tern_bench::replay::{replay, ReplaySettings, Walk};
 use tern_bench::report::{html, json};
 use tern_bench::{Arrival, Load, Plan, PlanSettings, Reuse, Stop, StopHandle, Target};
-use tern_workload::{
-    Arrivals, FileRef, Model, PageClass, Quantiles, Rules, SessionClass, Source, Summary,
-};
+use tern_workload::Model;
 
 use super::open::{PausableServer, TIMING};
+use super::replay::{model as replay_model, page};
 use crate::server::TestServer;
 use crate::{closed, run};
 
@@ -281,62 +279,8 @@ fn compare_and_merge_write_html_from_the_command_line() {
 }
 
 fn model(pages: &[(&str, &[&str])], sessions: &[&[&str]]) -> Model {
-    let file = |path: &str| FileRef {
-        path: path.into(),
-        method: "GET".into(),
-        bytes: 10,
-        status: 200,
-        dynamic: false,
-    };
-    Model {
-        source: Source {
-            files: vec!["test".into()],
-            format: "combined".into(),
-            lines: 0,
-            malformed: 0,
-            first: "2026-11-25T00:00:00Z".into(),
-            last: "2026-11-25T00:00:00Z".into(),
-        },
-        rules: Rules {
-            page_gap: 15.0,
-            session_gap: 300.0,
-            by_agent: false,
-        },
-        summary: Summary {
-            users: 0,
-            sessions: 0,
-            pages: 0,
-            requests: 0,
-            page_classes_before: 0,
-            reductions: vec![],
-        },
-        pages: pages
-            .iter()
-            .map(|(id, files)| PageClass {
-                id: (*id).into(),
-                count: 1,
-                files: files.iter().map(|f| file(f)).collect(),
-            })
-            .collect(),
-        sessions: sessions
-            .iter()
-            .map(|s| SessionClass {
-                pages: s.iter().map(|p| p.to_string()).collect(),
-                count: 1,
-            })
-            .collect(),
-        transitions: BTreeMap::new(),
-        think_time: Quantiles {
-            points: vec![0.05, 0.05],
-        },
-        session_pages: Quantiles {
-            points: vec![1.0, 2.0],
-        },
-        arrivals: Arrivals {
-            rate: 1.0,
-            by_hour: vec![0.0; 24],
-        },
-    }
+    let pages = pages.iter().map(|(id, files)| page(id, files)).collect();
+    replay_model(pages, sessions, 0.05)
 }
 
 #[test]

@@ -28,7 +28,7 @@ fn file(path: &str) -> FileRef {
     }
 }
 
-fn page(id: &str, files: &[&str]) -> PageClass {
+pub(crate) fn page(id: &str, files: &[&str]) -> PageClass {
     PageClass {
         id: id.into(),
         count: 1,
@@ -38,7 +38,7 @@ fn page(id: &str, files: &[&str]) -> PageClass {
 
 /// A model of `pages`, whose sessions are `sessions` (page ids), with a
 /// fixed think time.
-fn model(pages: Vec<PageClass>, sessions: &[&[&str]], think: f64) -> Model {
+pub(crate) fn model(pages: Vec<PageClass>, sessions: &[&[&str]], think: f64) -> Model {
     Model {
         source: Source {
             files: vec!["test".into()],
