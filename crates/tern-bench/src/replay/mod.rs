@@ -799,28 +799,26 @@ impl ReplayResult {
     /// merge`): sessions, pages and requests add, and the percentiles are
     /// those of all pages together.
     ///
-    /// Refuses a result of another replay (another model or plan) and a
-    /// shard given twice.
+    /// The results of successive rounds (against restarted servers, say)
+    /// merge the same way. Refuses a result given twice (the same shard of
+    /// the same window) and shards of different splits.
     pub fn merge(&mut self, o: &ReplayResult) -> Result<(), Error> {
-        if o.model != self.model || o.base != self.base {
-            return Err(Error::usage(format!(
-                "not shards of one replay: {} against {}, and {} against {}",
-                self.model, self.base, o.model, o.base
-            )));
+        if o.requests.window == self.requests.window
+            && o.shards.iter().any(|s| self.shards.contains(s))
+        {
+            return Err(Error::usage(
+                "the same result is given twice (the same shard of the same run)",
+            ));
         }
-        for shard in &o.shards {
-            if self.shards.iter().any(|m| m.index == shard.index) {
-                return Err(Error::usage(format!(
-                    "shard {}/{} is given twice",
-                    shard.index, shard.count
-                )));
-            }
-            if self.shards.iter().any(|m| m.count != shard.count) {
-                return Err(Error::usage(format!(
-                    "shard {}/{} is not of the same split as the others",
-                    shard.index, shard.count
-                )));
-            }
+        if let Some(s) = o
+            .shards
+            .iter()
+            .find(|s| self.shards.iter().any(|m| m.count != s.count))
+        {
+            return Err(Error::usage(format!(
+                "shard {}/{} is not of the same split as the others",
+                s.index, s.count
+            )));
         }
         self.shards.extend_from_slice(&o.shards);
         self.sessions.started += o.sessions.started;
