@@ -110,7 +110,7 @@ mod tests {
         let sections: Vec<&str> = notes.iter().map(|n| n.section.as_str()).collect();
         assert_eq!(
             sections,
-            ["cgi", "persistent", "engines", "wasm", "ssl"],
+            ["cgi", "persistent", "engines", "wasm", "ssl", "webstone"],
             "{notes:?}"
         );
         assert!(notes.iter().all(|n| n

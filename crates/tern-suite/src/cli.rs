@@ -26,7 +26,7 @@ use tern_bench::{Error, StopHandle};
 
 use crate::config::SuiteConfig;
 use crate::peer::PeerKind;
-use crate::table;
+use crate::{table, webstone};
 
 /// `tern suite`: tern (and installed peers) on loopback, the seed tables.
 #[derive(Debug, Clone, clap::Args)]
@@ -53,12 +53,22 @@ pub struct SuiteArgs {
     #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
     pub warmup: Option<Duration>,
     /// Only these sections, comma-separated (static, cgi, persistent, engines,
-    /// wasm, ssl; default: all).
+    /// wasm, ssl, webstone; default: all).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub sections: Vec<String>,
     /// Only rows whose name contains this text (e.g. "64 KB").
     #[arg(long, value_name = "TEXT")]
     pub only: Option<String>,
+    /// The workload model the webstone section replays (`tern bench model`'s
+    /// TOML; default: a bundled synthetic news site).
+    #[arg(long, value_name = "FILE")]
+    pub model: Option<PathBuf>,
+    /// Sessions started per second in the webstone section's replays.
+    #[arg(long, default_value_t = 10.0, value_name = "R")]
+    pub webstone_rate: f64,
+    /// The model's think times times this in the webstone section (0: none).
+    #[arg(long, default_value_t = 0.1, value_name = "X")]
+    pub think_scale: f64,
     /// Print JSON instead of Markdown.
     #[arg(long)]
     pub json: bool,
@@ -165,6 +175,7 @@ fn suite_config(a: &SuiteArgs) -> Result<SuiteConfig, Error> {
         }
         c.registry.retain_sections(&a.sections);
     }
+    webstone_config(a, &mut c)?;
     if let Some(text) = &a.only {
         c.registry.retain_matching(text);
         if c.registry.rows().is_empty() {
@@ -173,6 +184,35 @@ fn suite_config(a: &SuiteArgs) -> Result<SuiteConfig, Error> {
     }
     c.quiet = a.quiet;
     Ok(c)
+}
+
+/// The webstone section's model, rate and think times.
+fn webstone_config(a: &SuiteArgs, c: &mut SuiteConfig) -> Result<(), Error> {
+    if !(a.webstone_rate > 0.0 && a.webstone_rate.is_finite()) {
+        return Err(Error::usage(format!(
+            "--webstone-rate must be above 0 (got {})",
+            a.webstone_rate
+        )));
+    }
+    if !(a.think_scale >= 0.0 && a.think_scale.is_finite()) {
+        return Err(Error::usage(format!(
+            "--think-scale must be 0 or more (got {})",
+            a.think_scale
+        )));
+    }
+    c.webstone.sessions_per_second = a.webstone_rate;
+    c.webstone.think_scale = a.think_scale;
+    if let Some(path) = &a.model {
+        if !c.registry.sections().contains(&webstone::SECTION) {
+            return Err(Error::usage(
+                "--model is for the webstone section, which is not selected",
+            ));
+        }
+        c.webstone.model =
+            tern_workload::Model::load(path).map_err(|e| Error::usage(e.to_string()))?;
+        c.webstone.model_name = path.display().to_string();
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -197,5 +237,48 @@ mod tests {
             tern,
             std::env::current_dir().unwrap().join("target/release/tern")
         );
+    }
+
+    #[test]
+    fn webstone_takes_a_model_a_rate_and_a_think_scale() {
+        let parse = |args: &[&str]| {
+            let cmd = Cmd::try_parse_from([&["suite"], args].concat()).unwrap();
+            suite_config(&cmd.args)
+        };
+        let c = parse(&["--sections", "webstone"]).unwrap();
+        assert_eq!(c.registry.sections(), ["webstone"]);
+        assert_eq!(c.webstone.model_name, webstone::BUNDLED_NAME);
+        assert_eq!(c.webstone.sessions_per_second, 10.0);
+        assert_eq!(c.webstone.think_scale, 0.1);
+
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("model.toml");
+        let mut model = webstone::bundled_model();
+        model.pages.truncate(3);
+        model.sessions.clear();
+        model.transitions = [(
+            tern_workload::START.to_owned(),
+            [(model.pages[0].id.clone(), 1.0)].into(),
+        )]
+        .into();
+        model.save(&file).unwrap();
+        let f = file.to_str().unwrap();
+        let c = parse(&["--model", f, "--webstone-rate", "3", "--think-scale", "0"]).unwrap();
+        assert_eq!(c.webstone.model, model);
+        assert_eq!(c.webstone.model_name, f);
+        assert_eq!(
+            (c.webstone.sessions_per_second, c.webstone.think_scale),
+            (3.0, 0.0)
+        );
+
+        for (args, says) in [
+            (vec!["--webstone-rate", "0"], "--webstone-rate"),
+            (vec!["--think-scale=-1"], "--think-scale"),
+            (vec!["--sections", "static", "--model", f], "not selected"),
+            (vec!["--model", "/nonexistent/model.toml"], "/nonexistent"),
+        ] {
+            let e = parse(&args).unwrap_err().to_string();
+            assert!(e.contains(says), "{args:?}: {e}");
+        }
     }
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::peer::PeerKind;
 use crate::process::default_search_path;
 use crate::row::Registry;
+use tern_workload::Model;
 
 /// Everything a suite run needs.
 #[derive(Debug, Clone)]
@@ -30,13 +31,17 @@ pub struct SuiteConfig {
     pub search_path: Vec<PathBuf>,
     /// No progress lines on stderr.
     pub quiet: bool,
+    /// What the "webstone" section replays (when its rows are in the
+    /// registry).
+    pub webstone: WebstoneConfig,
 }
 
 impl SuiteConfig {
     /// Defaults: tern from `tern`, no peers, the seed rows (static, CGI,
-    /// persistent, engines, wasm, ssl), one round of 5 s after a 1 s warm-up
-    /// with a 10 s request timeout, peers looked for in
-    /// [`default_search_path`].
+    /// persistent, engines, wasm, ssl, webstone), one round of 5 s after a
+    /// 1 s warm-up with a 10 s request timeout, peers looked for in
+    /// [`default_search_path`]; the "webstone" section replays the bundled
+    /// news site ([`WebstoneConfig::bundled`]).
     pub fn new(tern: Option<PathBuf>) -> SuiteConfig {
         SuiteConfig {
             tern,
@@ -48,6 +53,33 @@ impl SuiteConfig {
             timeout: Duration::from_secs(10),
             search_path: default_search_path(),
             quiet: false,
+            webstone: WebstoneConfig::bundled(),
+        }
+    }
+}
+
+/// What the section replays, and how fast.
+#[derive(Debug, Clone)]
+pub struct WebstoneConfig {
+    /// The model.
+    pub model: Model,
+    /// What the report calls it: its file, or the bundled site's name.
+    pub model_name: String,
+    /// Sessions started per second (Poisson arrivals).
+    pub sessions_per_second: f64,
+    /// The model's think times are multiplied by this, so that a short
+    /// run sees the users' later pages too.
+    pub think_scale: f64,
+}
+
+impl WebstoneConfig {
+    /// The bundled news site, 10 sessions per second, think times × 0.1.
+    pub fn bundled() -> WebstoneConfig {
+        WebstoneConfig {
+            model: crate::news::model(),
+            model_name: crate::news::NAME.to_owned(),
+            sessions_per_second: 10.0,
+            think_scale: 0.1,
         }
     }
 }

@@ -13,7 +13,8 @@
 //! [`run`] goes through its steps in order, each a function below:
 //! 1. **discover**: write a temporary docroot with the rows' fixtures
 //!    ([`workdir`], compiling the C programs with `cc`; for TLS rows, the
-//!    one certificate every server serves, [`certificate`]), and find tern
+//!    one certificate every server serves, [`certificate`]; for the
+//!    "webstone" section, the model's files, [`webstone`]), and find tern
 //!    and the requested peers;
 //! 2. **start backends** ([`backends`]): fcgiwrap when nginx is to run CGI;
 //!    the C FastCGI responder built, php-fpm and php-cgi found;
@@ -26,6 +27,8 @@
 //! 5. **measure** each row on each server in turn (A B C, A B C, ... so
 //!    that drift falls on all alike), with the server's CPU time (its
 //!    process tree, plus the trees of the backends it uses for the row);
+//!    then the "webstone" section's replays, each server and way in turn
+//!    ([`webstone`]: its rows are only checked);
 //! 6. **report** ([`SuiteReport`]): one cell per server and row, printed as
 //!    one table per section ([`table`]), with the ratios the registry asks
 //!    for ([`ratio`]).
@@ -49,6 +52,7 @@ pub mod fcgi_app;
 pub mod fcgiwrap;
 pub mod fetch;
 pub mod gateway;
+pub mod news;
 pub mod peer;
 pub mod php;
 pub mod process;
@@ -59,6 +63,7 @@ pub mod server;
 pub mod spec;
 pub mod table;
 pub mod tern;
+pub mod webstone;
 pub mod workdir;
 
 use std::path::PathBuf;
@@ -67,7 +72,10 @@ use tern_bench::{Error, StopHandle};
 
 pub use config::SuiteConfig;
 pub use process::default_search_path;
-pub use report::{BackendInfo, Cell, Footnote, RowReport, ServerInfo, SpreadFigures, SuiteReport};
+pub use report::{
+    BackendInfo, Cell, Footnote, PageFigures, RowReport, ServerInfo, SpreadFigures, SuiteReport,
+    WebstoneReport, WebstoneRow,
+};
 
 use backends::Backends;
 use cell::CellRun;
@@ -84,18 +92,35 @@ pub fn run(config: &SuiteConfig, stop: &StopHandle) -> Result<SuiteReport, Error
     let mut notes = Vec::new();
     let mut registry = config.registry.clone();
     let work = write_docroot(config, &mut registry, &mut notes)?;
+    write_webstone_site(config, &mut registry, &work, &mut notes);
     let installed = discover_servers(config, &mut notes);
     let backends = start_backends(config, &mut registry, &installed, &work, &mut notes);
     let variants = choose_variants(&registry, &installed, &backends, &mut notes);
     // Declared after the backends, so dropped (stopped) before them.
     let (mut servers, infos) = start_servers(&variants, &work, &backends, stop, &mut notes);
-    let rows = registry.rows();
-    let mut broken = check(rows, &servers, config, stop)?;
-    let runs = measure(rows, &mut servers, &mut broken, config, stop)?;
+    // The "webstone" rows are checked, not measured: the section replays.
+    let (rows, replayed): (Vec<RowSpec>, Vec<RowSpec>) = registry
+        .rows()
+        .iter()
+        .cloned()
+        .partition(|r| r.section != webstone::SECTION);
+    let mut broken = check(&rows, &servers, config, stop)?;
+    let replayed_broken = check(&replayed, &servers, config, stop)?;
+    let runs = measure(&rows, &mut servers, &mut broken, config, stop)?;
+    let webstone = (!replayed.is_empty()).then(|| {
+        webstone::measure(
+            config,
+            &replayed,
+            &mut servers,
+            &replayed_broken,
+            stop,
+            &mut notes,
+        )
+    });
     if stop.is_stopped() {
         notes.push("interrupted: cells cover the runs finished until then".to_owned());
     }
-    let report_rows = tabulate(rows, &servers, &runs, &broken);
+    let report_rows = tabulate(&rows, &servers, &runs, &broken);
     let specs: Vec<&ServerSpec> = servers.iter().map(RunningServer::spec).collect();
     let mut footnotes = about::cpu_footnotes(&registry, &specs);
     drop(servers); // stops every server
@@ -107,6 +132,7 @@ pub fn run(config: &SuiteConfig, stop: &StopHandle) -> Result<SuiteReport, Error
         rows: report_rows,
         notes,
         footnotes,
+        webstone,
     })
 }
 
@@ -134,6 +160,26 @@ fn write_docroot(
         notes.push(format!("{}: {}; its {skipped} rows skipped", u.path, u.why));
     }
     Ok(work)
+}
+
+/// Step 1, for the "webstone" section: the model's files in the docroot.
+/// When they cannot be written, the section is dropped with a note.
+fn write_webstone_site(
+    config: &SuiteConfig,
+    registry: &mut Registry,
+    work: &Workdir,
+    notes: &mut Vec<String>,
+) {
+    if !registry.sections().contains(&webstone::SECTION) {
+        return;
+    }
+    match webstone::write_site(&config.webstone.model, work.path(), work.docroot()) {
+        Ok(refused) => notes.extend(refused),
+        Err(why) => {
+            registry.remove_section(webstone::SECTION);
+            notes.push(format!("{}: {why}; section skipped", webstone::SECTION));
+        }
+    }
 }
 
 /// Step 1: tern, then the requested peers that are installed (the others

@@ -20,6 +20,77 @@ pub struct SuiteReport {
     /// Remarks printed under one section's table.
     #[serde(default)]
     pub footnotes: Vec<Footnote>,
+    /// The "webstone" section: a model's sessions replayed against each
+    /// server and each way it serves the dynamic pages (`None` when the
+    /// section did not run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webstone: Option<WebstoneReport>,
+}
+
+/// The "webstone" section's table: page latency of a model's sessions,
+/// replayed against each server with its dynamic pages served each way it
+/// can (and as static files, the baseline).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WebstoneReport {
+    /// The model replayed (its file, or the bundled one).
+    pub model: String,
+    /// The replay in one line: rate, arrivals, think times, rounds.
+    pub method: String,
+    /// Page classes of the model with no dynamic file, by id.
+    pub static_classes: Vec<String>,
+    /// Page classes with at least one dynamic file, by id.
+    pub dynamic_classes: Vec<String>,
+    /// One row per server and way, servers in the order they ran.
+    pub rows: Vec<WebstoneRow>,
+}
+
+/// One server, one way of serving the dynamic pages: the rounds' pages
+/// together.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WebstoneRow {
+    /// "tern", "nginx", ...
+    pub server: String,
+    /// How the dynamic pages were served: "static" (as files of their
+    /// logged size), "CGI", "CGIplus", "FastCGI", "FastCGI spawned",
+    /// "WebAssembly".
+    pub way: String,
+    /// How the server ran CGI ("fcgiwrap", "mod_cgi"), for CGI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway: Option<String>,
+    /// Sessions started over all rounds.
+    pub sessions: u64,
+    /// Sessions not started because too many were under way (the server
+    /// had fallen that far behind), over all rounds.
+    #[serde(default)]
+    pub sessions_dropped: u64,
+    /// Every page.
+    pub all: PageFigures,
+    /// The pages of classes with no dynamic file.
+    pub static_pages: PageFigures,
+    /// The pages of classes with a dynamic file.
+    pub dynamic_pages: PageFigures,
+    /// Requests answered over all rounds.
+    pub responses: u64,
+    /// Requests failed over all rounds.
+    pub request_errors: u64,
+    /// Server CPU (its process tree, and the backend of the way) per
+    /// request, µs, over all rounds.
+    pub cpu_us_per_request: Option<f64>,
+    /// Why the row is empty or doubtful.
+    pub note: Option<String>,
+}
+
+/// Page figures of a group of page classes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct PageFigures {
+    /// Pages fetched whole.
+    pub pages: u64,
+    /// Pages with a failed file or an error status.
+    pub errors: u64,
+    /// Median page latency, ms, from each page's intended start.
+    pub p50_ms: Option<f64>,
+    /// 99th percentile page latency, ms.
+    pub p99_ms: Option<f64>,
 }
 
 /// A remark on one section's figures.

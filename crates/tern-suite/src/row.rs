@@ -3,7 +3,7 @@
 //! off) and the feature a server must offer to take part; fixtures are the
 //! files the rows need in the docroot.
 //!
-//! [`Registry::seed`] holds six sections. "static": the static-file rows
+//! [`Registry::seed`] holds seven sections. "static": the static-file rows
 //! of the founding reports (WASD 21.1: 0 KB and 64 KB files at 1 and 10
 //! connections, cache on and off; the 3.9 MB transfer-rate file), each
 //! without keep-alive as in the reports and with it. "cgi": a process per
@@ -22,6 +22,9 @@
 //! "ssl" (the IIS report's Table 4.3 and WASD 21.3): an 8 KB file,
 //! WebAssembly, FastCGI, CGI and WASD's 0 KB and 64 KB files, each plain
 //! and over TLS (full handshakes, resumed sessions, keep-alive).
+//! "webstone" (the WebStone-SS seed experiment): no measured rows but a
+//! model's sessions replayed (the `webstone` module); its rows, one per way
+//! of serving the model's dynamic pages, are only checked.
 //! A [`Comparison`] asks for a ratio of two ways under a table.
 //! New rows come the same way: `add_fixture` for their files, `add_row`
 //! with a new [`Feature`] if need be, and the servers that offer it take
@@ -390,7 +393,7 @@ impl Registry {
     }
 
     /// Every section: static files, CGI, persistent programs, engines,
-    /// WebAssembly.
+    /// WebAssembly, TLS, and the "webstone" replays.
     pub fn seed() -> Registry {
         let mut r = Registry::static_files();
         r.append(Registry::cgi());
@@ -398,6 +401,7 @@ impl Registry {
         r.append(Registry::engines());
         r.append(Registry::wasm());
         r.append(Registry::ssl());
+        r.append(Registry::webstone());
         r
     }
 
@@ -795,6 +799,38 @@ impl Registry {
         r
     }
 
+    /// The "webstone" rows (see the `webstone` module): one per way of
+    /// serving a model's dynamic files ([`Way`]), each fetching the URL of
+    /// its "Hello!" program (the static way: the 0 KB file). They are
+    /// checked, not measured: they bring in the programs and the gateways,
+    /// and their check tells which ways each server can serve in the
+    /// section's replays.
+    pub fn webstone() -> Registry {
+        let mut r = Registry::new();
+        r.add_fixture(Fixture::pattern("empty.html", 0));
+        r.add_fixture(Fixture::c_program("cgi-bin/hello.cgi", HELLO_C));
+        let plus = format!("{}/plus-hello.cgi", &Feature::CgiPlus.prefix()[1..]);
+        r.add_fixture(Fixture::c_program(&plus, CGIPLUS_C));
+        // tern routes every module of WASM_MODULES: both are written.
+        r.add_fixture(Fixture::text(&wasm_module_path("hello"), wasm_hello()));
+        r.add_fixture(Fixture::text(&wasm_module_path("64k"), wasm_64k()));
+        for way in Way::ALL {
+            r.add_row(RowSpec {
+                section: WEBSTONE.to_owned(),
+                case: format!("dynamic pages {}", way.label()),
+                path: way.url().unwrap_or("/empty.html").to_owned(),
+                body_bytes: if way.url().is_some() { 7 } else { 0 },
+                length: LengthCheck::Exact,
+                cache: CacheMode::On,
+                connections: 1,
+                keepalive: true,
+                needs: way.feature(),
+                tls: TlsMode::Off,
+            });
+        }
+        r
+    }
+
     /// Whether any row speaks TLS (the servers then get a TLS port).
     pub fn uses_tls(&self) -> bool {
         self.rows.iter().any(|r| r.tls != TlsMode::Off)
@@ -864,6 +900,13 @@ impl Registry {
         self.rows.retain(|r| sections.contains(&r.section));
     }
 
+    /// Removes the rows of `section`; returns how many there were.
+    pub fn remove_section(&mut self, section: &str) -> usize {
+        let before = self.rows.len();
+        self.rows.retain(|r| r.section != section);
+        before - self.rows.len()
+    }
+
     /// Removes the rows that fetch `url_path`; returns how many there were.
     pub fn remove_rows_fetching(&mut self, url_path: &str) -> usize {
         let before = self.rows.len();
@@ -900,6 +943,81 @@ impl Registry {
             .filter(|f| !f.is_program() || self.rows.iter().any(|r| r.path == f.url_path()))
             .cloned()
             .collect()
+    }
+}
+
+/// The section of the WebStone-SS replays (the `webstone` module).
+pub const WEBSTONE: &str = "webstone";
+
+/// How a server serves the model's dynamic files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Way {
+    /// As static files of their logged size: the static-only baseline.
+    Static,
+    /// The "Hello!" CGI program, a process per request.
+    Cgi,
+    /// The CGIplus "Hello!" program, started once (tern).
+    CgiPlus,
+    /// The C FastCGI responder started beside the server.
+    FastCgi,
+    /// The same responder spawned by the server (tern).
+    FastCgiSpawned,
+    /// The "Hello!" WebAssembly module, in process (tern).
+    Wasm,
+}
+
+impl Way {
+    /// Every way, the baseline first.
+    pub const ALL: [Way; 6] = [
+        Way::Static,
+        Way::Cgi,
+        Way::CgiPlus,
+        Way::FastCgi,
+        Way::FastCgiSpawned,
+        Way::Wasm,
+    ];
+
+    /// What a server must offer to serve this way.
+    pub fn feature(self) -> Feature {
+        match self {
+            Way::Static => Feature::StaticFiles,
+            Way::Cgi => Feature::Cgi,
+            Way::CgiPlus => Feature::CgiPlus,
+            Way::FastCgi => Feature::FastCgi,
+            Way::FastCgiSpawned => Feature::FastCgiSpawned,
+            Way::Wasm => Feature::Wasm,
+        }
+    }
+
+    /// The way of the rows that need `feature`.
+    pub fn of(feature: Feature) -> Option<Way> {
+        Way::ALL.into_iter().find(|w| w.feature() == feature)
+    }
+
+    /// As the table names it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Way::Static => "static",
+            Way::Cgi => "CGI",
+            Way::CgiPlus => "CGIplus",
+            Way::FastCgi => "FastCGI",
+            Way::FastCgiSpawned => "FastCGI spawned",
+            Way::Wasm => "WebAssembly",
+        }
+    }
+
+    /// The URL of its "Hello!" program, which answers every dynamic file
+    /// (`None`: the files themselves, under the webstone section's site prefix). The same
+    /// programs as the "wasm" rows'.
+    pub fn url(self) -> Option<&'static str> {
+        match self {
+            Way::Static => None,
+            Way::Cgi => Some("/cgi-bin/hello.cgi"),
+            Way::CgiPlus => Some("/cgiplus-bin/plus-hello.cgi"),
+            Way::FastCgi => Some("/fcgi/hello"),
+            Way::FastCgiSpawned => Some("/fcgi-spawn/hello"),
+            Way::Wasm => Some("/wasm/hello"),
+        }
     }
 }
 
@@ -958,7 +1076,15 @@ mod tests {
         let r = Registry::seed();
         assert_eq!(
             r.sections(),
-            ["static", "cgi", "persistent", "engines", "wasm", "ssl"]
+            [
+                "static",
+                "cgi",
+                "persistent",
+                "engines",
+                "wasm",
+                "ssl",
+                "webstone"
+            ]
         );
         let mut paths: Vec<&str> = r.fixtures().iter().map(|f| f.path.as_str()).collect();
         let all = paths.len();
@@ -1188,6 +1314,41 @@ mod tests {
         assert_eq!(r.comparisons().len(), 6);
         assert_eq!(r.comparisons()[0].baseline, "8 KB file");
         assert_eq!(r.comparisons()[0].case, "8 KB file over TLS");
+    }
+
+    #[test]
+    fn webstone_rows_carry_one_way_each_and_bring_its_program() {
+        let r = Registry::webstone();
+        assert_eq!(r.sections(), ["webstone"]);
+        let ways: Vec<Feature> = r.rows().iter().map(|x| x.needs).collect();
+        assert_eq!(ways, Way::ALL.map(Way::feature));
+        for row in r.rows() {
+            assert!(row.path.starts_with(row.needs.prefix()), "{row:?}");
+            assert_eq!(row.cache, CacheMode::On);
+        }
+        assert_eq!(
+            r.gateways(),
+            [
+                Feature::Cgi,
+                Feature::CgiPlus,
+                Feature::FastCgi,
+                Feature::FastCgiSpawned,
+                Feature::Wasm
+            ]
+        );
+        let made: Vec<String> = r.fixtures_in_use().into_iter().map(|f| f.path).collect();
+        for path in [
+            "empty.html",
+            "cgi-bin/hello.cgi",
+            "cgiplus-bin/plus-hello.cgi",
+            "wasm/hello.wat",
+            "wasm/64k.wat",
+        ] {
+            assert!(made.iter().any(|m| m == path), "{path}: {made:?}");
+        }
+        let mut seed = Registry::seed();
+        assert_eq!(seed.remove_section("webstone"), Way::ALL.len());
+        assert!(!seed.sections().contains(&"webstone"));
     }
 
     #[test]

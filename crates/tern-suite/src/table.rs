@@ -3,7 +3,8 @@
 
 use std::fmt::Write as _;
 
-use crate::report::{Cell, SuiteReport};
+use crate::report::{Cell, PageFigures, SuiteReport, WebstoneReport};
+use crate::webstone::SECTION;
 
 /// The report as Markdown.
 pub fn markdown(r: &SuiteReport) -> String {
@@ -88,6 +89,9 @@ pub fn markdown(r: &SuiteReport) -> String {
             let _ = writeln!(o, "\nNote: {}.", f.text);
         }
     }
+    if let Some(w) = &r.webstone {
+        webstone(&mut o, w, r, &mut cell_notes);
+    }
     if !cell_notes.is_empty() {
         o.push('\n');
         for (i, n) in cell_notes.iter().enumerate() {
@@ -95,6 +99,55 @@ pub fn markdown(r: &SuiteReport) -> String {
         }
     }
     o
+}
+
+/// The "webstone" section: a row per server and way, page latency of all
+/// pages, of the pages without a dynamic file and of those with one.
+fn webstone(o: &mut String, w: &WebstoneReport, r: &SuiteReport, cell_notes: &mut Vec<String>) {
+    let _ = writeln!(o, "\n## {SECTION}\n");
+    let _ = writeln!(o, "Model: {}. {}.", w.model, w.method);
+    let _ = writeln!(
+        o,
+        "Static pages: the classes with no dynamic file ({}); dynamic pages: those with one ({}).\n",
+        list(&w.static_classes),
+        list(&w.dynamic_classes)
+    );
+    o.push_str("| server | dynamic files | sessions | pages | page errors | all p50 ms | all p99 ms | static pages p50 ms | static pages p99 ms | dynamic pages p50 ms | dynamic pages p99 ms | CPU µs/req |\n");
+    o.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for row in &w.rows {
+        let mut errors = row.all.errors.to_string();
+        if let Some(n) = &row.note {
+            cell_notes.push(format!("{SECTION}, {} {}: {n}", row.server, row.way));
+            errors = format!("{errors} [{}]", cell_notes.len());
+        }
+        let server = match &row.gateway {
+            Some(g) => format!("{}+{g}", row.server),
+            None => row.server.clone(),
+        };
+        let p = |f: &PageFigures| format!("{} | {}", num(f.p50_ms, 2), num(f.p99_ms, 2));
+        let _ = writeln!(
+            o,
+            "| {server} | {} | {} | {} | {errors} | {} | {} | {} | {} |",
+            row.way,
+            row.sessions,
+            row.all.pages,
+            p(&row.all),
+            p(&row.static_pages),
+            p(&row.dynamic_pages),
+            num(row.cpu_us_per_request, 1),
+        );
+    }
+    for f in r.footnotes.iter().filter(|f| f.section == SECTION) {
+        let _ = writeln!(o, "\nNote: {}.", f.text);
+    }
+}
+
+fn list(ids: &[String]) -> String {
+    if ids.is_empty() {
+        "none".to_owned()
+    } else {
+        ids.join(", ")
+    }
 }
 
 fn rps(c: &Cell) -> String {

@@ -625,3 +625,114 @@ fn a_server_whose_tls_fails_gets_a_note_on_its_tls_rows_only() {
     }
     assert_all_stopped(&report);
 }
+
+#[test]
+fn webstone_replays_the_model_against_every_way_the_server_serves() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = SuiteConfig::new(Some(fake_tern(dir.path())));
+    config.registry.retain_sections(&["webstone".to_owned()]);
+    config.duration = Duration::from_secs(2);
+    config.warmup = Duration::from_millis(200);
+    config.timeout = Duration::from_secs(3);
+    config.quiet = true;
+    config.webstone.sessions_per_second = 20.0;
+    config.webstone.think_scale = 0.05;
+    let report = run(&config, &StopHandle::new()).unwrap();
+    assert!(report.rows.is_empty(), "its rows are checked, not measured");
+    assert_eq!(report.servers.len(), 1, "cache on only: {:?}", report.notes);
+    let w = report.webstone.as_ref().expect("the section ran");
+    assert_eq!(w.model, tern_suite::webstone::BUNDLED_NAME);
+    assert_eq!(w.dynamic_classes.len(), 2, "the two searches");
+    assert_eq!(w.static_classes.len(), 8);
+    // The stand-in serves files and CGI (CGIplus as CGI); not FastCGI nor
+    // WebAssembly, whose check fails: those ways are skipped with a note.
+    let ways: Vec<&str> = w.rows.iter().map(|r| r.way.as_str()).collect();
+    let expected: &[&str] = if has("cc") {
+        &["static", "CGI", "CGIplus"]
+    } else {
+        &["static"]
+    };
+    assert_eq!(ways, expected, "{:?}", report.notes);
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|n| n.starts_with("webstone: tern WebAssembly: answered 404")),
+        "{:?}",
+        report.notes
+    );
+    for r in &w.rows {
+        assert_eq!(r.server, "tern");
+        assert!(r.note.is_none(), "{}: {:?}", r.way, r.note);
+        assert!(r.all.pages > 0 && r.all.errors == 0, "{r:?}");
+        assert!(r.static_pages.pages > 0, "{r:?}");
+        assert!(r.dynamic_pages.pages > 0, "{r:?}");
+        assert_eq!(
+            r.all.pages,
+            r.static_pages.pages + r.dynamic_pages.pages,
+            "{r:?}"
+        );
+        assert!(r.request_errors == 0 && r.responses >= r.all.pages, "{r:?}");
+        assert!(r.cpu_us_per_request.is_some_and(|c| c > 0.0), "{r:?}");
+    }
+    // The baseline's dynamic pages are one small file each.
+    let baseline = &w.rows[0].dynamic_pages;
+    assert!(baseline.p50_ms.is_some_and(|p| p < 250.0), "{baseline:?}");
+
+    let md = table::markdown(&report);
+    assert!(md.contains("\n## webstone\n"), "{md}");
+    assert!(md.contains("Model: bundled news site."), "{md}");
+    assert!(md.contains("| tern | static | "), "{md}");
+    let json = table::json(&report);
+    assert!(json.contains("\"webstone\": {"), "{json}");
+    let back: SuiteReport = serde_json::from_str(&json).unwrap();
+    let back = back.webstone.unwrap();
+    assert_eq!(back.rows.len(), w.rows.len());
+    for (b, r) in back.rows.iter().zip(&w.rows) {
+        assert_eq!((&b.way, b.all.pages), (&r.way, r.all.pages));
+    }
+    assert_all_stopped(&report);
+}
+
+/// The same with tern itself, every way it has: run with
+/// `TERN_BIN=target/release/tern cargo test -p tern-suite --test it -- --ignored`.
+#[test]
+#[ignore = "needs a tern binary in TERN_BIN"]
+fn webstone_runs_every_way_on_tern_itself() {
+    let Some(bin) = std::env::var_os("TERN_BIN") else {
+        panic!("TERN_BIN names no tern binary");
+    };
+    let bin = std::path::absolute(bin).unwrap();
+    let mut config = SuiteConfig::new(Some(bin));
+    config.registry.retain_sections(&["webstone".to_owned()]);
+    config.duration = Duration::from_secs(2);
+    config.warmup = Duration::from_millis(300);
+    config.timeout = Duration::from_secs(3);
+    config.quiet = true;
+    config.webstone.sessions_per_second = 20.0;
+    config.webstone.think_scale = 0.05;
+    let report = run(&config, &StopHandle::new()).unwrap();
+    let w = report.webstone.as_ref().expect("the section ran");
+    let ways: Vec<&str> = w.rows.iter().map(|r| r.way.as_str()).collect();
+    assert_eq!(
+        ways,
+        [
+            "static",
+            "CGI",
+            "CGIplus",
+            "FastCGI",
+            "FastCGI spawned",
+            "WebAssembly"
+        ],
+        "{:?}",
+        report.notes
+    );
+    for r in &w.rows {
+        assert!(r.note.is_none(), "{}: {:?}", r.way, r.note);
+        assert!(r.all.pages > 0 && r.all.errors == 0, "{r:?}");
+        assert!(r.dynamic_pages.pages > 0 && r.request_errors == 0, "{r:?}");
+    }
+    let baseline = &w.rows[0].dynamic_pages;
+    assert!(baseline.p50_ms.is_some_and(|p| p < 50.0), "{baseline:?}");
+    assert_all_stopped(&report);
+}
