@@ -128,3 +128,47 @@ fn a_log_becomes_a_model_a_site_and_a_replay_against_tern() {
     assert_eq!(state.trim(), "20");
     drop(t);
 }
+
+/// The suite's seed experiment on tern itself: every way tern serves the
+/// bundled site's dynamic pages (static files, CGI, CGIplus, FastCGI beside
+/// it and spawned by it, WebAssembly) replayed, no page lost.
+#[test]
+fn the_suite_replays_the_bundled_site_on_every_way_tern_serves_it() {
+    let out = Command::new(BIN)
+        .args(["suite", "-q", "--tern", BIN, "--sections", "webstone"])
+        .args(["-d", "1s", "--warmup", "200ms", "--webstone-rate", "20"])
+        .args(["--think-scale", "0.05", "--json"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run tern suite");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let rows = report["webstone"]["rows"]
+        .as_array()
+        .expect("the section ran");
+    let ways: Vec<&str> = rows.iter().map(|r| r["way"].as_str().unwrap()).collect();
+    assert_eq!(
+        ways,
+        [
+            "static",
+            "CGI",
+            "CGIplus",
+            "FastCGI",
+            "FastCGI spawned",
+            "WebAssembly"
+        ],
+        "{}",
+        report["notes"]
+    );
+    for r in rows {
+        assert!(r["note"].is_null(), "{r}");
+        assert_eq!(r["all"]["errors"], 0, "{r}");
+        assert_eq!(r["request_errors"], 0, "{r}");
+        assert!(r["dynamic_pages"]["pages"].as_u64().unwrap() > 0, "{r}");
+    }
+}
