@@ -159,18 +159,61 @@ impl Spread {
     }
 }
 
+/// One server's figures over the rounds, as both the text and the HTML
+/// reports print them.
+#[derive(Debug, Clone)]
+pub struct ServerSummary {
+    /// Requests per second over the rounds.
+    pub rps: Spread,
+    /// Median over rounds of the corrected p50, in ms.
+    pub p50_ms: f64,
+    /// Median over rounds of the corrected p99, in ms.
+    pub p99_ms: f64,
+    /// Failed requests, all rounds together.
+    pub errors: u64,
+    /// Median over rounds of the server's CPU µs per request, when measured.
+    pub cpu_us: Option<f64>,
+    /// The median req/s over the first server's; `None` when that is 0.
+    pub ratio: Option<f64>,
+}
+
+impl Comparison {
+    /// Each server's figures over the rounds, in the order given.
+    pub fn summaries(&self) -> Vec<ServerSummary> {
+        let per = |i: usize, f: &dyn Fn(&RunResult) -> f64| -> Vec<f64> {
+            self.rounds.iter().filter_map(|r| r.get(i)).map(f).collect()
+        };
+        let pct = |q: f64| {
+            move |r: &RunResult| Stats::of(&r.histograms.latency).percentile(q) as f64 / 1000.0
+        };
+        let first = Spread::of(&per(0, &RunResult::requests_per_second)).median;
+        (0..self.names.len())
+            .map(|i| {
+                let rps = Spread::of(&per(i, &RunResult::requests_per_second));
+                let cpu: Vec<f64> = self
+                    .rounds
+                    .iter()
+                    .filter_map(|r| r.get(i)?.server_cpu.as_ref().map(|f| f.us_per_request))
+                    .collect();
+                ServerSummary {
+                    p50_ms: Spread::of(&per(i, &pct(50.0))).median,
+                    p99_ms: Spread::of(&per(i, &pct(99.0))).median,
+                    errors: per(i, &|r| r.counts.errors.total() as f64)
+                        .iter()
+                        .sum::<f64>() as u64,
+                    cpu_us: (!cpu.is_empty()).then(|| Spread::of(&cpu).median),
+                    ratio: (first > 0.0).then(|| rps.median / first),
+                    rps,
+                }
+            })
+            .collect()
+    }
+}
+
 /// Renders the rounds and the summary as Markdown tables.
 pub fn render(c: &Comparison) -> String {
     let mut o = String::new();
     let n = c.names.len();
-    let per = |i: usize, f: &dyn Fn(&RunResult) -> f64| -> Vec<f64> {
-        c.rounds.iter().map(|r| f(&r[i])).collect()
-    };
-    let rps = |r: &RunResult| r.requests_per_second();
-    let p = |q: f64| {
-        move |r: &RunResult| Stats::of(&r.histograms.latency).percentile(q) as f64 / 1000.0
-    };
-
     let _ = writeln!(
         o,
         "Requests per second, by round (servers run A B C, A B C, ...):\n"
@@ -185,40 +228,26 @@ pub fn render(c: &Comparison) -> String {
         let _ = writeln!(o, "| {} | {} |", k + 1, cells.join(" | "));
     }
     let _ = writeln!(o);
-    let first = Spread::of(&per(0, &rps)).median;
     let _ = writeln!(
         o,
         "| server | req/s median (min–max) | spread | p50 ms | p99 ms | errors | server CPU µs/req | req/s vs {} |",
         c.names.first().map_or("", String::as_str)
     );
     let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|---:|---:|");
-    for (i, name) in c.names.iter().enumerate() {
-        let s = Spread::of(&per(i, &rps));
-        let p50 = Spread::of(&per(i, &p(50.0))).median;
-        let p99 = Spread::of(&per(i, &p(99.0))).median;
-        let errors: u64 = c.rounds.iter().map(|r| r[i].counts.errors.total()).sum();
-        let cpu: Vec<f64> = c
-            .rounds
-            .iter()
-            .filter_map(|r| r[i].server_cpu.as_ref().map(|f| f.us_per_request))
-            .collect();
-        let cpu = if cpu.is_empty() {
-            "–".to_owned()
-        } else {
-            format!("{:.1}", Spread::of(&cpu).median)
-        };
-        let ratio = if first > 0.0 {
-            format!("{:.2}", s.median / first)
-        } else {
-            "–".to_owned()
-        };
+    for (name, m) in c.names.iter().zip(c.summaries()) {
+        let s = &m.rps;
         let _ = writeln!(
             o,
-            "| {name} | {:.1} ({:.1}–{:.1}) | {:.1} % | {p50:.3} | {p99:.3} | {errors} | {cpu} | {ratio} |",
+            "| {name} | {:.1} ({:.1}–{:.1}) | {:.1} % | {:.3} | {:.3} | {} | {} | {} |",
             s.median,
             s.min,
             s.max,
-            s.percent()
+            s.percent(),
+            m.p50_ms,
+            m.p99_ms,
+            m.errors,
+            m.cpu_us.map_or("–".to_owned(), |v| format!("{v:.1}")),
+            m.ratio.map_or("–".to_owned(), |v| format!("{v:.2}")),
         );
     }
     let _ = writeln!(

@@ -28,7 +28,7 @@ use std::fmt::Write as _;
 
 use hdrhistogram::Histogram;
 
-use crate::compare::{Comparison, Spread};
+use crate::compare::Comparison;
 use crate::histogram::Stats;
 use crate::replay::{ClassFigures, ReplayResult};
 use crate::result::{RunResult, Timeline, TimelinePoint};
@@ -577,53 +577,28 @@ fn summary(o: &mut String, lines: &[Line<'_>], rounds: bool) {
 
 fn comparison_table(o: &mut String, c: &Comparison) {
     let n = c.rounds.len();
-    let per = |i: usize, f: &dyn Fn(&RunResult) -> f64| -> Vec<f64> {
-        c.rounds.iter().filter_map(|r| r.get(i)).map(f).collect()
-    };
-    let pct = |q: f64| {
-        move |r: &RunResult| Stats::of(&r.histograms.latency).percentile(q) as f64 / 1000.0
-    };
-    let first = Spread::of(&per(0, &RunResult::requests_per_second)).median;
     let _ = write!(
         o,
         "<section><h2>Comparison</h2>\n<p>{n} rounds, servers run in the order given within each round; medians over rounds.</p>\n<table id=\"comparison\"><thead><tr><th class=\"l\">server</th><th>req/s median</th><th>min–max</th><th>spread</th><th>p50 ms</th><th>p99 ms</th><th>errors</th><th>server CPU µs/req</th><th>req/s vs {}</th></tr></thead><tbody>\n",
         escape(c.names.first().map_or("", String::as_str))
     );
-    for (i, name) in c.names.iter().enumerate() {
-        let s = Spread::of(&per(i, &RunResult::requests_per_second));
-        let errors: u64 = c
-            .rounds
-            .iter()
-            .filter_map(|r| r.get(i))
-            .map(|r| r.counts.errors.total())
-            .sum();
-        let cpu: Vec<f64> = c
-            .rounds
-            .iter()
-            .filter_map(|r| r.get(i)?.server_cpu.as_ref().map(|f| f.us_per_request))
-            .collect();
-        let cpu = if cpu.is_empty() {
-            "–".to_owned()
-        } else {
-            format!("{:.1}", Spread::of(&cpu).median)
-        };
-        let ratio = if first > 0.0 {
-            format!("{:.2}", s.median / first)
-        } else {
-            "–".to_owned()
-        };
+    for (i, (name, m)) in c.names.iter().zip(c.summaries()).enumerate() {
+        let s = &m.rps;
         let _ = writeln!(
             o,
-            "<tr><td class=\"l\"><span class=\"swatch\" style=\"background:{}\"></span>{}</td><td>{:.1}</td><td>{:.1}–{:.1}</td><td>{:.1} %</td><td>{:.3}</td><td>{:.3}</td><td{}>{errors}</td><td>{cpu}</td><td>{ratio}</td></tr>",
+            "<tr><td class=\"l\"><span class=\"swatch\" style=\"background:{}\"></span>{}</td><td>{:.1}</td><td>{:.1}–{:.1}</td><td>{:.1} %</td><td>{:.3}</td><td>{:.3}</td><td{}>{}</td><td>{}</td><td>{}</td></tr>",
             COLORS[i % COLORS.len()],
             escape(name),
             s.median,
             s.min,
             s.max,
             s.percent(),
-            Spread::of(&per(i, &pct(50.0))).median,
-            Spread::of(&per(i, &pct(99.0))).median,
-            if errors > 0 { " class=\"err\"" } else { "" },
+            m.p50_ms,
+            m.p99_ms,
+            if m.errors > 0 { " class=\"err\"" } else { "" },
+            m.errors,
+            m.cpu_us.map_or("–".to_owned(), |v| format!("{v:.1}")),
+            m.ratio.map_or("–".to_owned(), |v| format!("{v:.2}")),
         );
     }
     o.push_str("</tbody></table>\n</section>\n");
