@@ -39,4 +39,4 @@ pub use read::{
     extract, format_name, Extraction, LogFile, Malformed, Options, PAGE_GAP, SESSION_GAP,
 };
 pub use reduce::{NEAR_FILE_SETS, SAME_FILE_SETS, SAME_FRONT_PAGE};
-pub use tern_accesslog::LogFormat;
+pub use tern_accesslog::{rfc3339_seconds, LogFormat};

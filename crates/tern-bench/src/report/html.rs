@@ -403,24 +403,11 @@ fn date(r: &RunResult) -> String {
     if us == 0 {
         return "date unknown".to_owned();
     }
-    let secs = us / 1_000_000;
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_micros(us);
+    // `2026-11-25T02:18:28Z` as `2026-11-25 02:18:28 UTC`: a date a person reads.
+    tern_workload::rfc3339_seconds(at)
+        .replace('T', " ")
+        .replace('Z', " UTC")
 }
 
 fn header(o: &mut String, lines: &[Line<'_>]) {
