@@ -72,9 +72,12 @@ pub struct SuiteArgs {
     /// Print JSON instead of Markdown.
     #[arg(long)]
     pub json: bool,
-    /// Also write suite.md and suite.json into this directory.
+    /// Also write suite.md, suite.json and suite.html into this directory.
     #[arg(short = 'o', long, value_name = "DIR")]
     pub output: Option<PathBuf>,
+    /// Also write the report as one self-contained HTML page.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// No progress lines on stderr.
     #[arg(short, long)]
     pub quiet: bool,
@@ -99,6 +102,10 @@ fn suite_main(args: SuiteArgs) -> Result<(), Error> {
         })?;
         write_file(&dir.join("suite.md"), &markdown)?;
         write_file(&dir.join("suite.json"), &json_text)?;
+        write_file(&dir.join("suite.html"), &crate::html::render(&report))?;
+    }
+    if let Some(path) = &args.html {
+        write_file(path, &crate::html::render(&report))?;
     }
     print(if args.json { &json_text } else { &markdown })
 }

@@ -52,6 +52,7 @@ pub mod fcgi_app;
 pub mod fcgiwrap;
 pub mod fetch;
 pub mod gateway;
+pub mod html;
 pub mod news;
 pub mod peer;
 pub mod php;

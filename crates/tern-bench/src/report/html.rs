@@ -370,6 +370,16 @@ ul.targets{margin:.2em 0;padding-left:1.2em}\
 footer{margin-top:2em;color:#777;font-size:.85em}\
 @media print{body{max-width:none;padding:0;font-size:12px}figure,table,header{break-inside:avoid}h2{break-after:avoid}}";
 
+/// A whole self-contained page around `body` (already HTML): the report's
+/// head and style, so that `tern suite --html` looks like `tern bench`'s.
+pub fn document(title: &str, body: &str) -> String {
+    let mut o = String::with_capacity(body.len() + 4096);
+    begin(&mut o, title);
+    o.push_str(body);
+    o.push_str("\n</body>\n</html>\n");
+    o
+}
+
 fn begin(o: &mut String, title: &str) {
     let _ = write!(
         o,

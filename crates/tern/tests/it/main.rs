@@ -163,3 +163,26 @@ fn http2_prior_knowledge_is_served() {
     };
     assert_eq!(data, b"two");
 }
+
+/// Headless Chromium on `url` with `extra` arguments (`--dump-dom`,
+/// `--screenshot=FILE`), console messages on stderr, `home` as its HOME;
+/// asserts it ran.
+pub(crate) fn chromium(url: &str, extra: &[&str], home: &Path) -> std::process::Output {
+    let mut args = vec![
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--enable-logging=stderr",
+        "--v=0",
+        "--window-size=1280,1600",
+    ];
+    args.extend_from_slice(extra);
+    args.push(url);
+    let out = std::process::Command::new("chromium")
+        .args(&args)
+        .env("HOME", home)
+        .output()
+        .expect("chromium (scripts/test-all installs it)");
+    assert!(out.status.success(), "{out:?}");
+    out
+}

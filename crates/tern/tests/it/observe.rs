@@ -569,25 +569,7 @@ fn the_status_page_renders_in_headless_chromium_without_console_errors() {
     }
     let url = format!("http://{}/status", t.admin_addr());
     let shot = t.file("status.png");
-    let chromium = |extra: &[&str]| {
-        let mut args = vec![
-            "--headless=new",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--enable-logging=stderr",
-            "--v=0",
-            "--window-size=1280,1600",
-        ];
-        args.extend_from_slice(extra);
-        args.push(&url);
-        let out = Command::new("chromium")
-            .args(&args)
-            .env("HOME", t.path())
-            .output()
-            .expect("chromium (scripts/test-all installs it)");
-        assert!(out.status.success(), "{out:?}");
-        out
-    };
+    let chromium = |extra: &[&str]| super::chromium(&url, extra, t.path());
     let dom = chromium(&["--dump-dom"]);
     let stderr = String::from_utf8_lossy(&dom.stderr);
     let console: Vec<_> = stderr.lines().filter(|l| l.contains(":CONSOLE")).collect();

@@ -134,10 +134,13 @@ fn a_log_becomes_a_model_a_site_and_a_replay_against_tern() {
 /// it and spawned by it, WebAssembly) replayed, no page lost.
 #[test]
 fn the_suite_replays_the_bundled_site_on_every_way_tern_serves_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("suite.html");
     let out = Command::new(BIN)
         .args(["suite", "-q", "--tern", BIN, "--sections", "webstone"])
         .args(["-d", "1s", "--warmup", "200ms", "--webstone-rate", "20"])
-        .args(["--think-scale", "0.05", "--json"])
+        .args(["--think-scale", "0.05", "--json", "--html"])
+        .arg(&html)
         .stdin(Stdio::null())
         .output()
         .expect("run tern suite");
@@ -170,5 +173,16 @@ fn the_suite_replays_the_bundled_site_on_every_way_tern_serves_it() {
         assert_eq!(r["all"]["errors"], 0, "{r}");
         assert_eq!(r["request_errors"], 0, "{r}");
         assert!(r["dynamic_pages"]["pages"].as_u64().unwrap() > 0, "{r}");
+    }
+    // The HTML report renders in a browser, without a console message.
+    let url = format!("file://{}", html.display());
+    let dom = super::chromium(&url, &["--dump-dom"], dir.path());
+    let stderr = String::from_utf8_lossy(&dom.stderr);
+    let console: Vec<_> = stderr.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:#?}");
+    let page = String::from_utf8_lossy(&dom.stdout);
+    assert!(page.contains("id=\"webstone\""), "{page}");
+    for way in ["CGIplus", "FastCGI spawned", "WebAssembly"] {
+        assert!(page.contains(way), "{way}: {page}");
     }
 }
