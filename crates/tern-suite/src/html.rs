@@ -23,14 +23,19 @@ pub fn render(r: &SuiteReport) -> String {
         let _ = write!(o, "<li>{}</li>", escape(line));
     }
     o.push_str("</ul></header>\n");
-    let servers: Vec<String> = r.servers.iter().map(|s| s.name.clone()).collect();
+    // A series per server variant: tern with its cache on and off are two.
+    let servers: Vec<String> = r
+        .servers
+        .iter()
+        .map(|s| series(&s.name, &s.cache))
+        .collect();
     if !r.servers.is_empty() {
         o.push_str("<table id=\"servers\"><thead><tr><th class=\"l\">server</th><th class=\"l\">cache</th><th class=\"l\">program</th><th>pid</th><th>port</th></tr></thead><tbody>\n");
         for s in &r.servers {
             let _ = writeln!(
                 o,
                 "<tr><td class=\"l\">{}{}</td><td class=\"l\">{}</td><td class=\"l\"><code>{}</code></td><td>{}</td><td>{}</td></tr>",
-                swatch(&servers, &s.name),
+                swatch(&servers, &series(&s.name, &s.cache)),
                 escape(&s.name),
                 escape(&s.cache),
                 escape(&s.program),
@@ -137,11 +142,13 @@ fn bars(o: &mut String, section: &str, rows: &[&crate::report::RowReport], serve
     );
     let mut y = 6.0;
     for r in rows {
+        let cache_off = r.cells.iter().any(|c| c.cache == "off");
         let label = format!(
-            "{} c={}{}",
+            "{} c={}{}{}",
             r.row.case,
             r.row.connections,
-            if r.row.keepalive { " -k" } else { "" }
+            if r.row.keepalive { " -k" } else { "" },
+            if cache_off { ", cache off" } else { "" }
         );
         let group = r.cells.len() as f64 * BAR;
         let _ = writeln!(
@@ -154,12 +161,13 @@ fn bars(o: &mut String, section: &str, rows: &[&crate::report::RowReport], serve
         for c in &r.cells {
             let v = c.rps.as_ref().map_or(0.0, |s| s.median);
             let w = (v / max * (WIDTH - LABEL - 70.0)).max(0.5);
-            let color = color_of(servers, &c.server);
+            let name = series(&c.server, &c.cache);
+            let color = color_of(servers, &name);
             let _ = writeln!(
                 o,
                 "<rect x=\"{LABEL}\" y=\"{y:.1}\" width=\"{w:.1}\" height=\"{:.1}\" fill=\"{color}\"><title>{}: {v:.1} req/s</title></rect><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" dominant-baseline=\"middle\">{v:.0}</text>",
                 BAR - 2.0,
-                escape(&c.server),
+                escape(&name),
                 LABEL + w + 4.0,
                 y + BAR / 2.0 - 1.0
             );
@@ -195,7 +203,7 @@ fn cell_row(
         "<tr><td class=\"l\">{}</td><td>{connections}</td><td class=\"l\">{}</td><td class=\"l\">{}{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td{}>{errors}</td></tr>",
         escape(case),
         if keepalive { "yes" } else { "no" },
-        swatch(servers, &c.server),
+        swatch(servers, &series(&c.server, &c.cache)),
         escape(&server),
         escape(&c.cache),
         c.rps.as_ref().map_or("–".to_owned(), |s| format!("{:.1}", s.median)),
@@ -205,6 +213,14 @@ fn cell_row(
         number(c.cpu_us_per_request, 1),
         if c.errors > 0 || c.note.is_some() { " class=\"err\"" } else { "" },
     );
+}
+
+/// A server variant's name: the server, and its cache when not on.
+fn series(server: &str, cache: &str) -> String {
+    match cache {
+        "on" | "default" | "" => server.to_owned(),
+        other => format!("{server} (cache {other})"),
+    }
 }
 
 fn pair(p: &PageFigures) -> String {
