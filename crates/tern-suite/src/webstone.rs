@@ -302,7 +302,7 @@ fn replay_once(
     replay(v.model.clone(), name, &base, measured, stop, Some(&cpu))
 }
 
-/// The figures of these pages together (of several classes, or rounds).
+/// The figures of these pages together (of several classes).
 fn group<'a>(classes: impl Iterator<Item = &'a ClassFigures>) -> PageFigures {
     let mut out = PageFigures::default();
     let mut latency = None;
@@ -325,10 +325,9 @@ fn group<'a>(classes: impl Iterator<Item = &'a ClassFigures>) -> PageFigures {
     out
 }
 
-/// The table's row of one variant, its rounds together. (Rounds are
-/// added here rather than with `ReplayResult::merge`, which adds the
-/// shards of one replay and refuses a shard given twice: every round is
-/// the whole replay, shard 0 of 1.)
+/// The table's row of one variant, its rounds merged into one result
+/// (`ReplayResult::merge`: histograms add, so the percentiles are those of
+/// every round's pages together).
 fn row(
     server: &str,
     way: Way,
@@ -337,16 +336,28 @@ fn row(
     note: Option<String>,
     (statics, dynamics): (&[String], &[String]),
 ) -> WebstoneRow {
-    let of = |ids: &[String]| {
+    let mut merged: Option<ReplayResult> = None;
+    let mut note = note;
+    for r in rounds {
+        match &mut merged {
+            None => merged = Some(r.clone()),
+            Some(m) => {
+                if let Err(e) = m.merge(r) {
+                    note.get_or_insert_with(|| format!("rounds not merged: {e}"));
+                }
+            }
+        }
+    }
+    let classes = |ids: &[String]| {
         group(
-            rounds
+            merged
                 .iter()
-                .flat_map(|r| &r.classes)
+                .flat_map(|m| &m.classes)
                 .filter(|c| ids.contains(&c.id)),
         )
     };
-    let all = group(rounds.iter().map(|r| &r.pages));
-    let dropped: u64 = rounds.iter().map(|r| r.sessions.dropped).sum();
+    let all = group(merged.iter().map(|m| &m.pages));
+    let dropped = merged.as_ref().map_or(0, |m| m.sessions.dropped);
     let note = note.or_else(|| {
         if rounds.is_empty() {
             Some("not measured".to_owned())
@@ -360,6 +371,9 @@ fn row(
             None
         }
     });
+    // CPU over the rounds that measured it, per response of those rounds.
+    // (A merged result shares its CPU seconds over every round's
+    // responses, measured or not.)
     let cpu: Vec<(f64, u64)> = rounds
         .iter()
         .filter_map(|r| {
@@ -369,20 +383,18 @@ fn row(
         .collect();
     let cpu_seconds: f64 = cpu.iter().map(|c| c.0).sum();
     let cpu_responses: u64 = cpu.iter().map(|c| c.1).sum();
+    let counts = merged.as_ref().map(|m| &m.requests.counts);
     WebstoneRow {
         server: server.to_owned(),
         way: way.label().to_owned(),
         gateway,
-        sessions: rounds.iter().map(|r| r.sessions.started).sum(),
+        sessions: merged.as_ref().map_or(0, |m| m.sessions.started),
         sessions_dropped: dropped,
         all,
-        static_pages: of(statics),
-        dynamic_pages: of(dynamics),
-        responses: rounds.iter().map(|r| r.requests.counts.responses).sum(),
-        request_errors: rounds
-            .iter()
-            .map(|r| r.requests.counts.errors.total())
-            .sum(),
+        static_pages: classes(statics),
+        dynamic_pages: classes(dynamics),
+        responses: counts.map_or(0, |c| c.responses),
+        request_errors: counts.map_or(0, |c| c.errors.total()),
         cpu_us_per_request: (cpu_responses > 0).then(|| cpu_seconds * 1e6 / cpu_responses as f64),
         note,
     }
