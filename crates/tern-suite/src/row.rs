@@ -231,8 +231,10 @@ pub struct Fixture {
     pub path: String,
     /// Contents.
     pub contents: FixtureContents,
-    /// Make it executable (scripts).
-    pub executable: bool,
+    /// Its permission bits: 0o755 for programs and scripts, 0o644 for
+    /// data, 0o666 for state the scripts write (servers may run them as
+    /// another user).
+    pub mode: u32,
 }
 
 /// What a fixture holds.
@@ -263,7 +265,7 @@ impl Fixture {
         Fixture {
             path: path.to_owned(),
             contents: FixtureContents::Pattern(len),
-            executable: false,
+            mode: 0o644,
         }
     }
 
@@ -272,7 +274,7 @@ impl Fixture {
         Fixture {
             path: path.to_owned(),
             contents: FixtureContents::C(source.to_owned()),
-            executable: true,
+            mode: 0o755,
         }
     }
 
@@ -284,16 +286,30 @@ impl Fixture {
                 interpreter: interpreter.to_owned(),
                 body: body.to_owned(),
             },
-            executable: true,
+            mode: 0o755,
         }
     }
 
-    /// A file of these bytes, readable by all.
+    /// A file of this text, readable by all.
     pub fn text(path: &str, text: &str) -> Fixture {
+        Fixture::bytes(path, text.as_bytes().to_vec())
+    }
+
+    /// A file of these bytes, readable by all.
+    pub fn bytes(path: &str, bytes: Vec<u8>) -> Fixture {
         Fixture {
             path: path.to_owned(),
-            contents: FixtureContents::Bytes(text.as_bytes().to_vec()),
-            executable: false,
+            contents: FixtureContents::Bytes(bytes),
+            mode: 0o644,
+        }
+    }
+
+    /// A file the scripts read and write, writable by every user.
+    pub fn state(path: &str, bytes: Vec<u8>) -> Fixture {
+        Fixture {
+            path: path.to_owned(),
+            contents: FixtureContents::Bytes(bytes),
+            mode: 0o666,
         }
     }
 
@@ -799,32 +815,50 @@ impl Registry {
         r
     }
 
-    /// The "webstone" rows (see the `webstone` module): one per way of
-    /// serving a model's dynamic files ([`Way`]), each fetching the URL of
-    /// its "Hello!" program (the static way: the 0 KB file). They are
-    /// checked, not measured: they bring in the programs and the gateways,
-    /// and their check tells which ways each server can serve in the
+    /// The "webstone" rows (see the `webstone` module): one per [`Program`]
+    /// that can serve a model's dynamic files, each fetching its URL (the
+    /// static way: the 0 KB file). They are checked, not measured: they
+    /// bring in the programs, the scripts' state and the gateways, and
+    /// their check tells which programs each server can run in the
     /// section's replays.
     pub fn webstone() -> Registry {
+        use tern_workload::materialize::{corpus, CORPUS_BYTES};
         let mut r = Registry::new();
-        r.add_fixture(Fixture::pattern("empty.html", 0));
-        r.add_fixture(Fixture::c_program("cgi-bin/hello.cgi", HELLO_C));
+        r.add_fixture(Fixture::pattern(&STATIC_CHECK[1..], 0));
         let plus = format!("{}/plus-hello.cgi", &Feature::CgiPlus.prefix()[1..]);
         r.add_fixture(Fixture::c_program(&plus, CGIPLUS_C));
         // tern routes every module of WASM_MODULES: both are written.
         r.add_fixture(Fixture::text(&wasm_module_path("hello"), wasm_hello()));
         r.add_fixture(Fixture::text(&wasm_module_path("64k"), wasm_64k()));
-        for way in Way::ALL {
+        r.add_fixture(Fixture::state(
+            &format!("{WEBSTONE_STATE}/counter"),
+            b"0\n".to_vec(),
+        ));
+        r.add_fixture(Fixture::bytes(
+            &format!("{WEBSTONE_STATE}/corpus.txt"),
+            corpus(CORPUS_BYTES),
+        ));
+        for program in Program::ALL {
+            let url = program.url();
+            if program.script.perl_file().is_some() {
+                if let Some(url) = &url {
+                    r.add_fixture(Fixture::script(
+                        &url[1..],
+                        PERL,
+                        &program.script.perl_body(),
+                    ));
+                }
+            }
             r.add_row(RowSpec {
                 section: WEBSTONE.to_owned(),
-                case: format!("dynamic pages {}", way.label()),
-                path: way.url().unwrap_or("/empty.html").to_owned(),
-                body_bytes: if way.url().is_some() { 7 } else { 0 },
+                case: format!("dynamic pages {}", program.label()),
+                body_bytes: if url.is_some() { 7 } else { 0 },
+                path: url.unwrap_or_else(|| STATIC_CHECK.to_owned()),
                 length: LengthCheck::Exact,
                 cache: CacheMode::On,
                 connections: 1,
                 keepalive: true,
-                needs: way.feature(),
+                needs: program.way.feature(),
                 tls: TlsMode::Off,
             });
         }
@@ -954,8 +988,10 @@ pub const WEBSTONE: &str = "webstone";
 pub enum Way {
     /// As static files of their logged size: the static-only baseline.
     Static,
-    /// The "Hello!" CGI program, a process per request.
+    /// A CGI program, a process per request.
     Cgi,
+    /// tern's Perl engine: the CGI scripts in one kept interpreter.
+    PerlEngine,
     /// The CGIplus "Hello!" program, started once (tern).
     CgiPlus,
     /// The C FastCGI responder started beside the server.
@@ -967,21 +1003,12 @@ pub enum Way {
 }
 
 impl Way {
-    /// Every way, the baseline first.
-    pub const ALL: [Way; 6] = [
-        Way::Static,
-        Way::Cgi,
-        Way::CgiPlus,
-        Way::FastCgi,
-        Way::FastCgiSpawned,
-        Way::Wasm,
-    ];
-
     /// What a server must offer to serve this way.
     pub fn feature(self) -> Feature {
         match self {
             Way::Static => Feature::StaticFiles,
             Way::Cgi => Feature::Cgi,
+            Way::PerlEngine => Feature::PerlEngine,
             Way::CgiPlus => Feature::CgiPlus,
             Way::FastCgi => Feature::FastCgi,
             Way::FastCgiSpawned => Feature::FastCgiSpawned,
@@ -989,41 +1016,154 @@ impl Way {
         }
     }
 
-    /// The way of the rows that need `feature`.
-    pub fn of(feature: Feature) -> Option<Way> {
-        Way::ALL.into_iter().find(|w| w.feature() == feature)
-    }
-
     /// As the table names it.
     pub fn label(self) -> &'static str {
         match self {
             Way::Static => "static",
             Way::Cgi => "CGI",
+            Way::PerlEngine => "Perl engine",
             Way::CgiPlus => "CGIplus",
             Way::FastCgi => "FastCGI",
             Way::FastCgiSpawned => "FastCGI spawned",
             Way::Wasm => "WebAssembly",
         }
     }
+}
 
-    /// The URL of its "Hello!" program, which answers every dynamic file
-    /// (`None`: the files themselves, under the webstone section's site prefix). The same
-    /// programs as the "wasm" rows'.
-    pub fn url(self) -> Option<&'static str> {
+/// What runs for a dynamic file: the report's three Perl scripts (the
+/// same files as CGI and in the Perl engine), or a way's "Hello!"
+/// program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Script {
+    /// The file itself (the static way).
+    File,
+    /// The way's "Hello!" program (C, or the WebAssembly module).
+    Hello,
+    /// The report's trivial Perl script: print and exit.
+    Trivial,
+    /// The report's counter: a number in a file, incremented under an
+    /// exclusive lock ([`tern_workload::materialize::PERL_COUNTER`]).
+    Counter,
+    /// The report's CPU-heavy search: a regular expression over a 4 MiB
+    /// text ([`tern_workload::materialize::PERL_SEARCH`]).
+    Search,
+}
+
+impl Script {
+    /// The Perl script's file name (`None`: not a Perl script).
+    fn perl_file(self) -> Option<&'static str> {
         match self {
-            Way::Static => None,
-            Way::Cgi => Some("/cgi-bin/hello.cgi"),
-            Way::CgiPlus => Some("/cgiplus-bin/plus-hello.cgi"),
-            Way::FastCgi => Some("/fcgi/hello"),
-            Way::FastCgiSpawned => Some("/fcgi-spawn/hello"),
-            Way::Wasm => Some("/wasm/hello"),
+            Script::File | Script::Hello => None,
+            Script::Trivial => Some("ws-trivial.pl"),
+            Script::Counter => Some("ws-counter.pl"),
+            Script::Search => Some("ws-search.pl"),
         }
     }
+
+    /// The Perl script's text after its `#!` line: the work, then
+    /// "Hello!" (7 bytes of body, as every program of the suite). The
+    /// state it keeps is in [`WEBSTONE_STATE`], found from
+    /// `SCRIPT_FILENAME` (CGI does not promise a working directory).
+    fn perl_body(self) -> String {
+        use tern_workload::materialize::{PERL_COUNTER, PERL_SEARCH};
+        let state = format!(
+            "my ($dir) = ($ENV{{SCRIPT_FILENAME}} // '') =~ m{{^(.*)/[^/]*$}} or die \"no SCRIPT_FILENAME\";\nmy $state = \"$dir/../{WEBSTONE_STATE}\";\n"
+        );
+        let work = match self {
+            Script::File | Script::Hello | Script::Trivial => String::new(),
+            Script::Counter => {
+                format!("{state}my $counter_path = \"$state/counter\";\n{PERL_COUNTER}")
+            }
+            Script::Search => {
+                format!("{state}my $corpus_path = \"$state/corpus.txt\";\n{PERL_SEARCH}")
+            }
+        };
+        format!("use strict;\nuse warnings;\n{work}print \"Content-Type: text/plain\\n\\nHello!\\n\";\n")
+    }
 }
+
+/// Where the webstone scripts keep their state, under the docroot: the
+/// counter and the search's corpus.
+pub const WEBSTONE_STATE: &str = "ws-state";
+
+/// One way of serving a model's dynamic files in the webstone replays: a
+/// way, and what it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Program {
+    /// How the server runs it.
+    pub way: Way,
+    /// What it runs.
+    pub script: Script,
+}
+
+impl Program {
+    /// Every program, the static baseline first: the report's three Perl
+    /// scripts as CGI (every server) and in tern's Perl engine, then the
+    /// persistent ways' "Hello!" programs.
+    pub const ALL: [Program; 11] = [
+        Program::new(Way::Static, Script::File),
+        Program::new(Way::Cgi, Script::Trivial),
+        Program::new(Way::Cgi, Script::Counter),
+        Program::new(Way::Cgi, Script::Search),
+        Program::new(Way::PerlEngine, Script::Trivial),
+        Program::new(Way::PerlEngine, Script::Counter),
+        Program::new(Way::PerlEngine, Script::Search),
+        Program::new(Way::CgiPlus, Script::Hello),
+        Program::new(Way::FastCgi, Script::Hello),
+        Program::new(Way::FastCgiSpawned, Script::Hello),
+        Program::new(Way::Wasm, Script::Hello),
+    ];
+
+    const fn new(way: Way, script: Script) -> Program {
+        Program { way, script }
+    }
+
+    /// The program of a webstone row (its URL and what it needs).
+    pub fn of(row: &RowSpec) -> Option<Program> {
+        Program::ALL.into_iter().find(|p| {
+            p.way.feature() == row.needs && p.url().as_deref().unwrap_or(STATIC_CHECK) == row.path
+        })
+    }
+
+    /// As the table names it: "CGI search.pl", "FastCGI Hello! (C)".
+    pub fn label(self) -> String {
+        match (self.script.perl_file(), self.script) {
+            (Some(file), _) => format!("{} {}", self.way.label(), &file[3..]),
+            (None, Script::Hello) if self.way == Way::Wasm => {
+                format!("{} Hello! (WAT)", self.way.label())
+            }
+            (None, Script::Hello) => format!("{} Hello! (C)", self.way.label()),
+            (None, _) => self.way.label().to_owned(),
+        }
+    }
+
+    /// The URL that answers every dynamic file (`None`: the files
+    /// themselves, under the webstone section's site prefix). The "Hello!"
+    /// programs are the "persistent" and "wasm" rows'.
+    pub fn url(self) -> Option<String> {
+        if let Some(file) = self.script.perl_file() {
+            return Some(format!("{}/{file}", self.way.feature().prefix()));
+        }
+        let hello = match self.way {
+            Way::Static => return None,
+            Way::Cgi => "/cgi-bin/hello.cgi",
+            Way::PerlEngine => "/rte/face2face.pl",
+            Way::CgiPlus => "/cgiplus-bin/plus-hello.cgi",
+            Way::FastCgi => "/fcgi/hello",
+            Way::FastCgiSpawned => "/fcgi-spawn/hello",
+            Way::Wasm => "/wasm/hello",
+        };
+        Some(hello.to_owned())
+    }
+}
+
+/// What the static way's row checks: the 0 KB file.
+const STATIC_CHECK: &str = "/empty.html";
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt as _;
 
     #[test]
     fn seed_has_the_wasd_grid() {
@@ -1317,15 +1457,20 @@ mod tests {
     }
 
     #[test]
-    fn webstone_rows_carry_one_way_each_and_bring_its_program() {
+    fn webstone_rows_carry_one_program_each_and_bring_it() {
         let r = Registry::webstone();
         assert_eq!(r.sections(), ["webstone"]);
         let ways: Vec<Feature> = r.rows().iter().map(|x| x.needs).collect();
-        assert_eq!(ways, Way::ALL.map(Way::feature));
+        assert_eq!(ways, Program::ALL.map(|p| p.way.feature()));
         for row in r.rows() {
             assert!(row.path.starts_with(row.needs.prefix()), "{row:?}");
             assert_eq!(row.cache, CacheMode::On);
+            assert!(Program::of(row).is_some(), "{row:?}");
         }
+        let labels: Vec<String> = Program::ALL.map(Program::label).to_vec();
+        assert_eq!(labels[3], "CGI search.pl");
+        assert_eq!(labels[5], "Perl engine counter.pl");
+        assert_eq!(labels[8], "FastCGI Hello! (C)");
         assert_eq!(
             r.gateways(),
             [
@@ -1333,13 +1478,18 @@ mod tests {
                 Feature::CgiPlus,
                 Feature::FastCgi,
                 Feature::FastCgiSpawned,
+                Feature::PerlEngine,
                 Feature::Wasm
             ]
         );
         let made: Vec<String> = r.fixtures_in_use().into_iter().map(|f| f.path).collect();
         for path in [
             "empty.html",
-            "cgi-bin/hello.cgi",
+            "cgi-bin/ws-trivial.pl",
+            "cgi-bin/ws-search.pl",
+            "rte/ws-counter.pl",
+            "ws-state/counter",
+            "ws-state/corpus.txt",
             "cgiplus-bin/plus-hello.cgi",
             "wasm/hello.wat",
             "wasm/64k.wat",
@@ -1347,8 +1497,60 @@ mod tests {
             assert!(made.iter().any(|m| m == path), "{path}: {made:?}");
         }
         let mut seed = Registry::seed();
-        assert_eq!(seed.remove_section("webstone"), Way::ALL.len());
+        assert_eq!(seed.remove_section("webstone"), Program::ALL.len());
         assert!(!seed.sections().contains(&"webstone"));
+    }
+
+    /// The webstone Perl scripts run by a real perl as CGI runs them: from
+    /// another working directory, their state found by SCRIPT_FILENAME.
+    #[test]
+    fn the_webstone_scripts_count_and_search() {
+        let dir = tempfile::tempdir().unwrap();
+        let docroot = dir.path();
+        let r = Registry::webstone();
+        for f in r.fixtures() {
+            if matches!(f.contents, FixtureContents::Bytes(_)) || f.path.starts_with("cgi-bin/ws-")
+            {
+                crate::workdir::write_fixture(docroot, f).unwrap();
+            }
+        }
+        let run = |script: Script| {
+            let file = docroot.join("cgi-bin").join(script.perl_file().unwrap());
+            let out = std::process::Command::new(PERL)
+                .arg(&file)
+                .current_dir("/")
+                .env("SCRIPT_FILENAME", &file)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{script:?}: {out:?}");
+            assert!(out.stderr.is_empty(), "{script:?}: {out:?}");
+            assert_eq!(out.stdout, b"Content-Type: text/plain\n\nHello!\n");
+        };
+        for script in [
+            Script::Trivial,
+            Script::Counter,
+            Script::Counter,
+            Script::Search,
+        ] {
+            run(script);
+        }
+        let count = std::fs::read_to_string(docroot.join("ws-state/counter")).unwrap();
+        assert_eq!(count, "2\n");
+        let state = std::fs::metadata(docroot.join("ws-state/counter")).unwrap();
+        assert_eq!(state.permissions().mode() & 0o777, 0o666);
+        // Without its state the script fails loudly, not silently.
+        std::fs::remove_file(docroot.join("ws-state/corpus.txt")).unwrap();
+        let file = docroot.join("cgi-bin/ws-search.pl");
+        let out = std::process::Command::new(PERL)
+            .arg(&file)
+            .env("SCRIPT_FILENAME", &file)
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("corpus"),
+            "{out:?}"
+        );
     }
 
     #[test]

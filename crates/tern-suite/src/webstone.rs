@@ -4,18 +4,21 @@
 //! server with `tern_bench::replay`, its users' sessions arriving at a
 //! fixed rate, each page fetched as a browser fetches it. The site is the
 //! model's files, written into the docroot under [`SITE_PREFIX`] at their
-//! logged sizes; the model's dynamic files are served each [`Way`] the
-//! server offers: as static files of their logged size (the static-only
-//! baseline), or by the suite's "Hello!" programs through CGI, CGIplus,
-//! FastCGI (the responder beside the server, or spawned by it) and
-//! WebAssembly. The table shows how the script model changes the latency
-//! of every page, not only the scripted ones: pages with no dynamic file
-//! are reported apart from those with one.
+//! logged sizes; the model's dynamic files are served by each [`Program`]
+//! the server can run: as static files of their logged size (the
+//! static-only baseline); by the report's three Perl scripts (trivial, a
+//! counter, a CPU-heavy search) as CGI, on every server, and in tern's
+//! Perl engine (the same files, one kept interpreter); and by the suite's
+//! "Hello!" programs through CGIplus, FastCGI (the responder beside the
+//! server, or spawned by it) and WebAssembly. The table shows how the
+//! script model changes the latency of every page, not only the scripted
+//! ones: pages with no dynamic file are reported apart from those with
+//! one.
 //!
 //! The registry's "webstone" rows ([`crate::row::Registry::webstone`])
-//! carry one way each: they bring in the fixtures and the gateways, and
-//! the suite's check of their URL tells which ways each server can serve;
-//! they are never measured as rows. The section then replays, round after
+//! carry one program each: they bring in the fixtures and the gateways,
+//! and the suite's check of their URL tells which programs each server
+//! can run; they are never measured as rows. The section then replays, round after
 //! round, every server and way in turn, each round with the same seed for
 //! all, and adds up each one's rounds.
 
@@ -32,7 +35,7 @@ use tern_workload::Model;
 
 use crate::config::SuiteConfig;
 use crate::report::{PageFigures, WebstoneReport, WebstoneRow};
-use crate::row::{RowSpec, Way};
+use crate::row::{Program, RowSpec, Way};
 use crate::server::RunningServer;
 
 pub use crate::news::{model as bundled_model, NAME as BUNDLED_NAME};
@@ -51,14 +54,15 @@ fn is_dynamic(page: &tern_workload::PageClass) -> bool {
     page.files.iter().any(|f| f.dynamic)
 }
 
-/// The model as replayed against the site served `way`: every static file
-/// under [`SITE_PREFIX`]; every dynamic one fetched from the way's program,
-/// with its query, or, for [`Way::Static`], as its file under the prefix
-/// (with GET, whatever was logged: a file takes no POST).
-pub fn variant_model(model: &Model, way: Way) -> Model {
+/// The model as replayed against the site served by `program`: every
+/// static file under [`SITE_PREFIX`]; every dynamic one fetched from the
+/// program's URL, with its query, or, for the static way, as its file
+/// under the prefix (with GET, whatever was logged: a file takes no POST).
+pub fn variant_model(model: &Model, program: Program) -> Model {
+    let url = program.url();
     let mut m = model.clone();
     for f in m.pages.iter_mut().flat_map(|p| &mut p.files) {
-        match (f.dynamic, way.url()) {
+        match (f.dynamic, &url) {
             (true, Some(url)) => {
                 let query = f.path.find('?').map_or("", |i| &f.path[i..]);
                 f.path = format!("{url}{query}");
@@ -118,11 +122,11 @@ fn open_up(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// One server, one way: the model it replays and the rounds' result.
+/// One server, one program: the model it replays and the rounds' result.
 #[derive(Debug)]
 struct Variant {
     server: usize,
-    way: Way,
+    program: Program,
     model: Model,
     /// One per round.
     results: Vec<ReplayResult>,
@@ -173,7 +177,7 @@ pub(crate) fn measure(
     let mut variants = Vec::new();
     for (si, s) in servers.iter().enumerate() {
         for (ri, row) in rows.iter().enumerate() {
-            let Some(way) = Way::of(row.needs) else {
+            let Some(program) = Program::of(row) else {
                 continue;
             };
             if !s.spec().serves(row) {
@@ -183,14 +187,14 @@ pub(crate) fn measure(
                 notes.push(format!(
                     "{SECTION}: {} {}: {why}; skipped",
                     s.spec().name(),
-                    way.label()
+                    program.label()
                 ));
                 continue;
             }
             variants.push(Variant {
                 server: si,
-                way,
-                model: variant_model(&ws.model, way),
+                program,
+                model: variant_model(&ws.model, program),
                 results: Vec::new(),
                 note: None,
             });
@@ -218,7 +222,7 @@ pub(crate) fn measure(
                         eprintln!(
                             "[{done}/{total}] round {round}: {SECTION}: {} {}: {} pages, {} page errors, p50 {:.1} ms",
                             s.spec().name(),
-                            v.way.label(),
+                            v.program.label(),
                             r.pages.pages,
                             r.pages.errors,
                             r.pages.summary.p50_ms
@@ -250,8 +254,8 @@ pub(crate) fn measure(
             let spec = servers[v.server].spec();
             row(
                 spec.name(),
-                v.way,
-                (v.way == Way::Cgi)
+                v.program,
+                (v.program.way == Way::Cgi)
                     .then(|| spec.cgi_gateway())
                     .flatten()
                     .map(|g| g.label().to_owned()),
@@ -264,7 +268,7 @@ pub(crate) fn measure(
     WebstoneReport {
         model: ws.model_name.clone(),
         method: format!(
-            "tern bench's replay of the model: {} sessions/s (Poisson arrivals), {}, think times ×{}, up to {USER_CONNECTIONS} connections per user; per server and way {} round{} of {:.1} s after a {:.1} s warm-up, servers and ways in turn each round, every one with the round's seed; page latency from each page's intended start to its last byte; the dynamic files served by \"Hello!\" programs (the static way: files of their logged size); server CPU per request over all rounds, coarse at a light load (the kernel counts it in 10 ms ticks)",
+            "tern bench's replay of the model: {} sessions/s (Poisson arrivals), {}, think times ×{}, up to {USER_CONNECTIONS} connections per user; per server and way {} round{} of {:.1} s after a {:.1} s warm-up, servers and ways in turn each round, every one with the round's seed; page latency from each page's intended start to its last byte; the dynamic files served by the report's three Perl scripts (trivial, a counter under a lock, a regular-expression search of a 4 MiB text) as CGI and in tern's Perl engine, and by the persistent ways' \"Hello!\" programs (the static way: files of their logged size); server CPU per request over all rounds, coarse at a light load (the kernel counts it in 10 ms ticks)",
             ws.sessions_per_second,
             match walk(&ws.model) {
                 Walk::Sessions => "the logged session classes",
@@ -297,7 +301,7 @@ fn replay_once(
         let warm = settings(config, &v.model, config.warmup, 0);
         replay(v.model.clone(), name, &base, warm, stop, None)?;
     }
-    let cpu = CpuSource::Trees(s.cpu_roots(v.way.feature()));
+    let cpu = CpuSource::Trees(s.cpu_roots(v.program.way.feature()));
     let measured = settings(config, &v.model, config.duration, u64::from(round));
     replay(v.model.clone(), name, &base, measured, stop, Some(&cpu))
 }
@@ -330,7 +334,7 @@ fn group<'a>(classes: impl Iterator<Item = &'a ClassFigures>) -> PageFigures {
 /// every round's pages together).
 fn row(
     server: &str,
-    way: Way,
+    program: Program,
     gateway: Option<String>,
     rounds: &[ReplayResult],
     note: Option<String>,
@@ -386,7 +390,7 @@ fn row(
     let counts = merged.as_ref().map(|m| &m.requests.counts);
     WebstoneRow {
         server: server.to_owned(),
-        way: way.label().to_owned(),
+        way: program.label(),
         gateway,
         sessions: merged.as_ref().map_or(0, |m| m.sessions.started),
         sessions_dropped: dropped,
@@ -418,26 +422,28 @@ mod tests {
         let logged = search(&m);
         assert!(logged.path.starts_with("/cgi-bin/search?q="), "{logged:?}");
         let query = &logged.path[logged.path.find('?').unwrap()..];
-        for way in Way::ALL {
-            let v = variant_model(&m, way);
+        let rows = crate::row::Registry::webstone();
+        assert_eq!(rows.rows().len(), Program::ALL.len());
+        for (program, row) in Program::ALL.into_iter().zip(rows.rows()) {
+            let v = variant_model(&m, program);
             v.check().unwrap();
             let s = search(&v);
-            match way.url() {
+            match program.url() {
                 Some(url) => assert_eq!(s.path, format!("{url}{query}")),
                 None => assert_eq!(s.path, format!("/ws{}", logged.path)),
             }
             assert_eq!(s.bytes, logged.bytes);
             let front = &v.pages[0].files[0];
-            assert_eq!(front.path, "/ws/index.html", "{way:?}");
+            assert_eq!(front.path, "/ws/index.html", "{program:?}");
             assert!(v
                 .pages
                 .iter()
                 .flat_map(|p| &p.files)
                 .filter(|f| !f.dynamic)
                 .all(|f| f.path.starts_with("/ws/")));
-            assert_eq!(Way::of(way.feature()), Some(way));
-            if let Some(url) = way.url() {
-                assert!(url.starts_with(way.feature().prefix()), "{url}");
+            assert_eq!(Program::of(row), Some(program), "{row:?}");
+            if let Some(url) = program.url() {
+                assert!(url.starts_with(program.way.feature().prefix()), "{url}");
             }
         }
     }

@@ -217,7 +217,7 @@ fn compile(
     set_mode(out, 0o755).map_err(|e| e.to_string())
 }
 
-fn write_fixture(docroot: &Path, f: &Fixture) -> Result<(), Error> {
+pub(crate) fn write_fixture(docroot: &Path, f: &Fixture) -> Result<(), Error> {
     let path = docroot.join(&f.path);
     if let Some(parent) = path.parent() {
         make_dir(parent, 0o755)?;
@@ -250,7 +250,7 @@ fn write_fixture(docroot: &Path, f: &Fixture) -> Result<(), Error> {
         }
     }
     drop(file);
-    set_mode(&path, if f.executable { 0o755 } else { 0o644 })
+    set_mode(&path, f.mode)
 }
 
 #[cfg(test)]
@@ -264,7 +264,7 @@ mod tests {
             Fixture {
                 path: "run.sh".into(),
                 contents: FixtureContents::Bytes(b"#!/bin/sh\n".to_vec()),
-                executable: true,
+                mode: 0o755,
             },
         ];
         let w = Workdir::create(&fixtures, None).unwrap();

@@ -47,7 +47,33 @@ pub const SCRIPT_PREFIX: &str = "/_tern_cgi";
 pub const MAX_FILE_BYTES: u64 = 1 << 30;
 
 /// Bytes of the text corpus the `cpu` scripts search.
-const CORPUS_BYTES: usize = 4 << 20;
+pub const CORPUS_BYTES: usize = 4 << 20;
+
+/// The [`Cost::Counter`] work in Perl: adds one to the number in the file
+/// named by `$counter_path` (created if missing) under an exclusive
+/// `flock`. `tern suite`'s webstone scripts run the same lines.
+pub const PERL_COUNTER: &str = r#"use Fcntl qw(:flock O_RDWR O_CREAT);
+sysopen(my $fh, $counter_path, O_RDWR | O_CREAT, 0644) or die "counter $counter_path: $!";
+flock($fh, LOCK_EX) or die "flock: $!";
+my $line = <$fh>;
+my $count = (defined $line && $line =~ /^(\d+)/) ? $1 : 0;
+seek($fh, 0, 0);
+truncate($fh, 0);
+print $fh $count + 1, "\n";
+close($fh) or die "counter: $!";
+"#;
+
+/// The [`Cost::Cpu`] work in Perl: reads the corpus ([`corpus`]) named by
+/// `$corpus_path` and counts the words starting with three stems, by
+/// regular expression. `tern suite`'s webstone scripts run the same lines.
+pub const PERL_SEARCH: &str = r#"open(my $corpus, '<', $corpus_path) or die "corpus $corpus_path: $!";
+my $text = do { local $/; <$corpus> };
+close($corpus);
+my $hits = 0;
+for my $word (qw(nebula quartz harbor)) {
+    $hits++ while $text =~ /\b\Q$word\E\w*/g;
+}
+"#;
 
 /// What each CGI script costs the server, besides printing its body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -324,31 +350,17 @@ fn script(path: &str, d: &Dynamic<'_>, cost: Cost, name: &str) -> String {
     match cost {
         // Static never reaches here: its dynamic paths are files.
         Cost::Trivial | Cost::Static => {}
-        Cost::Counter => s.push_str(&format!(
-            r#"use Fcntl qw(:flock O_RDWR O_CREAT);
-use FindBin;
-sysopen(my $fh, "$FindBin::Bin/../state/" . {counter}, O_RDWR | O_CREAT, 0644) or die "counter: $!";
-flock($fh, LOCK_EX) or die "flock: $!";
-my $line = <$fh>;
-my $count = (defined $line && $line =~ /^(\d+)/) ? $1 : 0;
-seek($fh, 0, 0);
-truncate($fh, 0);
-print $fh $count + 1, "\n";
-close($fh) or die "counter: $!";
-"#,
-            counter = perl_str(&format!("{name}.count"))
-        )),
-        Cost::Cpu => s.push_str(
-            r#"use FindBin;
-open(my $corpus, '<', "$FindBin::Bin/../state/corpus.txt") or die "corpus: $!";
-my $text = do { local $/; <$corpus> };
-close($corpus);
-my $hits = 0;
-for my $word (qw(nebula quartz harbor)) {
-    $hits++ while $text =~ /\b\Q$word\E\w*/g;
-}
-"#,
-        ),
+        Cost::Counter => {
+            s.push_str(&format!(
+                "use FindBin;\nmy $counter_path = \"$FindBin::Bin/../state/\" . {};\n",
+                perl_str(&format!("{name}.count"))
+            ));
+            s.push_str(PERL_COUNTER);
+        }
+        Cost::Cpu => {
+            s.push_str("use FindBin;\nmy $corpus_path = \"$FindBin::Bin/../state/corpus.txt\";\n");
+            s.push_str(PERL_SEARCH);
+        }
     }
     let status = d.first.status;
     if (400..=599).contains(&status) {
@@ -368,8 +380,9 @@ while ($n > 0) {
     s
 }
 
-/// Deterministic text for the `cpu` scripts to search.
-fn corpus(bytes: usize) -> Vec<u8> {
+/// Deterministic text for the `cpu` scripts to search: `bytes` bytes of
+/// words from a fixed list, in lines of about 72 characters.
+pub fn corpus(bytes: usize) -> Vec<u8> {
     const WORDS: [&str; 16] = [
         "alpha", "beacon", "cobalt", "delta", "ember", "fjord", "granite", "harbor", "indigo",
         "juniper", "kelvin", "lumen", "nebula", "orchid", "quartz", "willow",

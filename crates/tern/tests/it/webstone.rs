@@ -130,8 +130,9 @@ fn a_log_becomes_a_model_a_site_and_a_replay_against_tern() {
 }
 
 /// The suite's seed experiment on tern itself: every way tern serves the
-/// bundled site's dynamic pages (static files, CGI, CGIplus, FastCGI beside
-/// it and spawned by it, WebAssembly) replayed, no page lost.
+/// bundled site's dynamic pages (static files; the report's three Perl
+/// scripts as CGI and in the Perl engine; CGIplus, FastCGI beside it and
+/// spawned by it, WebAssembly) replayed, no page lost.
 #[test]
 fn the_suite_replays_the_bundled_site_on_every_way_tern_serves_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -159,11 +160,16 @@ fn the_suite_replays_the_bundled_site_on_every_way_tern_serves_it() {
         ways,
         [
             "static",
-            "CGI",
-            "CGIplus",
-            "FastCGI",
-            "FastCGI spawned",
-            "WebAssembly"
+            "CGI trivial.pl",
+            "CGI counter.pl",
+            "CGI search.pl",
+            "Perl engine trivial.pl",
+            "Perl engine counter.pl",
+            "Perl engine search.pl",
+            "CGIplus Hello! (C)",
+            "FastCGI Hello! (C)",
+            "FastCGI spawned Hello! (C)",
+            "WebAssembly Hello! (WAT)"
         ],
         "{}",
         report["notes"]
@@ -182,7 +188,12 @@ fn the_suite_replays_the_bundled_site_on_every_way_tern_serves_it() {
     assert!(console.is_empty(), "console messages: {console:#?}");
     let page = String::from_utf8_lossy(&dom.stdout);
     assert!(page.contains("id=\"webstone\""), "{page}");
-    for way in ["CGIplus", "FastCGI spawned", "WebAssembly"] {
+    for way in [
+        "CGI search.pl",
+        "Perl engine counter.pl",
+        "FastCGI spawned",
+        "WebAssembly",
+    ] {
         assert!(page.contains(way), "{way}: {page}");
     }
 }
