@@ -70,6 +70,19 @@ fn walk_top(w: &mut Walker<'_>, top: &mut Table<'_>) -> Option<Config> {
                 shutdown_delay: w
                     .duration(&mut t, "shutdown_delay", false)
                     .unwrap_or_default(),
+                http1: match w.string_spanned(&mut t, "http1") {
+                    None => Http1::default(),
+                    Some((v, _)) if v == "hyper" => Http1::Hyper,
+                    Some((v, _)) if v == "tern" => Http1::Tern,
+                    Some((v, span)) => {
+                        w.error(
+                            span,
+                            t.key_path("http1"),
+                            format!("`{v}` is not an HTTP/1 loop: expected \"hyper\" or \"tern\""),
+                        );
+                        Http1::default()
+                    }
+                },
             };
             w.finish(t);
             s
@@ -78,6 +91,7 @@ fn walk_top(w: &mut Walker<'_>, top: &mut Table<'_>) -> Option<Config> {
             workers: default_workers(),
             grace_period: defaults::GRACE_PERIOD,
             shutdown_delay: Duration::ZERO,
+            http1: Http1::default(),
         },
     };
 

@@ -56,6 +56,20 @@ pub struct ServerSettings {
     /// time a load balancer (a Kubernetes endpoint removal) takes to stop
     /// sending new connections. Default: zero.
     pub shutdown_delay: Duration,
+    /// Which HTTP/1 connection loop serves plain and TLS HTTP/1
+    /// connections (`http1 = "hyper"` or `"tern"`). Default: hyper.
+    pub http1: Http1,
+}
+
+/// The HTTP/1 connection loop (`[server] http1`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Http1 {
+    /// hyper's, for every request.
+    #[default]
+    Hyper,
+    /// tern's own (`tern-h1`) for requests without a body; hyper's for
+    /// the rest of a connection from the first request with one.
+    Tern,
 }
 
 /// The admin listener (`[admin]`): metrics, the status page, the request

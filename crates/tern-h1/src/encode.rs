@@ -87,9 +87,21 @@ pub fn encode_response_head(
     let mut keep_alive = head.keep_alive;
     let mut wrote_close = false;
     let mut wrote_keep_alive = false;
+    let mut wrote_len = false;
     for (name, value) in head.headers {
         match *name {
-            header::CONTENT_LENGTH if !keep_cl => continue,
+            header::CONTENT_LENGTH if !keep_cl => {
+                // The handler's own field, where it stands, when it gives
+                // the body's length (as hyper writes it); else ours, below.
+                if let BodyLength::Known(n) = head.body {
+                    if !bodiless_status && !wrote_len && parse_decimal(value.as_bytes()) == Some(n)
+                    {
+                        put_field(dst, name.as_str().as_bytes(), value.as_bytes());
+                        wrote_len = true;
+                    }
+                }
+                continue;
+            }
             header::TRANSFER_ENCODING => continue,
             header::CONNECTION => {
                 let v = value.as_bytes();
@@ -105,12 +117,18 @@ pub fn encode_response_head(
         put_field(dst, name.as_str().as_bytes(), value.as_bytes());
     }
 
+    // The framing, decided before anything is written: hyper's order is
+    // the fields, `connection` (which the framing may change), then the
+    // length or `transfer-encoding`, then `date`.
+    let mut length_field = None;
     let body = if bodiless_status {
         BodyEncoding::None
     } else {
         match (head.body, head.head_request) {
             (BodyLength::Known(n), head_req) => {
-                put_content_length(dst, n);
+                if !wrote_len {
+                    length_field = Some(n);
+                }
                 if head_req {
                     BodyEncoding::None
                 } else {
@@ -122,20 +140,21 @@ pub fn encode_response_head(
                 keep_alive = false;
                 BodyEncoding::CloseDelimited
             }
-            (BodyLength::Unknown, false) => {
-                dst.put_slice(b"transfer-encoding: chunked\r\n");
-                BodyEncoding::Chunked
-            }
+            (BodyLength::Unknown, false) => BodyEncoding::Chunked,
         }
     };
-
-    if !date.is_empty() && !head.headers.contains_key(header::DATE) {
-        put_field(dst, b"date", date);
-    }
     if !keep_alive && !wrote_close {
         dst.put_slice(b"connection: close\r\n");
     } else if keep_alive && http10 && !wrote_keep_alive {
         dst.put_slice(b"connection: keep-alive\r\n");
+    }
+    if let Some(n) = length_field {
+        put_content_length(dst, n);
+    } else if body == BodyEncoding::Chunked {
+        dst.put_slice(b"transfer-encoding: chunked\r\n");
+    }
+    if !date.is_empty() && !head.headers.contains_key(header::DATE) {
+        put_field(dst, b"date", date);
     }
     dst.put_slice(b"\r\n");
     Encoded { body, keep_alive }
@@ -152,6 +171,20 @@ fn put_content_length(dst: &mut impl BufMut, n: u64) {
     dst.put_slice(b"content-length: ");
     put_decimal(dst, n);
     dst.put_slice(b"\r\n");
+}
+
+/// A field value of decimal digits only, as a number.
+pub(crate) fn parse_decimal(v: &[u8]) -> Option<u64> {
+    if v.is_empty() || v.len() > 20 {
+        return None;
+    }
+    v.iter().try_fold(0u64, |n, &b| {
+        if b.is_ascii_digit() {
+            n.checked_mul(10)?.checked_add(u64::from(b - b'0'))
+        } else {
+            None
+        }
+    })
 }
 
 fn put_decimal(dst: &mut impl BufMut, mut n: u64) {
@@ -275,7 +308,7 @@ mod tests {
             ..head(&h)
         });
         assert!(s.starts_with("HTTP/1.0 200 OK\r\n"), "{s}");
-        assert!(s.ends_with("connection: close\r\n\r\n"), "{s}");
+        assert!(before(&s, "connection: close\r\n", "date: "), "{s}");
         assert!(!s.contains("transfer-encoding"), "{s}");
         assert_eq!(
             e,
@@ -323,6 +356,11 @@ mod tests {
         assert_eq!(e.body, BodyEncoding::None);
     }
 
+    /// Whether `a` is in `s`, before `b`.
+    fn before(s: &str, a: &str, b: &str) -> bool {
+        matches!((s.find(a), s.find(b)), (Some(i), Some(j)) if i < j)
+    }
+
     #[test]
     fn connection_fields() {
         let h = HeaderMap::new();
@@ -330,13 +368,21 @@ mod tests {
             keep_alive: false,
             ..head(&h)
         });
-        assert!(s.ends_with("connection: close\r\n\r\n"), "{s}");
+        // hyper's order: the fields, `connection`, the length, `date`.
+        assert!(
+            before(&s, "connection: close\r\n", "content-length: 5\r\n"),
+            "{s}"
+        );
+        assert!(before(&s, "content-length: 5\r\n", "date: "), "{s}");
         assert!(!e.keep_alive);
         let (s, _) = encode(ResponseHead {
             version: Version::HTTP_10,
             ..head(&h)
         });
-        assert!(s.ends_with("connection: keep-alive\r\n\r\n"), "{s}");
+        assert!(
+            before(&s, "connection: keep-alive\r\n", "content-length: 5\r\n"),
+            "{s}"
+        );
         let mut h = HeaderMap::new();
         h.insert(header::CONNECTION, HeaderValue::from_static("Close"));
         h.insert(header::DATE, HeaderValue::from_static("x"));

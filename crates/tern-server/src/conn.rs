@@ -14,12 +14,13 @@ use std::sync::Arc;
 use bytes::{Bytes, BytesMut};
 use hyper::server::conn::{http1, http2};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use tern_config::Limits;
+use tern_config::{Http1, Limits};
 use tern_handler::ConnInfo;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _};
 use tokio_util::sync::CancellationToken;
 
 use crate::balance::Balance;
+use crate::h1::Ended;
 use crate::hpack_guard::HpackGuard;
 use crate::listen::{Accepted, Detached};
 use crate::plaintext::Plaintext;
@@ -176,6 +177,7 @@ pub(crate) async fn serve<I: Accepted>(
         keepalive: site.limits.keepalive_timeout,
     };
     let tls = site.tls.get(listener).cloned().flatten();
+    let http1 = site.http1;
     drop(site);
     let activity = Arc::new(Activity::default());
     let mut io = TimedIo::new(io, activity.clone(), timeouts);
@@ -184,6 +186,7 @@ pub(crate) async fn serve<I: Accepted>(
     }
     let http = Http {
         builders,
+        http1,
         shared,
         listener,
         activity,
@@ -211,6 +214,8 @@ pub(crate) async fn serve<I: Accepted>(
 /// What serving HTTP on a connection needs, once any TLS is settled.
 struct Http {
     builders: BuilderLimits,
+    /// The HTTP/1 loop: hyper's, or tern's own first (`h1.rs`).
+    http1: Http1,
     shared: Arc<Shared>,
     /// The listener's place in the server's list.
     listener: usize,
@@ -239,6 +244,7 @@ impl Http {
     ) -> Option<Moved> {
         let Http {
             builders,
+            http1,
             shared,
             listener,
             activity,
@@ -284,7 +290,30 @@ impl Http {
             io.set_http1();
             crate::version::settle(&mut first);
         }
-        io.unread(first.freeze());
+        let first = if !h2 && http1 == Http1::Tern {
+            let ended = crate::h1::Loop {
+                svc: &svc,
+                cancel: &cancel,
+                place: &place,
+                moves: S::MOVES,
+            }
+            .run(&mut io, first)
+            .await;
+            match ended {
+                Ended::ToHyper(rest) => rest,
+                Ended::Closed => {
+                    let _ = io.shutdown().await;
+                    return None;
+                }
+                Ended::Move { to, preread } => {
+                    let (io, unread) = io.into_parts();
+                    return moved(io, conn, preread, &unread, to);
+                }
+            }
+        } else {
+            first.freeze()
+        };
+        io.unread(first);
         if h2 {
             let io = TokioIo::new(HpackGuard::new(io));
             let mut served = Box::pin(Builders::with(builders, |b| b.h2.serve_connection(io, svc)));
@@ -346,19 +375,31 @@ impl Http {
             let _ = io.shutdown().await;
             return None;
         };
-        let mut preread = BytesMut::from(&parts.read_buf[..]);
-        preread.extend_from_slice(&unread);
-        match io.detach() {
-            Ok(stream) => Some(Moved {
-                stream,
-                info: Arc::unwrap_or_clone(conn),
-                preread: preread.freeze(),
-                to,
-            }),
-            Err(e) => {
-                tracing::warn!(peer = %conn.peer, "moving a connection to another worker: {e}");
-                None
-            }
+        moved(io, conn, parts.read_buf, &unread, to)
+    }
+}
+
+/// The connection, off this worker, for worker `to`: `read` and then
+/// `unread` are the bytes read of its next request.
+fn moved<S: Movable>(
+    io: S,
+    conn: Arc<ConnInfo>,
+    read: Bytes,
+    unread: &[u8],
+    to: usize,
+) -> Option<Moved> {
+    let mut preread = BytesMut::from(&read[..]);
+    preread.extend_from_slice(unread);
+    match io.detach() {
+        Ok(stream) => Some(Moved {
+            stream,
+            info: Arc::unwrap_or_clone(conn),
+            preread: preread.freeze(),
+            to,
+        }),
+        Err(e) => {
+            tracing::warn!(peer = %conn.peer, "moving a connection to another worker: {e}");
+            None
         }
     }
 }

@@ -55,6 +55,7 @@ mod balance;
 mod body;
 mod conn;
 mod explain;
+mod h1;
 mod hpack_guard;
 mod listen;
 mod phase;

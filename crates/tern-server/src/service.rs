@@ -99,14 +99,56 @@ pub(crate) struct Svc {
     pub(crate) activity: Arc<Activity>,
 }
 
+/// A request body as a connection layer hands it to the service: hyper's
+/// [`Incoming`], or [`NoBody`] from tern's own HTTP/1 loop (`h1.rs`).
+pub(crate) trait ConnBody {
+    /// The body under the site's limit and pace, and whether it is an
+    /// HTTP/2 body still arriving (see [`Leftover`]).
+    fn into_request_body(
+        self,
+        version: http::Version,
+        limit: u64,
+        pace: BodyPace,
+    ) -> (RequestBody, bool);
+}
+
+impl ConnBody for Incoming {
+    fn into_request_body(
+        self,
+        version: http::Version,
+        limit: u64,
+        pace: BodyPace,
+    ) -> (RequestBody, bool) {
+        let h2_body = version == http::Version::HTTP_2 && !self.is_end_stream();
+        (RequestBody::incoming(self, limit, pace), h2_body)
+    }
+}
+
+/// The body of a request that has none: the requests tern's own HTTP/1
+/// loop serves (`h1.rs`).
+#[derive(Debug)]
+pub(crate) struct NoBody;
+
+impl ConnBody for NoBody {
+    fn into_request_body(self, _: http::Version, _: u64, _: BodyPace) -> (RequestBody, bool) {
+        (RequestBody::empty(), false)
+    }
+}
+
 impl hyper::service::Service<Request<Incoming>> for Svc {
     type Response = Response<ServerBody>;
     type Error = Infallible;
     type Future = RespFuture;
 
+    fn call(&self, req: Request<Incoming>) -> RespFuture {
+        self.respond(req)
+    }
+}
+
+impl Svc {
     /// The phases, in order. Each early answer still goes through respond
     /// (once a site is chosen) and log.
-    fn call(&self, mut req: Request<Incoming>) -> RespFuture {
+    pub(crate) fn respond<B: ConnBody>(&self, mut req: Request<B>) -> RespFuture {
         self.activity.set_closing(asks_to_close(&req));
         // A guard, not a clone: nothing below keeps the site past this
         // call, and a clone would write the count every worker shares.
@@ -162,8 +204,8 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
             timeout: limits.body_timeout,
             min_rate: limits.body_min_rate,
         };
-        let h2_body = parts.version == http::Version::HTTP_2 && !body.is_end_stream();
-        let mut body = RequestBody::incoming(body, limits.max_body_bytes, pace);
+        let (mut body, h2_body) =
+            body.into_request_body(parts.version, limits.max_body_bytes, pace);
         let leftover = h2_body.then(|| {
             let l = Leftover::default();
             body.leave_to(l.clone());

@@ -29,6 +29,8 @@ pub struct Site {
     pub sinks: Sinks,
     /// How long requests in flight may take to finish at shutdown.
     pub grace_period: Duration,
+    /// The HTTP/1 connection loop new connections take.
+    pub http1: tern_config::Http1,
     /// The open ACME HTTP-01 challenges, answered on plain listeners at
     /// `/.well-known/acme-challenge/TOKEN` before routing and before a
     /// redirect to HTTPS (`None`: no `acme`, such paths are routed as usual).
@@ -59,6 +61,7 @@ impl Site {
             redirects: Vec::new(),
             sinks: Sinks::default(),
             grace_period: Duration::from_secs(1),
+            http1: tern_config::Http1::default(),
             http01: None,
         }
     }

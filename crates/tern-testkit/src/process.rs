@@ -51,8 +51,15 @@ impl Tern {
         env: &[(&str, &Path)],
         dir: tempfile::TempDir,
     ) -> Tern {
+        // `TERN_TEST_HTTP1=tern` runs every test's server on tern's own
+        // HTTP/1 loop (`tern serve --http1`).
+        let http1 = match std::env::var("TERN_TEST_HTTP1") {
+            Ok(h) if args.first() == Some(&"serve") => vec!["--http1".to_owned(), h],
+            _ => Vec::new(),
+        };
         let mut child = Command::new(bin)
             .args(args)
+            .args(&http1)
             .envs(env.iter().copied())
             .env("TERN_LOG", "info")
             .stdin(Stdio::null())

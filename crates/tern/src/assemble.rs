@@ -148,6 +148,7 @@ pub(crate) fn build(
             observer,
         },
         grace_period: cfg.server.grace_period,
+        http1: cfg.server.http1,
         http01,
     };
     Ok((
@@ -355,6 +356,7 @@ pub(crate) fn explain(
         redirects: Vec::new(),
         sinks: Sinks::default(),
         grace_period: cfg.server.grace_period,
+        http1: cfg.server.http1,
         http01: None,
     };
     Ok(site.explain(req, conn))

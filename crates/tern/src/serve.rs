@@ -53,6 +53,18 @@ pub(crate) struct ServeArgs {
     /// the status page, the live trace, health and readiness.
     #[arg(long, value_name = "ADDR")]
     admin: Option<String>,
+    /// The HTTP/1 connection loop: hyper's, or tern's own for requests
+    /// without a body (default: the configuration's `[server] http1`,
+    /// else hyper).
+    #[arg(long, value_name = "LOOP")]
+    http1: Option<Http1Arg>,
+}
+
+/// `--http1`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum Http1Arg {
+    Hyper,
+    Tern,
 }
 
 /// Where the configuration comes from, for reloads.
@@ -67,6 +79,7 @@ struct Overrides {
     tls: Option<tern_config::TlsConfig>,
     no_cache: bool,
     workers: Option<usize>,
+    http1: Option<tern_config::Http1>,
 }
 
 impl Overrides {
@@ -92,6 +105,9 @@ impl Overrides {
         }
         if let Some(w) = self.workers {
             cfg.server.workers = w.max(1);
+        }
+        if let Some(h) = self.http1 {
+            cfg.server.http1 = h;
         }
         if let Some(addr) = &self.admin {
             cfg.admin
@@ -211,6 +227,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         tls,
         no_cache: args.no_cache,
         workers: args.workers,
+        http1: args.http1.map(|h| match h {
+            Http1Arg::Hyper => tern_config::Http1::Hyper,
+            Http1Arg::Tern => tern_config::Http1::Tern,
+        }),
     };
     // The demo site lives in a temporary directory for the life of the process.
     let mut demo_dir = None;

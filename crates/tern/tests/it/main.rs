@@ -6,6 +6,7 @@ mod bad_input;
 mod bench_tls;
 mod cgi;
 mod check;
+mod h1_loop;
 mod hardening;
 mod lifecycle;
 mod listeners;

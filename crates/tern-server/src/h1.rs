@@ -1,0 +1,326 @@
+//! tern's own HTTP/1.1 connection loop, on `tern-h1`'s codec, taken when
+//! `[server] http1 = "tern"` (hyper's loop is the default).
+//!
+//! It serves the requests that carry no body: HTTP/1.1, no
+//! `Content-Length` other than 0, no `Transfer-Encoding`, no `Expect`, no
+//! upgrade, not CONNECT. At the first request it does not serve itself it
+//! hands the connection to hyper with every byte read and not yet served,
+//! and hyper serves the rest of the connection as it always did. A head
+//! the codec refuses goes to hyper the same way, so a malformed request is
+//! answered exactly as before (the same status, the same log line), and a
+//! request whose framing matters (a body: where smuggling lives) never
+//! takes the new path. The new path can be no looser than hyper; what it
+//! changes is the cost of the common request: the head parsed in place,
+//! no dispatcher, the response head and a small body in one write.
+//!
+//! What it keeps from hyper's loop, with the same pieces underneath
+//! (`Plaintext` over `TimedIo`, the service's phases): pipelining (heads
+//! already read are served in order), the header-read and keep-alive
+//! timeouts, a client that half-closes after asking to close still gets
+//! its answer, a client that leaves mid-request stops the handler (its
+//! future is dropped), a graceful stop closes idle connections at once and
+//! answers a request in flight with `connection: close`, and the balance
+//! may move the connection to another worker between two requests.
+
+use std::cell::RefCell;
+use std::pin::Pin;
+
+use bytes::{Buf as _, Bytes, BytesMut};
+use http::{header, Method, Request, Version};
+use http_body::Body as _;
+use tern_h1::{BodyEncoding, BodyLength, DateCache, Parsed, ResponseHead};
+use tern_handler::ConnInfo;
+use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
+use tokio_util::sync::CancellationToken;
+
+use crate::body::ServerBody;
+use crate::conn::Place;
+use crate::report::{read_first, report};
+use crate::service::{NoBody, Svc};
+use crate::timeout::Activity;
+
+/// Body bytes copied behind the head into one write; a larger frame is
+/// written from its own buffer, beside what is pending (one vectored write).
+const COALESCE: usize = 16 << 10;
+
+/// Room kept free in the read buffer before a read.
+const READ_ROOM: usize = 4096;
+
+thread_local! {
+    /// The `Date` value, formatted once a second per worker.
+    static DATE: RefCell<DateCache> = RefCell::new(DateCache::new());
+}
+
+/// How the loop ended.
+#[derive(Debug)]
+pub(crate) enum Ended {
+    /// The connection is over: the client left, an error (reported), a
+    /// response that closes it, or the server stopping.
+    Closed,
+    /// hyper serves the rest: these bytes were read and not served (the
+    /// head of the request the loop does not serve, and anything after).
+    ToHyper(Bytes),
+    /// To move to worker `to` between two requests, with the bytes read
+    /// of the next request.
+    Move {
+        /// The worker.
+        to: usize,
+        /// Bytes read and not yet served.
+        preread: Bytes,
+    },
+}
+
+/// What the loop needs besides the stream.
+pub(crate) struct Loop<'a> {
+    pub(crate) svc: &'a Svc,
+    pub(crate) cancel: &'a CancellationToken,
+    pub(crate) place: &'a Place,
+    /// Whether the stream can move to another worker.
+    pub(crate) moves: bool,
+}
+
+/// The codec's limits from the site's.
+fn limits(l: &tern_config::Limits) -> tern_h1::Limits {
+    tern_h1::Limits {
+        max_head_bytes: l.max_header_bytes,
+        max_headers: l.max_headers,
+        // Targets beyond this are refused by the admission phase (414),
+        // on the same path as hyper's requests.
+        max_target: tern_h1::MAX_TARGET_CAP,
+        ..tern_h1::Limits::default()
+    }
+}
+
+/// Whether the loop serves this request itself (see the module doc).
+fn serves(p: &Parsed) -> bool {
+    p.version == Version::HTTP_11
+        && matches!(
+            p.framing,
+            tern_h1::Framing::None | tern_h1::Framing::Length(0)
+        )
+        && !p.upgrade
+        && p.method != Method::CONNECT
+        && !p.headers.contains_key(header::EXPECT)
+        && !p.headers.contains_key(header::UPGRADE)
+}
+
+impl Loop<'_> {
+    /// Serves requests from `io`, starting with the bytes in `buf`.
+    pub(crate) async fn run<S>(&self, io: &mut S, mut buf: BytesMut) -> Ended
+    where
+        S: AsyncRead + AsyncWrite + Unpin,
+    {
+        let conn: &ConnInfo = &self.svc.conn;
+        let activity: &Activity = &self.svc.activity;
+        let limits = limits(&self.svc.shared.site.load().limits);
+        let mut out = BytesMut::new();
+        loop {
+            let parsed = match tern_h1::parse_head(&buf, &limits) {
+                Ok(Some(p)) => p,
+                Ok(None) => {
+                    if buf.is_empty() && self.cancel.is_cancelled() {
+                        return Ended::Closed;
+                    }
+                    if buf.capacity() - buf.len() < READ_ROOM {
+                        buf.reserve(READ_ROOM);
+                    }
+                    if !read_first(io, &mut buf, conn, activity, self.cancel).await {
+                        return Ended::Closed;
+                    }
+                    continue;
+                }
+                Err(_) => return Ended::ToHyper(buf.freeze()),
+            };
+            if !serves(&parsed) {
+                return Ended::ToHyper(buf.freeze());
+            }
+            buf.advance(parsed.head_len);
+            let head_request = parsed.method == Method::HEAD;
+            let mut req = Request::new(NoBody);
+            *req.method_mut() = parsed.method;
+            *req.uri_mut() = parsed.target;
+            *req.version_mut() = parsed.version;
+            *req.headers_mut() = parsed.headers;
+
+            // The answer, reading on meanwhile: a client that leaves stops
+            // the handler, as under hyper; a pipelined head waits in `buf`.
+            let mut answer = std::pin::pin!(self.svc.respond(req));
+            let resp = loop {
+                tokio::select! {
+                    biased;
+                    r = &mut answer => break r.unwrap_or_else(|never| match never {}),
+                    read = io.read_buf(&mut buf), if buf.len() < limits.max_head_bytes => match read {
+                        Ok(0) => return Ended::Closed,
+                        Ok(_) => {}
+                        Err(e) => {
+                            report(&e, conn, activity.expired());
+                            return Ended::Closed;
+                        }
+                    },
+                }
+            };
+            let keep_alive = parsed.keep_alive && !self.cancel.is_cancelled();
+            match write_response(io, &mut out, resp, head_request, keep_alive).await {
+                Ok(true) => {}
+                Ok(false) => return Ended::Closed,
+                Err(e) => {
+                    tracing::debug!(peer = %conn.peer, "connection error: {e}");
+                    return Ended::Closed;
+                }
+            }
+            // Between two requests: the balance may move the connection.
+            if self.moves && !activity.busy() && !activity.closing() {
+                if let Some(to) = self.place.balance.moves(self.place.me) {
+                    return Ended::Move {
+                        to,
+                        preread: buf.split().freeze(),
+                    };
+                }
+            }
+            // An idle connection holds no buffers.
+            if buf.is_empty() {
+                buf = BytesMut::new();
+            }
+            if out.capacity() > COALESCE * 2 {
+                out = BytesMut::new();
+            }
+        }
+    }
+}
+
+/// Writes one response: its head, and its body framed as the head says.
+/// `Ok(false)` when the connection closes after it.
+async fn write_response<S>(
+    io: &mut S,
+    out: &mut BytesMut,
+    resp: http::Response<ServerBody>,
+    head_request: bool,
+    keep_alive: bool,
+) -> std::io::Result<bool>
+where
+    S: AsyncWrite + Unpin,
+{
+    let (parts, mut body) = resp.into_parts();
+    // As hyper: an empty body is "no body"; on an answer to HEAD or a
+    // 304 the handler's own `Content-Length` then stands (it describes
+    // the representation), elsewhere the length is 0.
+    let length = if body.is_end_stream() {
+        if head_request || parts.status == http::StatusCode::NOT_MODIFIED {
+            BodyLength::Unknown
+        } else {
+            BodyLength::Known(0)
+        }
+    } else {
+        match body.size_hint().exact() {
+            Some(n) => BodyLength::Known(n),
+            // As hyper: the handler's `Content-Length` delimits a body of
+            // unknown length (a script that announced its own).
+            None => declared_length(&parts.headers).map_or(BodyLength::Unknown, BodyLength::Known),
+        }
+    };
+    let head = ResponseHead {
+        status: parts.status,
+        version: Version::HTTP_11,
+        headers: &parts.headers,
+        body: length,
+        head_request,
+        keep_alive,
+    };
+    out.clear();
+    let encoded =
+        DATE.with_borrow_mut(|date| tern_h1::encode_response_head(out, &head, date.now()));
+    let chunked = encoded.body == BodyEncoding::Chunked;
+    let mut left = match encoded.body {
+        BodyEncoding::None => {
+            // Not sent, but finished: the log phase runs as the body drops.
+            drop(body);
+            io.write_all(out).await?;
+            return Ok(encoded.keep_alive);
+        }
+        BodyEncoding::Length(n) => Some(n),
+        BodyEncoding::Chunked | BodyEncoding::CloseDelimited => None,
+    };
+    let mut trailers_sent = false;
+    loop {
+        let frame = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await;
+        let frame = match frame {
+            None => break,
+            Some(Ok(f)) => f,
+            Some(Err(e)) => {
+                // The head is out or about to be: all the client can be
+                // told now is that the body ended short.
+                io.write_all(out).await?;
+                return Err(std::io::Error::other(format!("response body failed: {e}")));
+            }
+        };
+        let data: Bytes = match frame.into_data() {
+            Ok(d) => d,
+            Err(frame) => {
+                if let (true, Ok(trailers)) = (chunked, frame.into_trailers()) {
+                    tern_h1::encode_last_chunk(out, Some(&trailers));
+                    trailers_sent = true;
+                }
+                continue;
+            }
+        };
+        if data.is_empty() {
+            continue;
+        }
+        if let Some(n) = &mut left {
+            if data.len() as u64 > *n {
+                io.write_all(out).await?;
+                return Err(std::io::Error::other(
+                    "response body longer than its content-length",
+                ));
+            }
+            *n -= data.len() as u64;
+        }
+        if chunked {
+            tern_h1::encode_chunk_header(out, data.len());
+        }
+        if out.len() + data.len() <= COALESCE {
+            out.extend_from_slice(&data);
+        } else {
+            write_both(io, out, data).await?;
+        }
+        if chunked {
+            out.extend_from_slice(tern_h1::CHUNK_END);
+        }
+    }
+    if left.is_some_and(|n| n > 0) {
+        io.write_all(out).await?;
+        return Err(std::io::Error::other(
+            "response body shorter than its content-length",
+        ));
+    }
+    if chunked && !trailers_sent {
+        tern_h1::encode_last_chunk(out, None);
+    }
+    io.write_all(out).await?;
+    out.clear();
+    Ok(encoded.keep_alive && encoded.body != BodyEncoding::CloseDelimited)
+}
+
+/// The one `Content-Length` a handler set, if it is a number.
+fn declared_length(headers: &http::HeaderMap) -> Option<u64> {
+    let mut values = headers.get_all(header::CONTENT_LENGTH).iter();
+    let v = values.next()?;
+    if values.next().is_some() {
+        return None;
+    }
+    let v = v.to_str().ok()?;
+    if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    v.parse().ok()
+}
+
+/// Writes what is pending in `out`, then `data`, vectored where the
+/// stream can; `out` is left empty.
+async fn write_both<S>(io: &mut S, out: &mut BytesMut, data: Bytes) -> std::io::Result<()>
+where
+    S: AsyncWrite + Unpin,
+{
+    let mut both = out.split().freeze().chain(data);
+    io.write_all_buf(&mut both).await
+}

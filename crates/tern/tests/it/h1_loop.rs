@@ -1,0 +1,180 @@
+//! tern's own HTTP/1 loop (`[server] http1 = "tern"`) against hyper's,
+//! byte for byte: two terns serve the same directory, one on each loop,
+//! and every exchange of a corpus (bodiless requests the new loop serves,
+//! pipelined ones, requests it hands to hyper, malformed heads, streamed
+//! script output) must get the same bytes back from both, `Date` aside.
+
+use std::io::{Read as _, Write as _};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use super::{write_files, Tern, BIN};
+
+const SCRIPT: &str = "#!/bin/sh\nprintf 'Content-Type: text/plain\\r\\n\\r\\n'\nprintf 'first line\\n'\nprintf 'second line\\n'\n";
+
+fn pair() -> (Tern, Tern, tempfile::TempDir) {
+    let shared = tempfile::tempdir().unwrap();
+    let big: Vec<u8> = (0..100_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    write_files(
+        &shared.path().join("www"),
+        &[
+            ("index.html", b"<p>home</p>\n"),
+            ("a.txt", b"alpha\n"),
+            ("big.bin", &big),
+            ("sub/page.html", b"<p>sub</p>\n"),
+        ],
+    );
+    tern_testkit::install(
+        &shared.path().join("cgi/stream.cgi"),
+        SCRIPT.as_bytes(),
+        0o755,
+    );
+    let root = shared.path().display();
+    let config = |http1: &str| {
+        format!(
+            "[server]\nhttp1 = \"{http1}\"\n[[listen]]\naddress = \"127.0.0.1:0\"\n\
+             [[site]]\nroot = \"{root}/www\"\n\
+             [[site.route]]\nprefix = \"/cgi-bin\"\nhandler = \"cgi\"\ndir = \"{root}/cgi\"\n"
+        )
+    };
+    let hyper = Tern::start(BIN, &config("hyper"));
+    let tern = Tern::start(BIN, &config("tern"));
+    (hyper, tern, shared)
+}
+
+/// Sends `parts` on a new connection (a pause between them), then reads
+/// until the server closes, or for at most 3 s.
+fn exchange(addr: SocketAddr, parts: &[&[u8]]) -> Vec<u8> {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut got = Vec::new();
+    let mut chunk = [0u8; 65536];
+    let mut read_some = |s: &mut TcpStream, got: &mut Vec<u8>, until: Instant| {
+        while Instant::now() < until {
+            match s.read(&mut chunk) {
+                Ok(0) => return true,
+                Ok(n) => got.extend_from_slice(&chunk[..n]),
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::WouldBlock
+                        || e.kind() == std::io::ErrorKind::TimedOut => {}
+                Err(_) => return true,
+            }
+        }
+        false
+    };
+    for (i, part) in parts.iter().enumerate() {
+        if s.write_all(part).is_err() {
+            break;
+        }
+        if i + 1 < parts.len()
+            && read_some(
+                &mut s,
+                &mut got,
+                Instant::now() + Duration::from_millis(300),
+            )
+        {
+            return got;
+        }
+    }
+    read_some(&mut s, &mut got, Instant::now() + Duration::from_secs(3));
+    got
+}
+
+/// The bytes with each `date:` field's value blanked.
+fn without_dates(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    text.split("\r\n")
+        .map(|line| {
+            if line.to_ascii_lowercase().starts_with("date: ") {
+                "date: -"
+            } else {
+                line
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\r\n")
+}
+
+#[test]
+fn tern_s_http1_loop_answers_as_hyper_s_byte_for_byte() {
+    let (hyper, tern, _shared) = pair();
+    let close = "Connection: close\r\n";
+    let corpus: Vec<(&str, Vec<String>)> = vec![
+        ("a GET", vec![format!("GET / HTTP/1.1\r\nHost: t\r\n{close}\r\n")]),
+        (
+            "keep-alive, a pause, then close",
+            vec![
+                "GET /a.txt HTTP/1.1\r\nHost: t\r\n\r\n".into(),
+                format!("GET /sub/page.html HTTP/1.1\r\nHost: t\r\n{close}\r\n"),
+            ],
+        ),
+        (
+            "pipelined GET, HEAD, 404, 304, range",
+            vec![format!(
+                "GET /a.txt HTTP/1.1\r\nHost: t\r\n\r\nHEAD /a.txt HTTP/1.1\r\nHost: t\r\n\r\n\
+                 GET /missing HTTP/1.1\r\nHost: t\r\n\r\n\
+                 GET /a.txt HTTP/1.1\r\nHost: t\r\nIf-Modified-Since: Fri, 01 Jan 2100 00:00:00 GMT\r\n\r\n\
+                 GET /big.bin HTTP/1.1\r\nHost: t\r\nRange: bytes=5-14\r\n{close}\r\n"
+            )],
+        ),
+        ("a large file", vec![format!("GET /big.bin HTTP/1.1\r\nHost: t\r\n{close}\r\n")]),
+        ("HEAD of a large file", vec![format!("HEAD /big.bin HTTP/1.1\r\nHost: t\r\n{close}\r\n")]),
+        ("a directory without its slash", vec![format!("GET /sub HTTP/1.1\r\nHost: t\r\n{close}\r\n")]),
+        ("streamed CGI output", vec![format!("GET /cgi-bin/stream.cgi?x=1 HTTP/1.1\r\nHost: t\r\n{close}\r\n")]),
+        (
+            "CGI kept alive, then a file",
+            vec![format!(
+                "GET /cgi-bin/stream.cgi HTTP/1.1\r\nHost: t\r\n\r\nGET /a.txt HTTP/1.1\r\nHost: t\r\n{close}\r\n"
+            )],
+        ),
+        ("HTTP/1.0 (hyper's)", vec!["GET /a.txt HTTP/1.0\r\n\r\n".into()]),
+        ("HTTP/1.0 keep-alive", vec!["GET /a.txt HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET / HTTP/1.0\r\n\r\n".into()]),
+        ("HTTP/1.2 is 1.1", vec![format!("GET /a.txt HTTP/1.2\r\nHost: t\r\n{close}\r\n")]),
+        ("no Host", vec!["GET /a.txt HTTP/1.1\r\n\r\n".into()]),
+        ("two Hosts", vec!["GET /a.txt HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n".into()]),
+        ("absolute form", vec![format!("GET http://t/a.txt HTTP/1.1\r\nHost: t\r\n{close}\r\n")]),
+        ("OPTIONS *", vec![format!("OPTIONS * HTTP/1.1\r\nHost: t\r\n{close}\r\n")]),
+        ("leading empty lines", vec![format!("\r\n\r\nGET /a.txt HTTP/1.1\r\nHost: t\r\n{close}\r\n")]),
+        ("bare LF", vec!["GET /a.txt HTTP/1.1\nHost: t\nConnection: close\n\n".into()]),
+        ("a method tern does not serve", vec![format!("BREW /a.txt HTTP/1.1\r\nHost: t\r\n{close}\r\n")]),
+        ("POST with a body (hyper's)", vec![format!("POST /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n{close}\r\nabc")]),
+        ("POST with length 0", vec![format!("POST /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n{close}\r\n")]),
+        (
+            "a body, then a GET (hyper serves the rest)",
+            vec![
+                "GET /a.txt HTTP/1.1\r\nHost: t\r\n\r\n".into(),
+                "POST /cgi-bin/stream.cgi HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\nhi".into(),
+                format!("GET /index.html HTTP/1.1\r\nHost: t\r\n{close}\r\n"),
+            ],
+        ),
+        ("chunked", vec![format!("POST /a.txt HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n{close}\r\n2\r\nhi\r\n0\r\n\r\n")]),
+        ("CL and TE", vec!["POST /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n".into()]),
+        ("two lengths", vec!["POST /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab".into()]),
+        ("Expect without a body", vec![format!("GET /a.txt HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\n{close}\r\n")]),
+        ("Upgrade", vec![format!("GET /a.txt HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n")]),
+        ("obs-fold", vec!["GET /a.txt HTTP/1.1\r\nHost: t\r\nX-A: a\r\n b\r\n\r\n".into()]),
+        ("space before the colon", vec!["GET /a.txt HTTP/1.1\r\nHost : t\r\n\r\n".into()]),
+        ("a NUL in a value", vec!["GET /a.txt HTTP/1.1\r\nHost: t\r\nX-A: a\0b\r\n\r\n".into()]),
+        ("HTTP/2.0 in a request line", vec!["GET /a.txt HTTP/2.0\r\nHost: t\r\n\r\n".into()]),
+        ("a malformed version", vec!["GET /a.txt HTTP/1\r\nHost: t\r\n\r\n".into()]),
+        ("a target with a space", vec!["GET /a b HTTP/1.1\r\nHost: t\r\n\r\n".into()]),
+        ("a long target", vec![format!("GET /{} HTTP/1.1\r\nHost: t\r\n{close}\r\n", "a".repeat(9000))]),
+        ("a large head", vec![format!("GET /a.txt HTTP/1.1\r\nHost: t\r\nX-Big: {}\r\n\r\n", "b".repeat(70_000))]),
+        ("traversal", vec![format!("GET /../../etc/passwd HTTP/1.1\r\nHost: t\r\n{close}\r\n")]),
+        ("encoded traversal", vec![format!("GET /%2e%2e/%2e%2e/etc/passwd HTTP/1.1\r\nHost: t\r\n{close}\r\n")]),
+        ("a head in two parts", vec!["GET /a.txt HTTP/1.1\r\nHo".into(), format!("st: t\r\n{close}\r\n")]),
+        ("a request then garbage", vec!["GET /a.txt HTTP/1.1\r\nHost: t\r\n\r\n\x01\x02 nonsense\r\n\r\n".into()]),
+    ];
+    let mut differ = Vec::new();
+    for (name, parts) in &corpus {
+        let parts: Vec<&[u8]> = parts.iter().map(|p| p.as_bytes()).collect();
+        let a = without_dates(&exchange(hyper.addr(), &parts));
+        let b = without_dates(&exchange(tern.addr(), &parts));
+        assert!(!a.is_empty(), "{name}: hyper's loop answered nothing");
+        if a != b {
+            differ.push(format!("{name}:\n--- hyper\n{a}\n--- tern\n{b}"));
+        }
+    }
+    assert!(differ.is_empty(), "{}", differ.join("\n\n"));
+}
