@@ -431,6 +431,13 @@ pub struct CpuFigures {
     /// when there were handshakes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub us_per_handshake: Option<f64>,
+    /// The responses `seconds` were measured over (those of the runs
+    /// that measured CPU, after a merge).
+    #[serde(default)]
+    pub responses: u64,
+    /// Likewise, the TLS handshakes.
+    #[serde(default)]
+    pub handshakes: u64,
 }
 
 impl RunResult {
@@ -477,19 +484,8 @@ impl RunResult {
         if self.document_length.is_none() {
             self.document_length = o.document_length;
         }
-        let (responses, handshakes) = (self.counts.responses, self.counts.handshakes.total());
-        self.server_cpu = merge_cpu(
-            self.server_cpu.take(),
-            o.server_cpu.as_ref(),
-            responses,
-            handshakes,
-        );
-        self.client_cpu = merge_cpu(
-            self.client_cpu.take(),
-            o.client_cpu.as_ref(),
-            responses,
-            handshakes,
-        );
+        self.server_cpu = merge_cpu(self.server_cpu.take(), o.server_cpu.as_ref());
+        self.client_cpu = merge_cpu(self.client_cpu.take(), o.client_cpu.as_ref());
         self.timeline.merge(&o.timeline);
         self.runs += o.runs;
         for n in &o.notes {
@@ -500,33 +496,30 @@ impl RunResult {
     }
 }
 
-fn merge_cpu(
-    mine: Option<CpuFigures>,
-    other: Option<&CpuFigures>,
-    responses: u64,
-    handshakes: u64,
-) -> Option<CpuFigures> {
-    let merged = match (mine, other) {
-        (None, None) => return None,
-        (Some(a), None) => a,
-        (None, Some(b)) => b.clone(),
-        (Some(a), Some(b)) => CpuFigures {
-            source: if a.source == b.source {
+/// CPU of two runs together: the seconds of the runs that measured it,
+/// over those runs' responses only (a run without CPU figures adds
+/// neither).
+fn merge_cpu(mine: Option<CpuFigures>, other: Option<&CpuFigures>) -> Option<CpuFigures> {
+    match (mine, other) {
+        (None, None) => None,
+        (Some(a), None) => Some(a),
+        (None, Some(b)) => Some(b.clone()),
+        (Some(a), Some(b)) => {
+            let (ar, ah) = a.covered();
+            let (br, bh) = b.covered();
+            let source = if a.source == b.source {
                 a.source
             } else {
                 format!("{} + {}", a.source, b.source)
-            },
-            seconds: a.seconds + b.seconds,
-            us_per_request: 0.0,
-            us_per_handshake: None,
-        },
-    };
-    Some(CpuFigures::new(
-        merged.source,
-        merged.seconds,
-        responses,
-        handshakes,
-    ))
+            };
+            Some(CpuFigures::new(
+                source,
+                a.seconds + b.seconds,
+                ar + br,
+                ah + bh,
+            ))
+        }
+    }
 }
 
 impl CpuFigures {
@@ -537,7 +530,29 @@ impl CpuFigures {
             seconds,
             us_per_request: per_request_us(seconds, responses),
             us_per_handshake: (handshakes > 0).then(|| per_request_us(seconds, handshakes)),
+            responses,
+            handshakes,
         }
+    }
+
+    /// The responses and handshakes the seconds were measured over (for a
+    /// result written before they were kept: worked back from the
+    /// figures per request and per handshake).
+    fn covered(&self) -> (u64, u64) {
+        if self.responses > 0 || self.handshakes > 0 {
+            return (self.responses, self.handshakes);
+        }
+        let back = |us: f64| {
+            if us > 0.0 {
+                (self.seconds * 1e6 / us).round() as u64
+            } else {
+                0
+            }
+        };
+        (
+            back(self.us_per_request),
+            self.us_per_handshake.map_or(0, back),
+        )
     }
 }
 
@@ -565,6 +580,28 @@ mod tests {
             p99_us,
             max_us: p99_us + 1,
         }
+    }
+
+    #[test]
+    fn cpu_merges_over_the_responses_it_was_measured_over() {
+        let a = CpuFigures::new("pid 1".into(), 0.01, 100, 0);
+        assert_eq!(a.us_per_request, 100.0);
+        // A run without CPU figures adds nothing to share it over.
+        let alone = merge_cpu(Some(a.clone()), None).unwrap();
+        assert_eq!(alone.us_per_request, 100.0);
+        let b = CpuFigures::new("pid 1".into(), 0.03, 100, 10);
+        let both = merge_cpu(Some(a.clone()), Some(&b)).unwrap();
+        assert_eq!((both.responses, both.handshakes), (200, 10));
+        assert!((both.us_per_request - 200.0).abs() < 1e-9);
+        assert_eq!(both.source, "pid 1");
+        // A result written before the counts were kept.
+        let old: CpuFigures =
+            serde_json::from_str(r#"{"source":"pid 2","seconds":0.02,"us_per_request":200.0}"#)
+                .unwrap();
+        let merged = merge_cpu(Some(old), Some(&a)).unwrap();
+        assert_eq!(merged.responses, 200);
+        assert!((merged.us_per_request - 150.0).abs() < 1e-9);
+        assert_eq!(merged.source, "pid 2 + pid 1");
     }
 
     #[test]

@@ -375,18 +375,6 @@ fn row(
             None
         }
     });
-    // CPU over the rounds that measured it, per response of those rounds.
-    // (A merged result shares its CPU seconds over every round's
-    // responses, measured or not.)
-    let cpu: Vec<(f64, u64)> = rounds
-        .iter()
-        .filter_map(|r| {
-            let c = r.requests.server_cpu.as_ref()?;
-            Some((c.seconds, r.requests.counts.responses))
-        })
-        .collect();
-    let cpu_seconds: f64 = cpu.iter().map(|c| c.0).sum();
-    let cpu_responses: u64 = cpu.iter().map(|c| c.1).sum();
     let counts = merged.as_ref().map(|m| &m.requests.counts);
     WebstoneRow {
         server: server.to_owned(),
@@ -399,7 +387,13 @@ fn row(
         dynamic_pages: classes(dynamics),
         responses: counts.map_or(0, |c| c.responses),
         request_errors: counts.map_or(0, |c| c.errors.total()),
-        cpu_us_per_request: (cpu_responses > 0).then(|| cpu_seconds * 1e6 / cpu_responses as f64),
+        // Over the rounds that measured it (`merge` shares each round's
+        // seconds over that round's responses only).
+        cpu_us_per_request: merged
+            .as_ref()
+            .and_then(|m| m.requests.server_cpu.as_ref())
+            .filter(|c| c.responses > 0)
+            .map(|c| c.us_per_request),
         note,
     }
 }

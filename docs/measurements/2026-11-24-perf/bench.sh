@@ -12,6 +12,7 @@
 # The floor serves only the 0 B rows (it answers every path the same).
 # "tern1" is tern with one worker (as lighttpd runs one process).
 # "nocache" is tern with its file cache off (`cache = false`), 0 B and 64 KB.
+# "ternh1" is tern on its own HTTP/1 loop (`[server] http1 = "tern"`).
 set -u
 tern=$(realpath "$1"); floor=$(realpath "$2"); rounds=${3:-2}; secs=${4:-5}
 servers=${5:-"tern floor lighttpd nginx h2o"}
@@ -108,6 +109,7 @@ start() { # name: the server, started in the background ($! is its pid)
     tern) "$tern" serve --config $w/tern.toml > $w/tern.out 2> $w/tern.log & ;;
     floor) "$floor" 127.0.0.1:18505 > $w/floor.log 2>&1 & ;;
     tern1) "$tern" serve --config $w/tern1.toml > $w/tern1.out 2> $w/tern1.log & ;;
+    ternh1) "$tern" serve --config $w/ternh1.toml > $w/ternh1.out 2> $w/ternh1.log & ;;
     nocache) "$tern" serve --config $w/nocache.toml > $w/nocache.out 2> $w/nocache.log & ;;
     nocache-before) "$BEFORE" serve --config $w/nocache-before.toml > $w/nocache-before.out 2> $w/nocache-before.log & ;;
     before) "$BEFORE" serve --config $w/before.toml > $w/before.out 2> $w/before.log & ;;
@@ -118,9 +120,10 @@ start() { # name: the server, started in the background ($! is its pid)
 }
 sed 's/18501/18506/' tern.toml > before.toml
 sed 's/18501/18509/; s/workers = 2/workers = 1/' tern.toml > tern1.toml
+sed 's/18501/18510/; s/workers = 2/workers = 2\nhttp1 = "tern"/' tern.toml > ternh1.toml
 sed 's/18501/18507/' tern.toml > nocache.toml && echo 'cache = false' >> nocache.toml
 sed 's/18507/18508/' nocache.toml > nocache-before.toml
-declare -A port=([nocache-before]=18508 [nocache]=18507 [before]=18506 [tern]=18501 [nginx]=18502 [lighttpd]=18503 [h2o]=18504 [floor]=18505 [tern1]=18509)
+declare -A port=([nocache-before]=18508 [nocache]=18507 [before]=18506 [tern]=18501 [nginx]=18502 [lighttpd]=18503 [h2o]=18504 [floor]=18505 [tern1]=18509 [ternh1]=18510)
 for r in $(seq 1 $rounds); do
   for s in $servers; do
     start $s; pid=$!
