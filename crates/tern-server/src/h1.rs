@@ -35,7 +35,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::body::ServerBody;
 use crate::conn::Place;
-use crate::report::{read_first, report};
+use crate::report::report;
 use crate::service::{NoBody, Svc};
 use crate::timeout::Activity;
 
@@ -114,20 +114,40 @@ impl Loop<'_> {
         let activity: &Activity = &self.svc.activity;
         let limits = limits(&self.svc.shared.site.load().limits);
         let mut out = BytesMut::new();
+        // One wait for the stop for the whole connection: registered once,
+        // polled when the connection would wait anyway (a wait made per read
+        // registered and removed a waiter on the server's one stop, under
+        // its lock, on every request).
+        let mut stop = std::pin::pin!(self.cancel.cancelled());
+        let mut stopping = false;
         loop {
             let parsed = match tern_h1::parse_head(&buf, &limits) {
                 Ok(Some(p)) => p,
                 Ok(None) => {
-                    if buf.is_empty() && self.cancel.is_cancelled() {
-                        return Ended::Closed;
-                    }
                     if buf.capacity() - buf.len() < READ_ROOM {
                         buf.reserve(READ_ROOM);
                     }
-                    if !read_first(io, &mut buf, conn, activity, self.cancel).await {
-                        return Ended::Closed;
+                    let read = tokio::select! {
+                        biased;
+                        r = io.read_buf(&mut buf) => r,
+                        () = &mut stop, if !stopping => {
+                            stopping = true;
+                            // Idle: close now. Within a head: read on, and
+                            // answer it with `connection: close`.
+                            if buf.is_empty() {
+                                return Ended::Closed;
+                            }
+                            continue;
+                        }
+                    };
+                    match read {
+                        Ok(0) => return Ended::Closed,
+                        Ok(_) => continue,
+                        Err(e) => {
+                            report(&e, conn, activity.expired());
+                            return Ended::Closed;
+                        }
                     }
-                    continue;
                 }
                 Err(_) => return Ended::ToHyper(buf.freeze()),
             };
@@ -149,6 +169,7 @@ impl Loop<'_> {
                 tokio::select! {
                     biased;
                     r = &mut answer => break r.unwrap_or_else(|never| match never {}),
+                    () = &mut stop, if !stopping => stopping = true,
                     read = io.read_buf(&mut buf), if buf.len() < limits.max_head_bytes => match read {
                         Ok(0) => return Ended::Closed,
                         Ok(_) => {}
@@ -159,7 +180,7 @@ impl Loop<'_> {
                     },
                 }
             };
-            let keep_alive = parsed.keep_alive && !self.cancel.is_cancelled();
+            let keep_alive = parsed.keep_alive && !stopping;
             match write_response(io, &mut out, resp, head_request, keep_alive).await {
                 Ok(true) => {}
                 Ok(false) => return Ended::Closed,
