@@ -198,11 +198,13 @@ impl Loop<'_> {
                     };
                 }
             }
-            // An idle connection holds no buffers.
+            // A connection with nothing read ahead holds no buffers while
+            // it waits (hyper keeps 16 KiB per idle connection; an
+            // allocator round trip per request costs far less).
             if buf.is_empty() {
                 buf = BytesMut::new();
-            }
-            if out.capacity() > COALESCE * 2 {
+                out = BytesMut::new();
+            } else if out.capacity() > COALESCE * 2 {
                 out = BytesMut::new();
             }
         }

@@ -29,6 +29,7 @@ fn full_config_loads_with_every_setting() {
 [server]
 workers = 3
 grace_period = "2s"
+http1 = "tern"
 
 [[listen]]
 address = "127.0.0.1:0"
@@ -81,6 +82,7 @@ root = "www"
     let cfg = load(&p).unwrap();
     assert_eq!(cfg.server.workers, 3);
     assert_eq!(cfg.server.grace_period, Duration::from_secs(2));
+    assert_eq!(cfg.server.http1, Http1::Tern);
     assert_eq!(cfg.listeners.len(), 3);
     assert_eq!(
         cfg.listeners[1].addr,
@@ -162,6 +164,24 @@ fn every_error_names_file_line_and_key() {
         text[2].starts_with(&format!("{f}:6: site[0].root: `")),
         "{}",
         text[2]
+    );
+}
+
+#[test]
+fn an_unknown_http1_loop_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let errs = errors(
+        dir.path(),
+        "[server]\nhttp1 = \"nginx\"\n[[site]]\nroot = \".\"\n",
+    );
+    let text: Vec<String> = errs.iter().map(ToString::to_string).collect();
+    let f = dir.path().join("tern.toml");
+    assert_eq!(
+        text,
+        [format!(
+            "{}:2: server.http1: `nginx` is not an HTTP/1 loop: expected \"hyper\" or \"tern\"",
+            f.display()
+        )]
     );
 }
 
