@@ -73,6 +73,14 @@ struct Spare {
 
 /// Tests of which worker serves what cannot depend on what else runs on
 /// the machine: they set this.
+/// The worker a connection runs on, and the balance that may move it to
+/// another between requests.
+#[derive(Clone, Debug)]
+pub(crate) struct Place {
+    pub(crate) me: usize,
+    pub(crate) balance: Arc<Balance>,
+}
+
 #[cfg(test)]
 pub(crate) static ASSUME_SPARE: std::sync::atomic::AtomicBool =
     std::sync::atomic::AtomicBool::new(false);

@@ -19,7 +19,7 @@ use tern_handler::ConnInfo;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _};
 use tokio_util::sync::CancellationToken;
 
-use crate::balance::Balance;
+use crate::balance::Place;
 use crate::h1::Ended;
 use crate::hpack_guard::HpackGuard;
 use crate::listen::{Accepted, Detached};
@@ -97,14 +97,6 @@ impl Builders {
             .max_concurrent_streams(128);
         Builders { h1, h2 }
     }
-}
-
-/// The worker a connection runs on, and the balance that may move it to
-/// another between requests.
-#[derive(Clone, Debug)]
-pub(crate) struct Place {
-    pub(crate) me: usize,
-    pub(crate) balance: Arc<Balance>,
 }
 
 /// A plain HTTP/1 connection taken off its worker between two requests,

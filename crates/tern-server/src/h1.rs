@@ -33,8 +33,8 @@ use tern_handler::ConnInfo;
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 use tokio_util::sync::CancellationToken;
 
+use crate::balance::Place;
 use crate::body::ServerBody;
-use crate::conn::Place;
 use crate::report::report;
 use crate::service::{NoBody, Svc};
 use crate::timeout::Activity;

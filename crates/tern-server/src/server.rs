@@ -397,7 +397,7 @@ fn spawn_conn(
         // Counted closed on this thread when it ends or moves on (the
         // next worker counts it open).
         let _closed = observer.map(Closed);
-        let place = conn::Place {
+        let place = crate::balance::Place {
             me,
             balance: balance.clone(),
         };
