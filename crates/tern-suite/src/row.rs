@@ -1063,11 +1063,12 @@ impl Script {
     /// The Perl script's text after its `#!` line: the work, then
     /// "Hello!" (7 bytes of body, as every program of the suite). The
     /// state it keeps is in [`WEBSTONE_STATE`], found from
-    /// `SCRIPT_FILENAME` (CGI does not promise a working directory).
+    /// `SCRIPT_FILENAME` (CGI does not promise a working directory), or
+    /// from `$0` where a server does not set it (Python's CGI handler).
     fn perl_body(self) -> String {
         use tern_workload::materialize::{PERL_COUNTER, PERL_SEARCH};
         let state = format!(
-            "my ($dir) = ($ENV{{SCRIPT_FILENAME}} // '') =~ m{{^(.*)/[^/]*$}} or die \"no SCRIPT_FILENAME\";\nmy $state = \"$dir/../{WEBSTONE_STATE}\";\n"
+            "my ($dir) = ($ENV{{SCRIPT_FILENAME}} || $0) =~ m{{^(.*)/[^/]*$}} or die \"no SCRIPT_FILENAME, and $0 names no directory\";\nmy $state = \"$dir/../{WEBSTONE_STATE}\";\n"
         );
         let work = match self {
             Script::File | Script::Hello | Script::Trivial => String::new(),
