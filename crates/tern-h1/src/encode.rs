@@ -94,7 +94,7 @@ pub fn encode_response_head(
                 // The handler's own field, where it stands, when it gives
                 // the body's length (as hyper writes it); else ours, below.
                 if let BodyLength::Known(n) = head.body {
-                    if !bodiless_status && !wrote_len && parse_decimal(value.as_bytes()) == Some(n)
+                    if !bodiless_status && !wrote_len && crate::digits(value.as_bytes()) == Some(n)
                     {
                         put_field(dst, name.as_str().as_bytes(), value.as_bytes());
                         wrote_len = true;
@@ -171,20 +171,6 @@ fn put_content_length(dst: &mut impl BufMut, n: u64) {
     dst.put_slice(b"content-length: ");
     put_decimal(dst, n);
     dst.put_slice(b"\r\n");
-}
-
-/// A field value of decimal digits only, as a number.
-pub(crate) fn parse_decimal(v: &[u8]) -> Option<u64> {
-    if v.is_empty() || v.len() > 20 {
-        return None;
-    }
-    v.iter().try_fold(0u64, |n, &b| {
-        if b.is_ascii_digit() {
-            n.checked_mul(10)?.checked_add(u64::from(b - b'0'))
-        } else {
-            None
-        }
-    })
 }
 
 fn put_decimal(dst: &mut impl BufMut, mut n: u64) {

@@ -370,17 +370,7 @@ fn last_coding_is_chunked(v: &HeaderValue) -> bool {
 /// `1*DIGIT` as a `u64` no larger than hyper's largest body length
 /// (`u64::MAX - 2`): no sign, no spaces, no list.
 fn decimal(v: &[u8]) -> Option<u64> {
-    if v.is_empty() {
-        return None;
-    }
-    let mut n = 0u64;
-    for &b in v {
-        if !b.is_ascii_digit() {
-            return None;
-        }
-        n = n.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
-    }
-    (n <= u64::MAX - 2).then_some(n)
+    crate::digits(v).filter(|&n| n <= u64::MAX - 2)
 }
 
 /// Whether a `Connection` value lists `option` (case-insensitively).

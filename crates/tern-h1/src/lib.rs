@@ -91,6 +91,22 @@ pub use encode::{
 };
 pub use head::{parse_head, Framing, HeadError, Parsed, MAX_TARGET_CAP};
 
+/// A `Content-Length` value as the codec reads one: `1*DIGIT` (no sign,
+/// no spaces, no list) that fits a `u64`. (A request's length is further
+/// bounded by [`parse_head`]; a response's is the handler's.)
+pub fn digits(v: &[u8]) -> Option<u64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.iter().try_fold(0u64, |n, &b| {
+        if b.is_ascii_digit() {
+            n.checked_mul(10)?.checked_add(u64::from(b - b'0'))
+        } else {
+            None
+        }
+    })
+}
+
 /// The limits a request is read under. The defaults are tern's
 /// (`max_header_bytes`, `max_headers`, `max_uri_bytes` in its
 /// configuration) and hyper's (trailers, chunk extensions).

@@ -98,9 +98,10 @@ fn serves(p: &Parsed) -> bool {
             p.framing,
             tern_h1::Framing::None | tern_h1::Framing::Length(0)
         )
-        && !p.upgrade
         && p.method != Method::CONNECT
         && !p.headers.contains_key(header::EXPECT)
+        // Any `Upgrade` field, not only an upgrade the codec recognizes
+        // (`Parsed::upgrade`, which needs the connection option too).
         && !p.headers.contains_key(header::UPGRADE)
 }
 
@@ -331,11 +332,7 @@ fn declared_length(headers: &http::HeaderMap) -> Option<u64> {
     if values.next().is_some() {
         return None;
     }
-    let v = v.to_str().ok()?;
-    if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    v.parse().ok()
+    tern_h1::digits(v.as_bytes())
 }
 
 /// Writes what is pending in `out`, then `data`, vectored where the

@@ -307,9 +307,8 @@ impl Fixture {
     /// A file the scripts read and write, writable by every user.
     pub fn state(path: &str, bytes: Vec<u8>) -> Fixture {
         Fixture {
-            path: path.to_owned(),
-            contents: FixtureContents::Bytes(bytes),
             mode: 0o666,
+            ..Fixture::bytes(path, bytes)
         }
     }
 
