@@ -30,8 +30,8 @@ use http::{header, Method, Request, Version};
 use http_body::Body as _;
 use tern_h1::{BodyEncoding, BodyLength, DateCache, Parsed, ResponseHead};
 use tern_handler::ConnInfo;
-use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
-use tokio_util::sync::CancellationToken;
+use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, ReadBuf};
+use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use crate::balance::Place;
 use crate::body::ServerBody;
@@ -46,9 +46,14 @@ const COALESCE: usize = 16 << 10;
 /// Room kept free in the read buffer before a read.
 const READ_ROOM: usize = 4096;
 
+/// The most a read into the worker's scratch buffer takes (see [`read_some`]).
+const SCRATCH: usize = 8192;
+
 thread_local! {
     /// The `Date` value, formatted once a second per worker.
     static DATE: RefCell<DateCache> = RefCell::new(DateCache::new());
+    /// Where an idle connection's next read lands (see [`read_some`]).
+    static SCRATCH_BUF: RefCell<Box<[u8]>> = RefCell::new(vec![0; SCRATCH].into_boxed_slice());
 }
 
 /// How the loop ended.
@@ -105,111 +110,202 @@ fn serves(p: &Parsed) -> bool {
         && !p.headers.contains_key(header::UPGRADE)
 }
 
+/// A connection's bytes in and out, and its wait for the server's stop.
+struct Wire<'w, 'c, S> {
+    io: &'w mut S,
+    /// Read and not yet served.
+    buf: BytesMut,
+    /// The response being written.
+    out: BytesMut,
+    /// One wait for the stop for the whole connection: registered once,
+    /// polled when the connection would wait anyway (a wait made per read
+    /// registered and removed a waiter on the server's one stop, under its
+    /// lock, on every request).
+    stop: Pin<&'w mut WaitForCancellationFuture<'c>>,
+    /// The stop was asked for: the request in flight is the last.
+    stopping: bool,
+}
+
 impl Loop<'_> {
     /// Serves requests from `io`, starting with the bytes in `buf`.
-    pub(crate) async fn run<S>(&self, io: &mut S, mut buf: BytesMut) -> Ended
+    pub(crate) async fn run<S>(&self, io: &mut S, buf: BytesMut) -> Ended
     where
         S: AsyncRead + AsyncWrite + Unpin,
     {
-        let conn: &ConnInfo = &self.svc.conn;
         let activity: &Activity = &self.svc.activity;
         let limits = limits(&self.svc.shared.site.load().limits);
-        let mut out = BytesMut::new();
-        // One wait for the stop for the whole connection: registered once,
-        // polled when the connection would wait anyway (a wait made per read
-        // registered and removed a waiter on the server's one stop, under
-        // its lock, on every request).
-        let mut stop = std::pin::pin!(self.cancel.cancelled());
-        let mut stopping = false;
+        let stop = std::pin::pin!(self.cancel.cancelled());
+        let mut w = Wire {
+            io,
+            buf,
+            out: BytesMut::new(),
+            stop,
+            stopping: false,
+        };
         loop {
-            let parsed = match tern_h1::parse_head(&buf, &limits) {
-                Ok(Some(p)) => p,
-                Ok(None) => {
-                    if buf.capacity() - buf.len() < READ_ROOM {
-                        buf.reserve(READ_ROOM);
-                    }
-                    let read = tokio::select! {
-                        biased;
-                        r = io.read_buf(&mut buf) => r,
-                        () = &mut stop, if !stopping => {
-                            stopping = true;
-                            // Idle: close now. Within a head: read on, and
-                            // answer it with `connection: close`.
-                            if buf.is_empty() {
-                                return Ended::Closed;
-                            }
-                            continue;
-                        }
-                    };
-                    match read {
-                        Ok(0) => return Ended::Closed,
-                        Ok(_) => continue,
-                        Err(e) => {
-                            report(&e, conn, activity.expired());
-                            return Ended::Closed;
-                        }
-                    }
-                }
-                Err(_) => return Ended::ToHyper(buf.freeze()),
+            let (req, asked) = match self.next(&mut w, &limits).await {
+                Ok(next) => next,
+                Err(ended) => return ended,
             };
-            if !serves(&parsed) {
-                return Ended::ToHyper(buf.freeze());
-            }
-            buf.advance(parsed.head_len);
-            let head_request = parsed.method == Method::HEAD;
-            let mut req = Request::new(NoBody);
-            *req.method_mut() = parsed.method;
-            *req.uri_mut() = parsed.target;
-            *req.version_mut() = parsed.version;
-            *req.headers_mut() = parsed.headers;
-
-            // The answer, reading on meanwhile: a client that leaves stops
-            // the handler, as under hyper; a pipelined head waits in `buf`.
-            let mut answer = std::pin::pin!(self.svc.respond(req));
-            let resp = loop {
-                tokio::select! {
-                    biased;
-                    r = &mut answer => break r.unwrap_or_else(|never| match never {}),
-                    () = &mut stop, if !stopping => stopping = true,
-                    read = io.read_buf(&mut buf), if buf.len() < limits.max_head_bytes => match read {
-                        Ok(0) => return Ended::Closed,
-                        Ok(_) => {}
-                        Err(e) => {
-                            report(&e, conn, activity.expired());
-                            return Ended::Closed;
-                        }
-                    },
-                }
-            };
-            let keep_alive = parsed.keep_alive && !stopping;
-            match write_response(io, &mut out, resp, head_request, keep_alive).await {
-                Ok(true) => {}
-                Ok(false) => return Ended::Closed,
-                Err(e) => {
-                    tracing::debug!(peer = %conn.peer, "connection error: {e}");
-                    return Ended::Closed;
-                }
+            // Boxed: the task of a connection waiting for its next request
+            // keeps no room for a request's state (the handler's future,
+            // the response): an allocator round trip per request costs
+            // less than a kilobyte and a half held per idle connection.
+            if !Box::pin(self.exchange(&mut w, req, asked)).await {
+                return Ended::Closed;
             }
             // Between two requests: the balance may move the connection.
             if self.moves && !activity.busy() && !activity.closing() {
                 if let Some(to) = self.place.balance.moves(self.place.me) {
                     return Ended::Move {
                         to,
-                        preread: buf.split().freeze(),
+                        preread: w.buf.split().freeze(),
                     };
                 }
             }
             // A connection with nothing read ahead holds no buffers while
             // it waits (hyper keeps 16 KiB per idle connection; an
             // allocator round trip per request costs far less).
-            if buf.is_empty() {
-                buf = BytesMut::new();
-                out = BytesMut::new();
-            } else if out.capacity() > COALESCE * 2 {
-                out = BytesMut::new();
+            if w.buf.is_empty() {
+                w.buf = BytesMut::new();
+                w.out = BytesMut::new();
+            } else if w.out.capacity() > COALESCE * 2 {
+                w.out = BytesMut::new();
             }
         }
     }
+
+    /// The next request the loop serves, reading until its head is in:
+    /// `Err` when the connection ends or goes to hyper first.
+    async fn next<S>(
+        &self,
+        w: &mut Wire<'_, '_, S>,
+        limits: &tern_h1::Limits,
+    ) -> Result<(Request<NoBody>, Asked), Ended>
+    where
+        S: AsyncRead + AsyncWrite + Unpin,
+    {
+        loop {
+            // The parsed head never lives across the read below: the task
+            // of every idle connection would keep room for it.
+            match tern_h1::parse_head(&w.buf, limits) {
+                Ok(Some(p)) if serves(&p) => {
+                    w.buf.advance(p.head_len);
+                    return Ok(request(p, limits.max_head_bytes));
+                }
+                Ok(Some(_)) | Err(_) => return Err(Ended::ToHyper(w.buf.split().freeze())),
+                Ok(None) => {}
+            }
+            let read = tokio::select! {
+                biased;
+                r = read_some(w.io, &mut w.buf) => r,
+                () = &mut w.stop, if !w.stopping => {
+                    w.stopping = true;
+                    // Idle: close now. Within a head: read on, and answer
+                    // it with `connection: close`.
+                    if w.buf.is_empty() {
+                        return Err(Ended::Closed);
+                    }
+                    continue;
+                }
+            };
+            match read {
+                Ok(0) => return Err(Ended::Closed),
+                Ok(_) => {}
+                Err(e) => {
+                    report(&e, &self.svc.conn, self.svc.activity.expired());
+                    return Err(Ended::Closed);
+                }
+            }
+        }
+    }
+
+    /// Answers one request and writes the answer, reading on meanwhile: a
+    /// client that leaves stops the handler, as under hyper; a pipelined
+    /// head waits in `buf`. Whether the connection goes on.
+    async fn exchange<S>(&self, w: &mut Wire<'_, '_, S>, req: Request<NoBody>, asked: Asked) -> bool
+    where
+        S: AsyncRead + AsyncWrite + Unpin,
+    {
+        let conn: &ConnInfo = &self.svc.conn;
+        let mut answer = std::pin::pin!(self.svc.respond(req));
+        let resp = loop {
+            tokio::select! {
+                biased;
+                r = &mut answer => break r.unwrap_or_else(|never| match never {}),
+                () = &mut w.stop, if !w.stopping => w.stopping = true,
+                read = w.io.read_buf(&mut w.buf), if w.buf.len() < asked.max_head => match read {
+                    Ok(0) => return false,
+                    Ok(_) => {}
+                    Err(e) => {
+                        report(&e, conn, self.svc.activity.expired());
+                        return false;
+                    }
+                },
+            }
+        };
+        let keep_alive = asked.keep_alive && !w.stopping;
+        match write_response(w.io, &mut w.out, resp, asked.head, keep_alive).await {
+            Ok(going_on) => going_on,
+            Err(e) => {
+                tracing::debug!(peer = %conn.peer, "connection error: {e}");
+                false
+            }
+        }
+    }
+}
+
+/// The request the service is given, from its parsed head (consumed here,
+/// so that no part of it is kept across a wait).
+fn request(parsed: Parsed, max_head: usize) -> (Request<NoBody>, Asked) {
+    let asked = Asked {
+        head: parsed.method == Method::HEAD,
+        keep_alive: parsed.keep_alive,
+        max_head,
+    };
+    let mut req = Request::new(NoBody);
+    *req.method_mut() = parsed.method;
+    *req.uri_mut() = parsed.target;
+    *req.version_mut() = parsed.version;
+    *req.headers_mut() = parsed.headers;
+    (req, asked)
+}
+
+/// What a request's head asked of its answer.
+#[derive(Clone, Copy, Debug)]
+struct Asked {
+    /// A HEAD request: the answer has no body.
+    head: bool,
+    /// The client keeps the connection after it.
+    keep_alive: bool,
+    /// Read ahead (pipelined heads) at most this much meanwhile.
+    max_head: usize,
+}
+
+/// Reads what the client sent into `buf`. An empty `buf` is a connection
+/// waiting for its next request, often for seconds: the read lands in the
+/// worker's scratch buffer and only what arrived is copied into `buf`, so
+/// a connection holds no read buffer while it waits (a buffer reserved
+/// before the read would be held for the whole wait).
+async fn read_some<S>(io: &mut S, buf: &mut BytesMut) -> std::io::Result<usize>
+where
+    S: AsyncRead + Unpin,
+{
+    if !buf.is_empty() {
+        if buf.capacity() - buf.len() < READ_ROOM {
+            buf.reserve(READ_ROOM);
+        }
+        return io.read_buf(buf).await;
+    }
+    std::future::poll_fn(|cx| {
+        SCRATCH_BUF.with_borrow_mut(|scratch| {
+            let mut read = ReadBuf::new(scratch);
+            std::task::ready!(Pin::new(&mut *io).poll_read(cx, &mut read))?;
+            buf.extend_from_slice(read.filled());
+            std::task::Poll::Ready(Ok(read.filled().len()))
+        })
+    })
+    .await
 }
 
 /// Writes one response: its head, and its body framed as the head says.

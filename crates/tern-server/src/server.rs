@@ -393,6 +393,9 @@ fn spawn_conn(
     if let Some(o) = observer {
         o.metrics.connection_opened();
     }
+    // Shared from here: a connection's task holds a pointer, not the
+    // addresses (its future is the memory of every idle connection).
+    let info = Arc::new(info);
     w.conns.spawn(async move {
         // Counted closed on this thread when it ends or moves on (the
         // next worker counts it open).
@@ -410,7 +413,7 @@ fn spawn_conn(
                 m.to,
                 Handed {
                     stream: m.stream,
-                    info: m.info,
+                    info: Arc::unwrap_or_clone(m.info),
                     index,
                     permit,
                     moved_here: Some(m.preread),
