@@ -6,6 +6,7 @@
 //! body in one write.
 
 use std::error::Error as StdError;
+use std::fs::File;
 use std::future::Future as _;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -21,9 +22,30 @@ use tokio::time::{Instant, Sleep};
 type BoxError = Box<dyn StdError + Send + Sync>;
 type BoxBody = Pin<Box<dyn Body<Data = Bytes, Error = BoxError> + Send>>;
 
-/// A response body: nothing, one buffer, or a stream.
+/// Bodies at least this long are worth sending from their file, where the
+/// connection can (a plain socket on tern's HTTP/1 loop): the head with
+/// `MSG_MORE`, then `sendfile(2)`, which spares the copy of the body into
+/// the socket. A shorter body costs less copied behind the head in one
+/// write.
+pub const SEND_FILE_MIN: u64 = 16 * 1024;
+
+/// A response body: nothing, one buffer, or a stream; with, optionally,
+/// the file region that holds the same bytes (see [`ResponseBody::with_file`]).
 pub struct ResponseBody {
     kind: Kind,
+    file: Option<FileRegion>,
+}
+
+/// Bytes of an open file: what a connection sends with `sendfile(2)`
+/// instead of polling the body (see [`ResponseBody::take_file`]).
+#[derive(Clone, Debug)]
+pub struct FileRegion {
+    /// The file.
+    pub file: Arc<File>,
+    /// Where the bytes start.
+    pub offset: u64,
+    /// How many.
+    pub len: u64,
 }
 
 enum Kind {
@@ -34,6 +56,9 @@ enum Kind {
 
 impl std::fmt::Debug for ResponseBody {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(r) = &self.file {
+            write!(f, "(file region at {} of {} bytes) ", r.offset, r.len)?;
+        }
         match &self.kind {
             Kind::Empty => f.write_str("ResponseBody::Empty"),
             Kind::Full(b) => write!(
@@ -49,7 +74,10 @@ impl std::fmt::Debug for ResponseBody {
 impl ResponseBody {
     /// No body (`Content-Length: 0` unless the status forbids a body).
     pub fn empty() -> Self {
-        ResponseBody { kind: Kind::Empty }
+        ResponseBody {
+            kind: Kind::Empty,
+            file: None,
+        }
     }
 
     /// One buffer; its length becomes the `Content-Length`.
@@ -60,6 +88,7 @@ impl ResponseBody {
         }
         ResponseBody {
             kind: Kind::Full(Some(bytes)),
+            file: None,
         }
     }
 
@@ -72,7 +101,38 @@ impl ResponseBody {
     {
         ResponseBody {
             kind: Kind::Stream(Box::pin(body.map_err(Into::into))),
+            file: None,
         }
+    }
+
+    /// Says that `file`, from `offset`, holds this body's bytes, as many as
+    /// its exact size: a connection that can send them from the file takes
+    /// them with [`ResponseBody::take_file`]; any other polls the body as
+    /// usual. The caller vouches for the bytes being the same (a cache
+    /// entry's file, a range of the file the body reads). Ignored on a
+    /// body without an exact size.
+    pub fn with_file(mut self, file: Arc<File>, offset: u64) -> Self {
+        let len = self.size_hint().exact();
+        self.file = len
+            .filter(|&n| n > 0)
+            .map(|len| FileRegion { file, offset, len });
+        self
+    }
+
+    /// The file region that holds the whole body, if one was given and the
+    /// body has not been polled: the caller sends those bytes itself, and
+    /// the body is over (it yields nothing more).
+    pub fn take_file(&mut self) -> Option<FileRegion> {
+        let untouched = match &self.kind {
+            Kind::Empty => false,
+            Kind::Full(b) => b.is_some(),
+            // A stream given a region is the file's own, polled by nobody
+            // yet when the region is still here (see `poll_frame`).
+            Kind::Stream(_) => true,
+        };
+        let region = self.file.take().filter(|_| untouched)?;
+        self.kind = Kind::Empty;
+        Some(region)
     }
 }
 
@@ -108,6 +168,8 @@ impl Body for ResponseBody {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        // Polled: the bytes go this way, not from the file.
+        self.file = None;
         match &mut self.kind {
             Kind::Empty => Poll::Ready(None),
             Kind::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
@@ -393,5 +455,37 @@ impl Body for RequestBody {
             Inner::Full(b) => SizeHint::with_exact(b.as_ref().map_or(0, |b| b.len() as u64)),
             Inner::Incoming(i) => i.size_hint(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn some_file() -> Arc<File> {
+        Arc::new(File::open("/proc/self/exe").unwrap())
+    }
+
+    #[test]
+    fn a_region_is_taken_once_and_ends_the_body() {
+        let mut b = ResponseBody::full(Bytes::from_static(b"0123456789")).with_file(some_file(), 5);
+        let r = b.take_file().expect("a region");
+        assert_eq!((r.offset, r.len), (5, 10));
+        assert!(b.is_end_stream());
+        assert!(b.take_file().is_none());
+    }
+
+    #[tokio::test]
+    async fn a_polled_body_gives_no_region() {
+        let mut b = ResponseBody::full(Bytes::from_static(b"0123456789")).with_file(some_file(), 0);
+        let frame = b.frame().await.unwrap().unwrap();
+        assert_eq!(frame.into_data().unwrap(), "0123456789");
+        assert!(b.take_file().is_none(), "the bytes went by poll_frame");
+    }
+
+    #[test]
+    fn an_empty_body_gives_no_region() {
+        let mut b = ResponseBody::empty().with_file(some_file(), 0);
+        assert!(b.take_file().is_none());
     }
 }

@@ -17,7 +17,9 @@ mod report;
 use std::future::Future;
 use std::pin::Pin;
 
-pub use body::{BodyError, BodyPace, Leftover, RequestBody, ResponseBody};
+pub use body::{
+    BodyError, BodyPace, FileRegion, Leftover, RequestBody, ResponseBody, SEND_FILE_MIN,
+};
 pub use error::{error_response, HandlerError};
 pub use exchange::{
     AuthUser, ClientCert, ConnInfo, Exchange, InternalRedirect, OriginalTarget, PeerAddr,

@@ -7,7 +7,7 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
-use tern_handler::ResponseBody;
+use tern_handler::{FileRegion, ResponseBody};
 
 use crate::phase::log::LogPhase;
 
@@ -25,6 +25,23 @@ impl ServerBody {
         ServerBody {
             inner,
             log: Some(log),
+        }
+    }
+}
+
+impl ServerBody {
+    /// The file region that holds the whole body, for a connection that
+    /// sends it from the file (see `sendfile.rs`); then [`ServerBody::sent`]
+    /// says how much went.
+    pub(crate) fn take_file(&mut self) -> Option<FileRegion> {
+        self.inner.take_file()
+    }
+
+    /// `bytes` of the body went out some other way than `poll_frame`
+    /// (from its file), and that is all that will: the request is over.
+    pub(crate) fn sent(&mut self, bytes: u64) {
+        if let Some(mut log) = self.log.take() {
+            log.sent(bytes as usize);
         }
     }
 }

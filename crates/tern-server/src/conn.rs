@@ -25,6 +25,7 @@ use crate::hpack_guard::HpackGuard;
 use crate::listen::{Accepted, Detached};
 use crate::plaintext::Plaintext;
 use crate::report::{read_first, report};
+use crate::sendfile::SendFile;
 use crate::service::{Shared, Svc};
 use crate::timeout::{Activity, TimedIo, Timeouts};
 use crate::tls;
@@ -113,7 +114,9 @@ pub(crate) struct Moved {
 /// A connection's stream that can leave its worker: a plain socket under
 /// its timeouts. A TLS stream cannot (its session state would have to go
 /// with it), so it never moves.
-pub(crate) trait Movable: AsyncRead + AsyncWrite + Unpin + Send + 'static {
+pub(crate) trait Movable:
+    AsyncRead + AsyncWrite + SendFile + Unpin + Send + 'static
+{
     /// Whether the connection can move at all: only then is the balance
     /// asked, and [`Movable::detach`] called.
     const MOVES: bool;

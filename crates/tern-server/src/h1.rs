@@ -29,13 +29,14 @@ use bytes::{Buf as _, Bytes, BytesMut};
 use http::{header, Method, Request, Version};
 use http_body::Body as _;
 use tern_h1::{BodyEncoding, BodyLength, DateCache, Parsed, ResponseHead};
-use tern_handler::ConnInfo;
+use tern_handler::{ConnInfo, SEND_FILE_MIN};
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, ReadBuf};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use crate::balance::Place;
 use crate::body::ServerBody;
 use crate::report::report;
+use crate::sendfile::{send_file, SendFile};
 use crate::service::{NoBody, Svc};
 use crate::timeout::Activity;
 
@@ -130,7 +131,7 @@ impl Loop<'_> {
     /// Serves requests from `io`, starting with the bytes in `buf`.
     pub(crate) async fn run<S>(&self, io: &mut S, buf: BytesMut) -> Ended
     where
-        S: AsyncRead + AsyncWrite + Unpin,
+        S: AsyncRead + AsyncWrite + SendFile + Unpin,
     {
         let activity: &Activity = &self.svc.activity;
         let limits = limits(&self.svc.shared.site.load().limits);
@@ -183,7 +184,7 @@ impl Loop<'_> {
         limits: &tern_h1::Limits,
     ) -> Result<(Request<NoBody>, Asked), Ended>
     where
-        S: AsyncRead + AsyncWrite + Unpin,
+        S: AsyncRead + AsyncWrite + SendFile + Unpin,
     {
         loop {
             // The parsed head never lives across the read below: the task
@@ -225,7 +226,7 @@ impl Loop<'_> {
     /// head waits in `buf`. Whether the connection goes on.
     async fn exchange<S>(&self, w: &mut Wire<'_, '_, S>, req: Request<NoBody>, asked: Asked) -> bool
     where
-        S: AsyncRead + AsyncWrite + Unpin,
+        S: AsyncRead + AsyncWrite + SendFile + Unpin,
     {
         let conn: &ConnInfo = &self.svc.conn;
         let mut answer = std::pin::pin!(self.svc.respond(req));
@@ -318,7 +319,7 @@ async fn write_response<S>(
     keep_alive: bool,
 ) -> std::io::Result<bool>
 where
-    S: AsyncWrite + Unpin,
+    S: AsyncWrite + SendFile + Unpin,
 {
     let (parts, mut body) = resp.into_parts();
     // As hyper: an empty body is "no body"; on an answer to HEAD or a
@@ -350,6 +351,19 @@ where
     let encoded =
         DATE.with_borrow_mut(|date| tern_h1::encode_response_head(out, &head, date.now()));
     let chunked = encoded.body == BodyEncoding::Chunked;
+    // A large body that a file holds goes from the file (`sendfile.rs`).
+    if let (true, BodyEncoding::Length(n)) = (S::SENDS_FILES, encoded.body) {
+        if n >= SEND_FILE_MIN {
+            if let Some(region) = body.take_file() {
+                let mut sent = 0;
+                let result =
+                    send_file(io, out, &region.file, region.offset, region.len, &mut sent).await;
+                body.sent(sent);
+                result?;
+                return Ok(encoded.keep_alive);
+            }
+        }
+    }
     let mut left = match encoded.body {
         BodyEncoding::None => {
             // Not sent, but finished: the log phase runs as the body drops.

@@ -48,6 +48,28 @@ macro_rules! write_through {
                 std::pin::Pin::new(&mut self.io).poll_shutdown(cx)
             }
         }
+
+        impl<T: crate::sendfile::SendFile + Unpin> crate::sendfile::SendFile for $t<T> {
+            const SENDS_FILES: bool = T::SENDS_FILES;
+
+            fn poll_write_more(
+                mut self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+                buf: &[u8],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                std::pin::Pin::new(&mut self.io).poll_write_more(cx, buf)
+            }
+
+            fn poll_send_file(
+                mut self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+                file: &std::fs::File,
+                offset: &mut u64,
+                len: usize,
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                std::pin::Pin::new(&mut self.io).poll_send_file(cx, file, offset, len)
+            }
+        }
     };
 }
 
@@ -63,6 +85,7 @@ mod plaintext;
 mod report;
 mod rewind;
 mod route;
+mod sendfile;
 mod server;
 mod service;
 mod site;

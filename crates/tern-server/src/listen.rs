@@ -86,7 +86,9 @@ impl Stream {
 }
 
 /// An accepted socket, which can leave one worker's runtime for another's.
-pub(crate) trait Accepted: AsyncRead + AsyncWrite + Unpin + Send + 'static {
+pub(crate) trait Accepted:
+    AsyncRead + AsyncWrite + crate::sendfile::SendFile + Unpin + Send + 'static
+{
     /// Takes the socket off this worker's runtime.
     fn detach(self) -> io::Result<Detached>;
 }

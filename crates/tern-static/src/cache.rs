@@ -17,14 +17,16 @@
 //! and the eviction hand spares a referenced entry once.
 
 use std::collections::VecDeque;
+use std::fs::File;
 use std::hash::{BuildHasher, Hash};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use hashbrown::{DefaultHashBuilder, Equivalent, HashMap};
 use tern_config::{CacheConfig, StaticConfig};
+use tern_handler::SEND_FILE_MIN;
 
 use crate::encoding::{Coding, CodingSet};
 use crate::representation::Representation;
@@ -54,6 +56,48 @@ pub(crate) struct Variant {
     /// The whole representation; `None` when it was not needed yet or is
     /// larger than `max_entry_bytes`.
     pub(crate) body: Option<Bytes>,
+    /// The file the body was read from, kept open for a body of at least
+    /// [`SEND_FILE_MIN`] bytes (see [`HeldFile`]).
+    pub(crate) file: Option<Arc<HeldFile>>,
+}
+
+/// The most files the cache keeps open, over every entry (nginx's
+/// `open_file_cache max=1000` is the same idea): past it, a large body is
+/// copied from memory, as a small one always is.
+const MAX_FILES_HELD: usize = 1024;
+
+/// Files the cache keeps open now.
+static FILES_HELD: AtomicUsize = AtomicUsize::new(0);
+
+/// An open file a cache entry keeps, so that a hit on a large body can be
+/// sent from the file (`sendfile(2)`, no copy into the socket) with no
+/// open or close per request. Its bytes are the entry's: it is the file
+/// the body was read from or, on a refresh, one with the same stamp (size,
+/// mtime, inode); a file changed in place between two refreshes is sent
+/// as it is now, as nginx's `open_file_cache` does.
+#[derive(Debug)]
+pub(crate) struct HeldFile(pub(crate) Arc<File>);
+
+impl HeldFile {
+    /// Keeps `file` open for a body of `len` bytes, unless it is too small
+    /// to be worth it or the cache keeps its most files already.
+    pub(crate) fn hold(file: &Arc<File>, len: u64) -> Option<Arc<HeldFile>> {
+        if len < SEND_FILE_MIN {
+            return None;
+        }
+        FILES_HELD
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n < MAX_FILES_HELD).then_some(n + 1)
+            })
+            .ok()?;
+        Some(Arc::new(HeldFile(Arc::clone(file))))
+    }
+}
+
+impl Drop for HeldFile {
+    fn drop(&mut self) {
+        FILES_HELD.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// A cached request path. Immutable once stored; a refresh stores a new one.
@@ -354,6 +398,7 @@ mod tests {
         let variant = Variant {
             rep: Arc::new(rep),
             body: Some(Bytes::from(vec![b'x'; len])),
+            file: None,
         };
         Entry::new(
             Instant::now(),

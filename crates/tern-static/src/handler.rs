@@ -152,9 +152,14 @@ impl DocRoot {
             .filter(|e| c.cache.is_fresh(e.checked, Instant::now()))
             .and_then(|e| {
                 let v = e.variant(accept.choose(e.sidecars))?;
-                Some((Arc::clone(&v.rep), v.body.clone()?))
+                let body = v.body.clone()?;
+                let source = match &v.file {
+                    Some(held) => Source::Cached(body, Arc::clone(&held.0)),
+                    None => Source::Memory(body),
+                };
+                Some((Arc::clone(&v.rep), source))
             });
-        let Some((rep, body)) = hit else {
+        let Some((rep, source)) = hit else {
             c.cache.count_miss();
             return None;
         };
@@ -165,6 +170,6 @@ impl DocRoot {
             max_ranges: self.max_ranges,
         };
         let reply = response::decide(ask, &rep);
-        Some(response::render(reply, &rep, Source::Memory(body), head))
+        Some(response::render(reply, &rep, source, head))
     }
 }

@@ -70,6 +70,9 @@ pub(crate) fn decide(ask: Ask<'_>, rep: &Representation) -> Reply {
 pub(crate) enum Source {
     /// Held in memory (a cache entry, or a small file read whole).
     Memory(Bytes),
+    /// Held in memory, and in this open file the cache keeps (see
+    /// `cache::HeldFile`): a connection that can may send it from the file.
+    Cached(Bytes, Arc<File>),
     /// An open file, streamed in chunks.
     File(Arc<File>),
 }
@@ -126,7 +129,9 @@ pub(crate) fn render(
             headers.insert(CONTENT_LENGTH, HeaderValue::from(m.len()));
             let body = match source {
                 _ if head => ResponseBody::empty(),
-                Source::Memory(data) => ResponseBody::full(m.assemble(&data)),
+                Source::Memory(data) | Source::Cached(data, _) => {
+                    ResponseBody::full(m.assemble(&data))
+                }
                 Source::File(file) => ResponseBody::stream(FileBody::new(file, m.segments)),
             };
             respond(StatusCode::PARTIAL_CONTENT, headers, body)
@@ -152,6 +157,10 @@ fn slice(source: Source, r: ByteRange) -> ResponseBody {
     match source {
         // Cached bodies hold the whole representation, so the range fits.
         Source::Memory(data) => ResponseBody::full(data.slice(r.start as usize..=r.end as usize)),
+        Source::Cached(data, file) => {
+            ResponseBody::full(data.slice(r.start as usize..=r.end as usize))
+                .with_file(file, r.start)
+        }
         Source::File(file) => ResponseBody::stream(FileBody::new(
             file,
             vec![Segment::File {

@@ -21,7 +21,7 @@ use tern_handler::path::DecodedPath;
 use tern_handler::{error_response, HandlerError, RequestId, ResponseBody};
 
 use crate::body::{read_at, Wait, CHUNK};
-use crate::cache::{Entry, Variant};
+use crate::cache::{Entry, HeldFile, Variant};
 use crate::docroot::DocRoot;
 use crate::encoding::{AcceptEncoding, Coding, CodingSet};
 use crate::listing::{self, SEGMENT};
@@ -203,19 +203,26 @@ impl DocRoot {
                 None => Variant {
                     rep: Arc::new(Representation::new(st, coding, content_type.clone(), vary)),
                     body: None,
+                    file: None,
                 },
             });
         }
         let v = variants[chosen.index()]
             .as_mut()
             .expect("the chosen variant is set");
+        let file = Arc::new(file);
         if v.body.is_none() && stamp.len <= cache.cache.max_entry_bytes() {
             v.body = Some(read_at(&file, 0, stamp.len, wait)?);
         }
+        // The file just read, or one with the same stamp as the body kept.
+        if v.body.is_some() && v.file.is_none() {
+            v.file = HeldFile::hold(&file, stamp.len);
+        }
         let rep = Arc::clone(&v.rep);
-        let source = match v.body.clone() {
-            Some(body) => Source::Memory(body),
-            None => Source::File(Arc::new(file)),
+        let source = match (v.body.clone(), &v.file) {
+            (Some(body), Some(held)) => Source::Cached(body, Arc::clone(&held.0)),
+            (Some(body), None) => Source::Memory(body),
+            (None, _) => Source::File(file),
         };
         cache.cache.store(
             cache.ns,

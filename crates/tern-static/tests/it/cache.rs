@@ -42,6 +42,47 @@ async fn a_hit_counts_and_needs_no_file() {
 }
 
 #[tokio::test]
+async fn a_large_cached_body_comes_with_the_open_file_that_holds_it() {
+    // At least SEND_FILE_MIN bytes: a connection that can sends the body
+    // from the file the cache keeps open (sendfile); `send` reads it from
+    // there, so the bytes below are the region's.
+    let fx = cached(|_| {});
+    let big: String = (0..40_000)
+        .map(|i| (b'a' + (i % 26) as u8) as char)
+        .collect();
+    let path = fx.write("big.txt", &big);
+    fx.write("small.txt", "small");
+    for round in ["a miss", "a hit"] {
+        let r = fx.once(Method::GET, "/big.txt", &[]).await;
+        assert!(r.from_file, "{round}");
+        assert_eq!(r.text(), big, "{round}");
+    }
+    let r = fx
+        .once(Method::GET, "/big.txt", &[("range", "bytes=20000-39999")])
+        .await;
+    assert_eq!(r.status, StatusCode::PARTIAL_CONTENT);
+    assert!(r.from_file);
+    assert_eq!(r.text(), &big[20_000..]);
+    // A range of it is in the file at its offset (whether a short one is
+    // worth sending from there is the connection's call).
+    let range = fx
+        .once(Method::GET, "/big.txt", &[("range", "bytes=7-16")])
+        .await;
+    assert!(range.from_file);
+    assert_eq!(range.text(), &big[7..17]);
+    // A small file is not kept open; HEAD has no body to send.
+    let small = fx.once(Method::GET, "/small.txt", &[]).await;
+    let head = fx.once(Method::HEAD, "/big.txt", &[]).await;
+    assert!(!small.from_file && !head.from_file);
+    // The file is held open: a hit is sent from it even after the path
+    // is gone, as the body in memory is served.
+    std::fs::remove_file(&path).unwrap();
+    let r = fx.once(Method::GET, "/big.txt", &[]).await;
+    assert!(r.from_file);
+    assert_eq!(r.text(), big);
+}
+
+#[tokio::test]
 async fn empty_file_is_cached_too() {
     // The 0 KB file of the reports' tables: it must be a hit like any other.
     let fx = cached(|_| {});

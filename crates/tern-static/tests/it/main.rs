@@ -46,6 +46,9 @@ pub(crate) struct Reply {
     pub(crate) status: StatusCode,
     pub(crate) headers: HeaderMap,
     pub(crate) body: Bytes,
+    /// The body came with the file region that holds it (a large cached
+    /// body: see `ResponseBody::with_file`), and was read from there.
+    pub(crate) from_file: bool,
 }
 
 impl Reply {
@@ -236,12 +239,24 @@ pub(crate) async fn send(
     };
     let work = async {
         let resp = handler.call(exchange).await;
-        let (parts, body) = resp.into_parts();
-        let body = body.collect().await.expect("body streams").to_bytes();
+        let (parts, mut body) = resp.into_parts();
+        // A body a file holds is read from the file, as a connection that
+        // sends files sends it: the region must hold the body's bytes.
+        let region = body.take_file();
+        let body = match &region {
+            Some(r) => {
+                use std::os::unix::fs::FileExt as _;
+                let mut bytes = vec![0; r.len as usize];
+                r.file.read_exact_at(&mut bytes, r.offset).unwrap();
+                Bytes::from(bytes)
+            }
+            None => body.collect().await.expect("body streams").to_bytes(),
+        };
         Reply {
             status: parts.status,
             headers: parts.headers,
             body,
+            from_file: region.is_some(),
         }
     };
     tokio::time::timeout(Duration::from_secs(20), work)

@@ -120,6 +120,19 @@ fn tern_s_http1_loop_answers_as_hyper_s_byte_for_byte() {
         ),
         ("a large file", vec![format!("GET /big.bin HTTP/1.1\r\nHost: t\r\n{close}\r\n")]),
         ("HEAD of a large file", vec![format!("HEAD /big.bin HTTP/1.1\r\nHost: t\r\n{close}\r\n")]),
+        // Large bodies go from the file on tern's loop (sendfile): the
+        // whole file twice (a miss, then a cache hit), a range of it
+        // (from an offset), and a small range then the whole file
+        // pipelined behind it.
+        (
+            "a large file twice, a large range, pipelined",
+            vec![format!(
+                "GET /big.bin HTTP/1.1\r\nHost: t\r\n\r\nGET /big.bin HTTP/1.1\r\nHost: t\r\n\r\n\
+                 GET /big.bin HTTP/1.1\r\nHost: t\r\nRange: bytes=1000-60999\r\n\r\n\
+                 GET /big.bin HTTP/1.1\r\nHost: t\r\nRange: bytes=99990-\r\n\r\n\
+                 GET /big.bin HTTP/1.1\r\nHost: t\r\n{close}\r\n"
+            )],
+        ),
         ("a directory without its slash", vec![format!("GET /sub HTTP/1.1\r\nHost: t\r\n{close}\r\n")]),
         ("streamed CGI output", vec![format!("GET /cgi-bin/stream.cgi?x=1 HTTP/1.1\r\nHost: t\r\n{close}\r\n")]),
         (

@@ -1,0 +1,261 @@
+//! Sending a file's bytes to a plain socket with `sendfile(2)`: the kernel
+//! moves page-cache pages into the socket, where a write copies the bytes
+//! from memory first. On tern's HTTP/1 loop, a response whose body names
+//! the file region that holds it (`ResponseBody::with_file`: a cache hit on
+//! a body of at least `SEND_FILE_MIN` bytes) is sent as its head with
+//! `MSG_MORE` (so head and body share segments), then the region.
+//!
+//! The layers of a connection's stream (`TimedIo`, `Rewind`, `Plaintext`)
+//! write through unchanged, so they pass this on too (`write_through!`); a
+//! TLS stream cannot (the bytes must be encrypted in user space).
+
+use std::fs::File;
+use std::io;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+
+use rustix::net::SendFlags;
+use tokio::io::Interest;
+use tokio::net::{TcpStream, UnixStream};
+
+/// A stream that can send a file's bytes itself.
+pub(crate) trait SendFile {
+    /// Whether it can: a plain socket under layers that write through.
+    /// Where it is false, the methods below are never called.
+    const SENDS_FILES: bool;
+
+    /// Writes from `buf` with more to follow at once (`MSG_MORE`): the
+    /// head of a response whose body comes from a file.
+    fn poll_write_more(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>>;
+
+    /// Sends up to `len` bytes of `file` from `*offset`, which advances by
+    /// the count sent. 0 sent of a nonzero `len`: the file ended there.
+    fn poll_send_file(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        file: &File,
+        offset: &mut u64,
+        len: usize,
+    ) -> Poll<io::Result<usize>>;
+}
+
+/// `SendFile` for a tokio socket: wait until writable, try the call,
+/// and wait again if the socket was full after all.
+macro_rules! socket_sends_files {
+    ($socket:ty, $flags:expr) => {
+        impl SendFile for $socket {
+            const SENDS_FILES: bool = true;
+
+            fn poll_write_more(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                buf: &[u8],
+            ) -> Poll<io::Result<usize>> {
+                let socket = &*self;
+                loop {
+                    ready!(socket.poll_write_ready(cx))?;
+                    let sent = socket.try_io(Interest::WRITABLE, || {
+                        Ok(rustix::net::send(socket, buf, $flags)?)
+                    });
+                    match sent {
+                        Err(e) if retry(&e) => {}
+                        r => return Poll::Ready(r),
+                    }
+                }
+            }
+
+            fn poll_send_file(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                file: &File,
+                offset: &mut u64,
+                len: usize,
+            ) -> Poll<io::Result<usize>> {
+                let socket = &*self;
+                loop {
+                    ready!(socket.poll_write_ready(cx))?;
+                    let sent = socket.try_io(Interest::WRITABLE, || {
+                        Ok(rustix::fs::sendfile(socket, file, Some(&mut *offset), len)?)
+                    });
+                    match sent {
+                        Err(e) if retry(&e) => {}
+                        r => return Poll::Ready(r),
+                    }
+                }
+            }
+        }
+    };
+}
+
+// `MSG_NOSIGNAL`: a client gone is an error here, never a signal.
+socket_sends_files!(TcpStream, SendFlags::MORE | SendFlags::NOSIGNAL);
+// A Unix socket has no segments to fill: `MSG_MORE` means nothing there.
+socket_sends_files!(UnixStream, SendFlags::NOSIGNAL);
+
+/// The socket was full after all (`try_io` then waits for the next
+/// readiness), or a signal came first.
+fn retry(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+    )
+}
+
+impl<T> SendFile for tokio_rustls::server::TlsStream<T> {
+    const SENDS_FILES: bool = false;
+
+    fn poll_write_more(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        _: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Poll::Ready(Err(unsupported()))
+    }
+
+    fn poll_send_file(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        _: &File,
+        _: &mut u64,
+        _: usize,
+    ) -> Poll<io::Result<usize>> {
+        Poll::Ready(Err(unsupported()))
+    }
+}
+
+fn unsupported() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        "a TLS stream does not send files",
+    )
+}
+
+/// Writes `head` (with more to follow), then the `len` bytes of `file`
+/// from `offset`. `sent` counts the file's bytes sent, whatever the
+/// outcome. A file that ends early (truncated since its head was made) is
+/// an error: the head promised its length, so the connection must end.
+pub(crate) async fn send_file<S>(
+    io: &mut S,
+    head: &[u8],
+    file: &File,
+    offset: u64,
+    len: u64,
+    sent: &mut u64,
+) -> io::Result<()>
+where
+    S: SendFile + Unpin,
+{
+    let mut head = head;
+    while !head.is_empty() {
+        let n = std::future::poll_fn(|cx| Pin::new(&mut *io).poll_write_more(cx, head)).await?;
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        head = &head[n..];
+    }
+    let mut at = offset;
+    let end = offset + len;
+    while at < end {
+        // At most 1 GiB a call: sendfile's count is a size_t, and Linux
+        // sends at most about 2 GiB at once anyway.
+        let want = (end - at).min(1 << 30) as usize;
+        let n =
+            std::future::poll_fn(|cx| Pin::new(&mut *io).poll_send_file(cx, file, &mut at, want))
+                .await?;
+        *sent += n as u64;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the file is shorter than the response's content-length",
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use tokio::io::AsyncReadExt as _;
+    use tokio::net::{TcpListener, TcpStream};
+
+    use super::*;
+
+    async fn pair() -> (TcpStream, TcpStream) {
+        let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let client = TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+        let (server, _) = l.accept().await.unwrap();
+        (server, client)
+    }
+
+    fn file(len: usize) -> File {
+        let mut f = tempfile::tempfile().unwrap();
+        let bytes: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+        f.write_all(&bytes).unwrap();
+        f
+    }
+
+    /// More than a socket buffer holds, so the sender waits for the reader
+    /// (the readiness path), from an offset.
+    #[tokio::test]
+    async fn the_head_then_the_region_arrive_whole() {
+        let (mut server, mut client) = pair().await;
+        let f = file(3 << 20);
+        let (offset, len) = (1000u64, (3 << 20) - 2000u64);
+        let reader = tokio::spawn(async move {
+            let mut got = Vec::new();
+            client.read_to_end(&mut got).await.unwrap();
+            got
+        });
+        let mut sent = 0;
+        send_file(&mut server, b"HEAD\r\n", &f, offset, len, &mut sent)
+            .await
+            .unwrap();
+        drop(server);
+        let got = reader.await.unwrap();
+        assert_eq!(sent, len);
+        assert_eq!(&got[..6], b"HEAD\r\n");
+        let want: Vec<u8> = (offset..offset + len).map(|i| (i % 251) as u8).collect();
+        assert!(got[6..] == want[..], "the region's bytes differ");
+    }
+
+    /// The head promised more than the file has now: an error, once what
+    /// there was went out.
+    #[tokio::test]
+    async fn a_file_shorter_than_its_region_is_an_error() {
+        let (mut server, mut client) = pair().await;
+        let f = file(5000);
+        let mut sent = 0;
+        let e = send_file(&mut server, b"H", &f, 0, 8000, &mut sent)
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+        assert_eq!(sent, 5000);
+        drop(server);
+        let mut got = Vec::new();
+        client.read_to_end(&mut got).await.unwrap();
+        assert_eq!(got.len(), 5001);
+    }
+
+    #[tokio::test]
+    async fn a_unix_socket_sends_files_too() {
+        let (mut server, mut client) = UnixStream::pair().unwrap();
+        let f = file(100_000);
+        let reader = tokio::spawn(async move {
+            let mut got = Vec::new();
+            client.read_to_end(&mut got).await.unwrap();
+            got
+        });
+        let mut sent = 0;
+        send_file(&mut server, b"", &f, 0, 100_000, &mut sent)
+            .await
+            .unwrap();
+        drop(server);
+        assert_eq!(reader.await.unwrap().len(), 100_000);
+    }
+}
