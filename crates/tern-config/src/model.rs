@@ -57,7 +57,7 @@ pub struct ServerSettings {
     /// sending new connections. Default: zero.
     pub shutdown_delay: Duration,
     /// Which HTTP/1 connection loop serves plain and TLS HTTP/1
-    /// connections (`http1 = "hyper"` or `"tern"`). Default: hyper.
+    /// connections (`http1 = "tern"` or `"hyper"`). Default: tern.
     pub http1: Http1,
 }
 
@@ -65,10 +65,10 @@ pub struct ServerSettings {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Http1 {
     /// hyper's, for every request.
-    #[default]
     Hyper,
     /// tern's own (`tern-h1`) for requests without a body; hyper's for
     /// the rest of a connection from the first request with one.
+    #[default]
     Tern,
 }
 

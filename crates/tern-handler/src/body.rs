@@ -22,12 +22,20 @@ use tokio::time::{Instant, Sleep};
 type BoxError = Box<dyn StdError + Send + Sync>;
 type BoxBody = Pin<Box<dyn Body<Data = Bytes, Error = BoxError> + Send>>;
 
-/// Bodies at least this long are worth sending from their file, where the
-/// connection can (a plain socket on tern's HTTP/1 loop): the head with
-/// `MSG_MORE`, then `sendfile(2)`, which spares the copy of the body into
-/// the socket. A shorter body costs less copied behind the head in one
-/// write.
+/// Bodies at least this long (and at most [`SEND_FILE_MAX`]) are worth
+/// sending from their file, where the connection can (a plain socket on
+/// tern's HTTP/1 loop): the head with `MSG_MORE`, then `sendfile(2)`,
+/// which spares the copy of the body into the socket. A shorter body costs
+/// less copied behind the head in one write.
 pub const SEND_FILE_MIN: u64 = 16 * 1024;
+
+/// Bodies longer than this are copied, not sent from their file. Measured
+/// over loopback (docs/PERFORMANCE.md, "sendfile"): sendfile costs less
+/// CPU per request than a copy from 64 KiB to 256 KiB, and more, at half
+/// the transfer rate, from 1 MiB (the kernel takes and releases each 4 KiB
+/// page of the file, where a copy fills the socket in 32 KiB pieces, and
+/// over loopback the receiver copies either way).
+pub const SEND_FILE_MAX: u64 = 256 * 1024;
 
 /// A response body: nothing, one buffer, or a stream; with, optionally,
 /// the file region that holds the same bytes (see [`ResponseBody::with_file`]).

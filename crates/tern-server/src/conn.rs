@@ -1,11 +1,14 @@
 //! Serving one connection: the TLS handshake on a TLS listener, then
 //! HTTP/1.1 or HTTP/2 (by ALPN, or prior knowledge detected from the first
-//! bytes) through hyper, with the connection's timeouts, graceful shutdown,
-//! and one log line when it ends badly.
+//! bytes), with the connection's timeouts, graceful shutdown, and one log
+//! line when it ends badly. HTTP/1 is served by tern's own loop (`h1.rs`)
+//! until a request it leaves to hyper (a body, an upgrade, HTTP/1.0, a
+//! malformed head), or by hyper throughout with `http1 = "hyper"`;
+//! HTTP/2 by hyper.
 //!
 //! The stack, bottom up: the socket, `TimedIo` (timeouts: they count the
 //! handshake), TLS, `Plaintext` (bytes read ahead, HTTP/1 versions, the
-//! held-back half-close), `HpackGuard` on HTTP/2, hyper.
+//! held-back half-close), `HpackGuard` on HTTP/2, the loop.
 
 use std::future::Future as _;
 use std::pin::Pin;

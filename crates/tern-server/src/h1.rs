@@ -1,5 +1,5 @@
-//! tern's own HTTP/1.1 connection loop, on `tern-h1`'s codec, taken when
-//! `[server] http1 = "tern"` (hyper's loop is the default).
+//! tern's own HTTP/1.1 connection loop, on `tern-h1`'s codec: the
+//! default (`[server] http1 = "hyper"` leaves every request to hyper).
 //!
 //! It serves the requests that carry no body: HTTP/1.1, no
 //! `Content-Length` other than 0, no `Transfer-Encoding`, no `Expect`, no
@@ -29,7 +29,7 @@ use bytes::{Buf as _, Bytes, BytesMut};
 use http::{header, Method, Request, Version};
 use http_body::Body as _;
 use tern_h1::{BodyEncoding, BodyLength, DateCache, Parsed, ResponseHead};
-use tern_handler::{ConnInfo, SEND_FILE_MIN};
+use tern_handler::{ConnInfo, SEND_FILE_MAX, SEND_FILE_MIN};
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, ReadBuf};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
@@ -353,7 +353,7 @@ where
     let chunked = encoded.body == BodyEncoding::Chunked;
     // A large body that a file holds goes from the file (`sendfile.rs`).
     if let (true, BodyEncoding::Length(n)) = (S::SENDS_FILES, encoded.body) {
-        if n >= SEND_FILE_MIN {
+        if (SEND_FILE_MIN..=SEND_FILE_MAX).contains(&n) {
             if let Some(region) = body.take_file() {
                 let mut sent = 0;
                 let result =

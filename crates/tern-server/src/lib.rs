@@ -1,11 +1,14 @@
-//! tern's server: listeners, hyper connections (HTTP/1.1 and HTTP/2),
-//! routing by Host and path, limits and timeouts, access records, atomic
-//! reload and graceful shutdown. It knows no concrete handler: the `tern`
-//! binary builds a [`Site`] of `Arc<dyn Handler>`s and hands it over.
+//! tern's server: listeners, connections (HTTP/1.1 on tern's own loop and
+//! hyper, HTTP/2 on hyper), routing by Host and path, limits and timeouts,
+//! access records, atomic reload and graceful shutdown. It knows no
+//! concrete handler: the `tern` binary builds a [`Site`] of
+//! `Arc<dyn Handler>`s and hands it over.
 //!
-//! A request's way: `listen` (accept, TCP_NODELAY) -> `conn` (hyper, timeouts)
-//! -> `service` (the phases, in `phase/`: admit, rewrite, route, authorize,
-//! the handler, respond) -> `body` (byte count; at its end the log phase).
+//! A request's way: `listen` (accept, TCP_NODELAY) -> `conn` (timeouts;
+//! `h1`, tern's HTTP/1 loop, or hyper) -> `service` (the phases, in
+//! `phase/`: admit, rewrite, route, authorize, the handler, respond) ->
+//! `body` (byte count; at its end the log phase) -> `sendfile` (a large
+//! cached body from its file, on `h1`).
 #![forbid(unsafe_code)]
 
 /// `AsyncWrite` for a reader-side layer `$t<T>` that passes every write

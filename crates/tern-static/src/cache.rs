@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use hashbrown::{DefaultHashBuilder, Equivalent, HashMap};
 use tern_config::{CacheConfig, StaticConfig};
-use tern_handler::SEND_FILE_MIN;
+use tern_handler::{SEND_FILE_MAX, SEND_FILE_MIN};
 
 use crate::encoding::{Coding, CodingSet};
 use crate::representation::Representation;
@@ -56,8 +56,8 @@ pub(crate) struct Variant {
     /// The whole representation; `None` when it was not needed yet or is
     /// larger than `max_entry_bytes`.
     pub(crate) body: Option<Bytes>,
-    /// The file the body was read from, kept open for a body of at least
-    /// [`SEND_FILE_MIN`] bytes (see [`HeldFile`]).
+    /// The file the body was read from, kept open for a body worth sending
+    /// from it (see [`HeldFile::hold`]).
     pub(crate) file: Option<Arc<HeldFile>>,
 }
 
@@ -79,10 +79,11 @@ static FILES_HELD: AtomicUsize = AtomicUsize::new(0);
 pub(crate) struct HeldFile(pub(crate) Arc<File>);
 
 impl HeldFile {
-    /// Keeps `file` open for a body of `len` bytes, unless it is too small
-    /// to be worth it or the cache keeps its most files already.
+    /// Keeps `file` open for a body of `len` bytes, unless it is not worth
+    /// sending from the file (see [`SEND_FILE_MIN`] and [`SEND_FILE_MAX`])
+    /// or the cache keeps its most files already.
     pub(crate) fn hold(file: &Arc<File>, len: u64) -> Option<Arc<HeldFile>> {
-        if len < SEND_FILE_MIN {
+        if !(SEND_FILE_MIN..=SEND_FILE_MAX).contains(&len) {
             return None;
         }
         FILES_HELD

@@ -51,8 +51,8 @@ impl Tern {
         env: &[(&str, &Path)],
         dir: tempfile::TempDir,
     ) -> Tern {
-        // `TERN_TEST_HTTP1=tern` runs every test's server on tern's own
-        // HTTP/1 loop (`tern serve --http1`).
+        // `TERN_TEST_HTTP1=hyper` runs every test's server with hyper's
+        // HTTP/1 loop instead of tern's (`tern serve --http1`).
         let http1 = match std::env::var("TERN_TEST_HTTP1") {
             Ok(h) if args.first() == Some(&"serve") => vec!["--http1".to_owned(), h],
             _ => Vec::new(),

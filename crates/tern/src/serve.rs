@@ -53,9 +53,9 @@ pub(crate) struct ServeArgs {
     /// the status page, the live trace, health and readiness.
     #[arg(long, value_name = "ADDR")]
     admin: Option<String>,
-    /// The HTTP/1 connection loop: hyper's, or tern's own for requests
-    /// without a body (default: the configuration's `[server] http1`,
-    /// else hyper).
+    /// The HTTP/1 connection loop: tern's own for requests without a body,
+    /// or hyper's for every request (default: the configuration's
+    /// `[server] http1`, else tern).
     #[arg(long, value_name = "LOOP")]
     http1: Option<Http1Arg>,
 }

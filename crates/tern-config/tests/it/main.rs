@@ -29,7 +29,7 @@ fn full_config_loads_with_every_setting() {
 [server]
 workers = 3
 grace_period = "2s"
-http1 = "tern"
+http1 = "hyper"
 
 [[listen]]
 address = "127.0.0.1:0"
@@ -82,7 +82,7 @@ root = "www"
     let cfg = load(&p).unwrap();
     assert_eq!(cfg.server.workers, 3);
     assert_eq!(cfg.server.grace_period, Duration::from_secs(2));
-    assert_eq!(cfg.server.http1, Http1::Tern);
+    assert_eq!(cfg.server.http1, Http1::Hyper);
     assert_eq!(cfg.listeners.len(), 3);
     assert_eq!(
         cfg.listeners[1].addr,

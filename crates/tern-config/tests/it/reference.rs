@@ -76,7 +76,7 @@ fn the_reference_states_the_defaults_the_walkers_use() {
 
     let s = section(&doc, "`[server]`");
     says(&s, "grace_period", duration(GRACE_PERIOD));
-    says(&s, "http1", "\"hyper\"");
+    says(&s, "http1", "\"tern\"");
 
     let s = section(&doc, "`[[listen]]`");
     assert!(s.join(" ").contains(&format!("tern listens on `{LISTEN}`")));
