@@ -1,8 +1,8 @@
 //! tern's own HTTP/1.1 connection loop, on `tern-h1`'s codec: the
 //! default (`[server] http1 = "hyper"` leaves every request to hyper).
 //!
-//! It serves the requests that carry no body: HTTP/1.1, no
-//! `Content-Length` other than 0, no `Transfer-Encoding`, no `Expect`, no
+//! It serves the requests that carry no body: HTTP/1.1 or 1.0 (answered
+//! 1.0, as hyper does), no `Content-Length` other than 0, no `Transfer-Encoding`, no `Expect`, no
 //! upgrade, not CONNECT. At the first request it does not serve itself it
 //! hands the connection to hyper with every byte read and not yet served,
 //! and hyper serves the rest of the connection as it always did. A head
@@ -99,7 +99,7 @@ fn limits(l: &tern_config::Limits) -> tern_h1::Limits {
 
 /// Whether the loop serves this request itself (see the module doc).
 fn serves(p: &Parsed) -> bool {
-    p.version == Version::HTTP_11
+    matches!(p.version, Version::HTTP_11 | Version::HTTP_10)
         && matches!(
             p.framing,
             tern_h1::Framing::None | tern_h1::Framing::Length(0)
@@ -246,7 +246,7 @@ impl Loop<'_> {
             }
         };
         let keep_alive = asked.keep_alive && !w.stopping;
-        match write_response(w.io, &mut w.out, resp, asked.head, keep_alive).await {
+        match write_response(w.io, &mut w.out, resp, &asked, keep_alive).await {
             Ok(going_on) => going_on,
             Err(e) => {
                 tracing::debug!(peer = %conn.peer, "connection error: {e}");
@@ -262,6 +262,7 @@ fn request(parsed: Parsed, max_head: usize) -> (Request<NoBody>, Asked) {
     let asked = Asked {
         head: parsed.method == Method::HEAD,
         keep_alive: parsed.keep_alive,
+        version: parsed.version,
         max_head,
     };
     let mut req = Request::new(NoBody);
@@ -279,6 +280,9 @@ struct Asked {
     head: bool,
     /// The client keeps the connection after it.
     keep_alive: bool,
+    /// The request's version, the answer's: HTTP/1.0 is answered 1.0
+    /// (no chunked framing; kept open only when it asked to be).
+    version: Version,
     /// Read ahead (pipelined heads) at most this much meanwhile.
     max_head: usize,
 }
@@ -315,12 +319,13 @@ async fn write_response<S>(
     io: &mut S,
     out: &mut BytesMut,
     resp: http::Response<ServerBody>,
-    head_request: bool,
+    asked: &Asked,
     keep_alive: bool,
 ) -> std::io::Result<bool>
 where
     S: AsyncWrite + SendFile + Unpin,
 {
+    let head_request = asked.head;
     let (parts, mut body) = resp.into_parts();
     // As hyper: an empty body is "no body"; on an answer to HEAD or a
     // 304 the handler's own `Content-Length` then stands (it describes
@@ -341,7 +346,7 @@ where
     };
     let head = ResponseHead {
         status: parts.status,
-        version: Version::HTTP_11,
+        version: asked.version,
         headers: &parts.headers,
         body: length,
         head_request,

@@ -12,8 +12,9 @@
 # The floor serves only the 0 B rows (it answers every path the same).
 # "tern1" is tern with one worker (as lighttpd runs one process).
 # "nocache" is tern with its file cache off (`cache = false`), 0 B and 64 KB.
-# "ternh1" is tern on its own HTTP/1 loop (`[server] http1 = "tern"`);
-# "beforeh1" is the BEFORE binary on it.
+# "ternh1" is tern on its own HTTP/1 loop (`[server] http1 = "tern"`, the
+# default since 2026-11-25); "beforeh1" is the BEFORE binary on it;
+# "ternhyper" is tern on hyper's (`http1 = "hyper"`).
 set -u
 tern=$(realpath "$1"); floor=$(realpath "$2"); rounds=${3:-2}; secs=${4:-5}
 servers=${5:-"tern floor lighttpd nginx h2o"}
@@ -114,6 +115,7 @@ start() { # name: the server, started in the background ($! is its pid)
     nocache) "$tern" serve --config $w/nocache.toml > $w/nocache.out 2> $w/nocache.log & ;;
     nocache-before) "$BEFORE" serve --config $w/nocache-before.toml > $w/nocache-before.out 2> $w/nocache-before.log & ;;
     before) "$BEFORE" serve --config $w/before.toml > $w/before.out 2> $w/before.log & ;;
+    ternhyper) "$tern" serve --config $w/ternhyper.toml > $w/ternhyper.out 2> $w/ternhyper.log & ;;
     beforeh1) "$BEFORE" serve --config $w/beforeh1.toml > $w/beforeh1.out 2> $w/beforeh1.log & ;;
     nginx) nginx -c $w/nginx.conf > $w/nginx.out 2>&1 & ;;
     lighttpd) lighttpd -D -f $w/lighttpd.conf > $w/lighttpd.log 2>&1 & ;;
@@ -124,9 +126,10 @@ sed 's/18501/18506/' tern.toml > before.toml
 sed 's/18501/18509/; s/workers = 2/workers = 1/' tern.toml > tern1.toml
 sed 's/18501/18510/; s/workers = 2/workers = 2\nhttp1 = "tern"/' tern.toml > ternh1.toml
 sed 's/18510/18511/' ternh1.toml > beforeh1.toml
+sed 's/18510/18512/; s/http1 = "tern"/http1 = "hyper"/' ternh1.toml > ternhyper.toml
 sed 's/18501/18507/' tern.toml > nocache.toml && echo 'cache = false' >> nocache.toml
 sed 's/18507/18508/' nocache.toml > nocache-before.toml
-declare -A port=([nocache-before]=18508 [nocache]=18507 [before]=18506 [tern]=18501 [nginx]=18502 [lighttpd]=18503 [h2o]=18504 [floor]=18505 [tern1]=18509 [ternh1]=18510 [beforeh1]=18511)
+declare -A port=([nocache-before]=18508 [nocache]=18507 [before]=18506 [tern]=18501 [nginx]=18502 [lighttpd]=18503 [h2o]=18504 [floor]=18505 [tern1]=18509 [ternh1]=18510 [beforeh1]=18511 [ternhyper]=18512)
 for r in $(seq 1 $rounds); do
   for s in $servers; do
     start $s; pid=$!

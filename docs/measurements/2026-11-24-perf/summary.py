@@ -9,7 +9,7 @@ for l in open(sys.argv[1]):
     if row not in order: order.append(row)
     kv=dict(x.split('=',1) for x in p[2:])
     rows[row][srv].append((float(kv['rps']),float(kv['cpu_us']),kv.get('p99')))
-servers=["nocache-before","before","beforeh1","tern","ternh1","tern1","nocache","floor","lighttpd","nginx","h2o"]
+servers=["nocache-before","before","beforeh1","tern","ternh1","ternhyper","tern1","nocache","floor","lighttpd","nginx","h2o"]
 servers=[s for s in servers if any(s in r for r in rows.values())]
 print("| row | "+" | ".join(servers)+" |")
 print("|---|"+"---:|"*len(servers))

@@ -141,8 +141,26 @@ fn tern_s_http1_loop_answers_as_hyper_s_byte_for_byte() {
                 "GET /cgi-bin/stream.cgi HTTP/1.1\r\nHost: t\r\n\r\nGET /a.txt HTTP/1.1\r\nHost: t\r\n{close}\r\n"
             )],
         ),
-        ("HTTP/1.0 (hyper's)", vec!["GET /a.txt HTTP/1.0\r\n\r\n".into()]),
+        ("HTTP/1.0", vec!["GET /a.txt HTTP/1.0\r\n\r\n".into()]),
         ("HTTP/1.0 keep-alive", vec!["GET /a.txt HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET / HTTP/1.0\r\n\r\n".into()]),
+        (
+            "HTTP/1.0 keep-alive: pipelined HEAD, 404, 304, a range, a large file",
+            vec![
+                "GET /a.txt HTTP/1.0\r\nHost: t\r\nConnection: keep-alive\r\n\r\n\
+                 HEAD /a.txt HTTP/1.0\r\nConnection: keep-alive\r\n\r\n\
+                 GET /missing HTTP/1.0\r\nConnection: keep-alive\r\n\r\n\
+                 GET /a.txt HTTP/1.0\r\nConnection: keep-alive\r\nIf-Modified-Since: Fri, 01 Jan 2100 00:00:00 GMT\r\n\r\n\
+                 GET /big.bin HTTP/1.0\r\nConnection: keep-alive\r\nRange: bytes=5-14\r\n\r\n\
+                 GET /big.bin HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n\
+                 GET /big.bin HTTP/1.0\r\n\r\n"
+                    .into(),
+            ],
+        ),
+        ("HTTP/1.0 asking to close", vec!["GET /a.txt HTTP/1.0\r\nConnection: close\r\n\r\n".into()]),
+        ("HTTP/1.0 streamed CGI output", vec!["GET /cgi-bin/stream.cgi HTTP/1.0\r\n\r\n".into()]),
+        ("HTTP/1.0 keep-alive, streamed CGI output", vec!["GET /cgi-bin/stream.cgi HTTP/1.0\r\nConnection: keep-alive\r\n\r\n".into()]),
+        ("HTTP/1.0 with a body (hyper's)", vec!["POST /a.txt HTTP/1.0\r\nContent-Length: 3\r\n\r\nabc".into()]),
+        ("HTTP/1.0 chunked (refused)", vec!["POST /a.txt HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n".into()]),
         ("HTTP/1.2 is 1.1", vec![format!("GET /a.txt HTTP/1.2\r\nHost: t\r\n{close}\r\n")]),
         ("no Host", vec!["GET /a.txt HTTP/1.1\r\n\r\n".into()]),
         ("two Hosts", vec!["GET /a.txt HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n".into()]),
