@@ -87,7 +87,8 @@ struct Workers {
     accepts: TaskTracker,
     /// Cancelled to stop accepting.
     stop_accepting: CancellationToken,
-    /// Cancelled to ask connections to finish.
+    /// Cancelled to ask connections to finish (in a worker: its own child
+    /// of the server's token).
     drain: CancellationToken,
     /// Cancelled to end the worker threads.
     finish: CancellationToken,
@@ -213,11 +214,16 @@ impl Server {
 /// listener, and the inbox of connections the others hand it.
 fn worker(
     me: usize,
-    w: Workers,
+    mut w: Workers,
     listeners: Arc<Vec<BoundListener>>,
     inbox: Inbox,
     ready: mpsc::Sender<std::io::Result<()>>,
 ) {
+    // The worker's own child of the drain: each connection polls its wait
+    // for the drain once per request it waits for, and every such poll
+    // takes the token's lock and its waiters' lock. One token for every
+    // worker made those two locks bounce between the cores.
+    w.drain = w.drain.child_token();
     let mut rt = tokio::runtime::Builder::new_current_thread();
     rt.enable_all();
     w.balance.hooks(me, &mut rt);
