@@ -12,6 +12,7 @@
 
 use std::fs::File;
 use std::io;
+use std::os::fd::AsFd;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
@@ -35,25 +36,47 @@ pub(crate) trait SendFile {
     /// head of a response whose body comes from a file.
     fn poll_write_more(
         self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>>;
+        _cx: &mut Context<'_>,
+        _buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Poll::Ready(Err(unsupported()))
+    }
 
     /// Sends up to `len` bytes of `file` from `*offset`, which advances by
     /// the count sent. 0 sent of a nonzero `len`: the file ended there.
     fn poll_send_file(
         self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        file: &File,
-        offset: &mut u64,
-        len: usize,
-    ) -> Poll<io::Result<usize>>;
+        _cx: &mut Context<'_>,
+        _file: &File,
+        _offset: &mut u64,
+        _len: usize,
+    ) -> Poll<io::Result<usize>> {
+        Poll::Ready(Err(unsupported()))
+    }
 }
 
-/// `SendFile` for a tokio socket: wait until writable, try the call,
-/// and wait again if the socket was full after all.
-macro_rules! socket_sends_files {
-    ($socket:ty, $flags:expr) => {
+/// A tokio socket's write readiness, as [`poll_write_op`] uses it.
+trait Socket: AsFd {
+    /// `MSG_MORE` where it means something, and never `SIGPIPE`.
+    const MORE: SendFlags;
+    fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
+    fn try_write_io<R>(&self, f: impl FnOnce() -> io::Result<R>) -> io::Result<R>;
+}
+
+macro_rules! socket {
+    ($socket:ty, $more:expr) => {
+        impl Socket for $socket {
+            const MORE: SendFlags = $more;
+
+            fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+                <$socket>::poll_write_ready(self, cx)
+            }
+
+            fn try_write_io<R>(&self, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
+                self.try_io(Interest::WRITABLE, f)
+            }
+        }
+
         impl SendFile for $socket {
             const SENDS_FILES: bool = true;
 
@@ -62,17 +85,7 @@ macro_rules! socket_sends_files {
                 cx: &mut Context<'_>,
                 buf: &[u8],
             ) -> Poll<io::Result<usize>> {
-                let socket = &*self;
-                loop {
-                    ready!(socket.poll_write_ready(cx))?;
-                    let sent = socket.try_io(Interest::WRITABLE, || {
-                        Ok(rustix::net::send(socket, buf, $flags)?)
-                    });
-                    match sent {
-                        Err(e) if retry(&e) => {}
-                        r => return Poll::Ready(r),
-                    }
-                }
+                poll_write_op(&*self, cx, |s| rustix::net::send(s, buf, Self::MORE))
             }
 
             fn poll_send_file(
@@ -82,62 +95,48 @@ macro_rules! socket_sends_files {
                 offset: &mut u64,
                 len: usize,
             ) -> Poll<io::Result<usize>> {
-                let socket = &*self;
-                loop {
-                    ready!(socket.poll_write_ready(cx))?;
-                    let sent = socket.try_io(Interest::WRITABLE, || {
-                        Ok(rustix::fs::sendfile(socket, file, Some(&mut *offset), len)?)
-                    });
-                    match sent {
-                        Err(e) if retry(&e) => {}
-                        r => return Poll::Ready(r),
-                    }
-                }
+                poll_write_op(&*self, cx, |s| {
+                    rustix::fs::sendfile(s, file, Some(&mut *offset), len)
+                })
             }
         }
     };
 }
 
 // `MSG_NOSIGNAL`: a client gone is an error here, never a signal.
-socket_sends_files!(TcpStream, SendFlags::MORE | SendFlags::NOSIGNAL);
+socket!(TcpStream, SendFlags::MORE.union(SendFlags::NOSIGNAL));
 // A Unix socket has no segments to fill: `MSG_MORE` means nothing there.
-socket_sends_files!(UnixStream, SendFlags::NOSIGNAL);
+socket!(UnixStream, SendFlags::NOSIGNAL);
 
-/// The socket was full after all (`try_io` then waits for the next
-/// readiness), or a signal came first.
-fn retry(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-    )
+/// Runs `op` on `socket` once it is writable; again, after the next
+/// readiness, if the socket was full after all or a signal came first.
+fn poll_write_op<S: Socket>(
+    socket: &S,
+    cx: &mut Context<'_>,
+    mut op: impl FnMut(&S) -> rustix::io::Result<usize>,
+) -> Poll<io::Result<usize>> {
+    loop {
+        ready!(socket.poll_write_ready(cx))?;
+        match socket.try_write_io(|| Ok(op(socket)?)) {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                ) => {}
+            r => return Poll::Ready(r),
+        }
+    }
 }
 
+/// The bytes must be encrypted in user space: the defaults refuse.
 impl<T> SendFile for tokio_rustls::server::TlsStream<T> {
     const SENDS_FILES: bool = false;
-
-    fn poll_write_more(
-        self: Pin<&mut Self>,
-        _: &mut Context<'_>,
-        _: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Poll::Ready(Err(unsupported()))
-    }
-
-    fn poll_send_file(
-        self: Pin<&mut Self>,
-        _: &mut Context<'_>,
-        _: &File,
-        _: &mut u64,
-        _: usize,
-    ) -> Poll<io::Result<usize>> {
-        Poll::Ready(Err(unsupported()))
-    }
 }
 
 fn unsupported() -> io::Error {
     io::Error::new(
         io::ErrorKind::Unsupported,
-        "a TLS stream does not send files",
+        "this stream does not send files",
     )
 }
 
