@@ -1,6 +1,6 @@
 //! Listening sockets: TCP (IPv4, IPv6) and Unix, bound before the server
 //! runs so that a bad address is a startup error, and accepted with
-//! TCP_NODELAY set on every connection.
+//! TCP_NODELAY on every connection (set once, on the listener).
 
 use std::io;
 use std::net::SocketAddr;
@@ -229,10 +229,8 @@ impl WorkerListener {
     pub(crate) async fn accept(&self) -> io::Result<(Stream, ConnInfo)> {
         match &self.kind {
             WorkerKind::Tcp(l) => {
+                // TCP_NODELAY comes from the listener (see `bind_tcp`).
                 let (s, peer) = l.accept().await?;
-                // Every TCP socket gets TCP_NODELAY: headers and small bodies go
-                // out in one write, so Nagle would only add the 40 ms stall.
-                s.set_nodelay(true)?;
                 // The local address is the listener's, unless it listens on
                 // every address (0.0.0.0, ::): only then is a getsockname
                 // per connection needed to know which one the client chose.
@@ -286,6 +284,11 @@ fn bind_tcp(addr: SocketAddr) -> io::Result<StdTcpListener> {
         socket.set_only_v6(true)?;
     }
     socket.set_nonblocking(true)?;
+    // Every TCP connection gets TCP_NODELAY: headers and small bodies go
+    // out in one write, so Nagle would only add the 40 ms stall. Linux
+    // gives accepted sockets the listener's setting, which spares a
+    // `setsockopt` per connection.
+    socket.set_nodelay(true)?;
     socket.bind(&addr.into())?;
     socket.listen(BACKLOG)?;
     Ok(socket.into())
@@ -302,5 +305,19 @@ fn remove_stale_socket(path: &Path) -> io::Result<()> {
         )),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// What `bind_tcp` relies on to set TCP_NODELAY once: an accepted
+    /// socket has its listener's.
+    #[test]
+    fn accepted_connections_have_tcp_nodelay() {
+        let l = super::bind_tcp("127.0.0.1:0".parse().unwrap()).unwrap();
+        l.set_nonblocking(false).unwrap();
+        let _client = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (accepted, _) = l.accept().unwrap();
+        assert!(accepted.nodelay().unwrap());
     }
 }
