@@ -37,10 +37,19 @@ pub const SEND_FILE_MIN: u64 = 16 * 1024;
 /// over loopback the receiver copies either way).
 pub const SEND_FILE_MAX: u64 = 256 * 1024;
 
+/// Whether a body of `len` bytes is worth sending from its file (between
+/// [`SEND_FILE_MIN`] and [`SEND_FILE_MAX`]): what a cache keeps a file
+/// open for, and what a connection sends from one.
+pub fn worth_sending_from_file(len: u64) -> bool {
+    (SEND_FILE_MIN..=SEND_FILE_MAX).contains(&len)
+}
+
 /// A response body: nothing, one buffer, or a stream; with, optionally,
 /// the file region that holds the same bytes (see [`ResponseBody::with_file`]).
 pub struct ResponseBody {
     kind: Kind,
+    /// Set only on a body with bytes ([`ResponseBody::with_file`]), and
+    /// cleared by the first poll: while it is here, the body is whole.
     file: Option<FileRegion>,
 }
 
@@ -131,14 +140,7 @@ impl ResponseBody {
     /// body has not been polled: the caller sends those bytes itself, and
     /// the body is over (it yields nothing more).
     pub fn take_file(&mut self) -> Option<FileRegion> {
-        let untouched = match &self.kind {
-            Kind::Empty => false,
-            Kind::Full(b) => b.is_some(),
-            // A stream given a region is the file's own, polled by nobody
-            // yet when the region is still here (see `poll_frame`).
-            Kind::Stream(_) => true,
-        };
-        let region = self.file.take().filter(|_| untouched)?;
+        let region = self.file.take()?;
         self.kind = Kind::Empty;
         Some(region)
     }

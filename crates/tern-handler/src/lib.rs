@@ -18,8 +18,8 @@ use std::future::Future;
 use std::pin::Pin;
 
 pub use body::{
-    BodyError, BodyPace, FileRegion, Leftover, RequestBody, ResponseBody, SEND_FILE_MAX,
-    SEND_FILE_MIN,
+    worth_sending_from_file, BodyError, BodyPace, FileRegion, Leftover, RequestBody, ResponseBody,
+    SEND_FILE_MAX, SEND_FILE_MIN,
 };
 pub use error::{error_response, HandlerError};
 pub use exchange::{

@@ -71,8 +71,6 @@ struct Spare {
     cpus: f64,
 }
 
-/// Tests of which worker serves what cannot depend on what else runs on
-/// the machine: they set this.
 /// The worker a connection runs on, and the balance that may move it to
 /// another between requests.
 #[derive(Clone, Debug)]
@@ -81,6 +79,8 @@ pub(crate) struct Place {
     pub(crate) balance: Arc<Balance>,
 }
 
+/// Tests of which worker serves what cannot depend on what else runs on
+/// the machine: they set this.
 #[cfg(test)]
 pub(crate) static ASSUME_SPARE: std::sync::atomic::AtomicBool =
     std::sync::atomic::AtomicBool::new(false);

@@ -27,9 +27,7 @@ impl ServerBody {
             log: Some(log),
         }
     }
-}
 
-impl ServerBody {
     /// The file region that holds the whole body, for a connection that
     /// sends it from the file (see `sendfile.rs`); then [`ServerBody::sent`]
     /// says how much went.

@@ -2,8 +2,8 @@
 //! default (`[server] http1 = "hyper"` leaves every request to hyper).
 //!
 //! It serves the requests that carry no body: HTTP/1.1 or 1.0 (answered
-//! 1.0, as hyper does), no `Content-Length` other than 0, no `Transfer-Encoding`, no `Expect`, no
-//! upgrade, not CONNECT. At the first request it does not serve itself it
+//! 1.0, as hyper does), no `Content-Length` other than 0, no
+//! `Transfer-Encoding`, no `Expect`, no upgrade, not CONNECT. At the first request it does not serve itself it
 //! hands the connection to hyper with every byte read and not yet served,
 //! and hyper serves the rest of the connection as it always did. A head
 //! the codec refuses goes to hyper the same way, so a malformed request is
@@ -29,7 +29,7 @@ use bytes::{Buf as _, Bytes, BytesMut};
 use http::{header, Method, Request, Version};
 use http_body::Body as _;
 use tern_h1::{BodyEncoding, BodyLength, DateCache, Parsed, ResponseHead};
-use tern_handler::{ConnInfo, SEND_FILE_MAX, SEND_FILE_MIN};
+use tern_handler::{worth_sending_from_file, ConnInfo};
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, ReadBuf};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
@@ -210,13 +210,21 @@ impl Loop<'_> {
                     continue;
                 }
             };
-            match read {
-                Ok(0) => return Err(Ended::Closed),
-                Ok(_) => {}
-                Err(e) => {
-                    report(&e, &self.svc.conn, self.svc.activity.expired());
-                    return Err(Ended::Closed);
-                }
+            if self.gone(read) {
+                return Err(Ended::Closed);
+            }
+        }
+    }
+
+    /// Whether a read says the client is gone: the end of its stream, or
+    /// an error (reported, as the connection's end).
+    fn gone(&self, read: std::io::Result<usize>) -> bool {
+        match read {
+            Ok(0) => true,
+            Ok(_) => false,
+            Err(e) => {
+                report(&e, &self.svc.conn, self.svc.activity.expired());
+                true
             }
         }
     }
@@ -235,14 +243,11 @@ impl Loop<'_> {
                 biased;
                 r = &mut answer => break r.unwrap_or_else(|never| match never {}),
                 () = &mut w.stop, if !w.stopping => w.stopping = true,
-                read = w.io.read_buf(&mut w.buf), if w.buf.len() < asked.max_head => match read {
-                    Ok(0) => return false,
-                    Ok(_) => {}
-                    Err(e) => {
-                        report(&e, conn, self.svc.activity.expired());
+                read = w.io.read_buf(&mut w.buf), if w.buf.len() < asked.max_head => {
+                    if self.gone(read) {
                         return false;
                     }
-                },
+                }
             }
         };
         let keep_alive = asked.keep_alive && !w.stopping;
@@ -358,11 +363,10 @@ where
     let chunked = encoded.body == BodyEncoding::Chunked;
     // A large body that a file holds goes from the file (`sendfile.rs`).
     if let (true, BodyEncoding::Length(n)) = (S::SENDS_FILES, encoded.body) {
-        if (SEND_FILE_MIN..=SEND_FILE_MAX).contains(&n) {
+        if worth_sending_from_file(n) {
             if let Some(region) = body.take_file() {
                 let mut sent = 0;
-                let result =
-                    send_file(io, out, &region.file, region.offset, region.len, &mut sent).await;
+                let result = send_file(io, out, &region, &mut sent).await;
                 body.sent(sent);
                 result?;
                 return Ok(encoded.keep_alive);

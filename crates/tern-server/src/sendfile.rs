@@ -17,6 +17,7 @@ use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
 use rustix::net::SendFlags;
+use tern_handler::FileRegion;
 use tokio::io::Interest;
 use tokio::net::{TcpStream, UnixStream};
 
@@ -140,16 +141,13 @@ fn unsupported() -> io::Error {
     )
 }
 
-/// Writes `head` (with more to follow), then the `len` bytes of `file`
-/// from `offset`. `sent` counts the file's bytes sent, whatever the
-/// outcome. A file that ends early (truncated since its head was made) is
+/// Writes `head` (with more to follow), then the bytes of `region`.
+/// `sent` counts the region's bytes sent, whatever the outcome. A file that ends early (truncated since its head was made) is
 /// an error: the head promised its length, so the connection must end.
 pub(crate) async fn send_file<S>(
     io: &mut S,
     head: &[u8],
-    file: &File,
-    offset: u64,
-    len: u64,
+    region: &FileRegion,
     sent: &mut u64,
 ) -> io::Result<()>
 where
@@ -163,13 +161,14 @@ where
         }
         head = &head[n..];
     }
-    let mut at = offset;
-    let end = offset + len;
+    let mut at = region.offset;
+    let end = region.offset + region.len;
     while at < end {
         let want = (end - at).min(SEND_FILE_CHUNK) as usize;
-        let n =
-            std::future::poll_fn(|cx| Pin::new(&mut *io).poll_send_file(cx, file, &mut at, want))
-                .await?;
+        let n = std::future::poll_fn(|cx| {
+            Pin::new(&mut *io).poll_send_file(cx, &region.file, &mut at, want)
+        })
+        .await?;
         *sent += n as u64;
         if n == 0 {
             return Err(io::Error::new(
@@ -197,11 +196,16 @@ mod tests {
         (server, client)
     }
 
-    fn file(len: usize) -> File {
+    /// A file of `len` bytes, and its region from `offset` of `region_len`.
+    fn region(len: usize, offset: u64, region_len: u64) -> FileRegion {
         let mut f = tempfile::tempfile().unwrap();
         let bytes: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
         f.write_all(&bytes).unwrap();
-        f
+        FileRegion {
+            file: std::sync::Arc::new(f),
+            offset,
+            len: region_len,
+        }
     }
 
     /// More than a socket buffer holds, so the sender waits for the reader
@@ -209,15 +213,15 @@ mod tests {
     #[tokio::test]
     async fn the_head_then_the_region_arrive_whole() {
         let (mut server, mut client) = pair().await;
-        let f = file(3 << 20);
         let (offset, len) = (1000u64, (3 << 20) - 2000u64);
+        let r = region(3 << 20, offset, len);
         let reader = tokio::spawn(async move {
             let mut got = Vec::new();
             client.read_to_end(&mut got).await.unwrap();
             got
         });
         let mut sent = 0;
-        send_file(&mut server, b"HEAD\r\n", &f, offset, len, &mut sent)
+        send_file(&mut server, b"HEAD\r\n", &r, &mut sent)
             .await
             .unwrap();
         drop(server);
@@ -233,9 +237,9 @@ mod tests {
     #[tokio::test]
     async fn a_file_shorter_than_its_region_is_an_error() {
         let (mut server, mut client) = pair().await;
-        let f = file(5000);
+        let r = region(5000, 0, 8000);
         let mut sent = 0;
-        let e = send_file(&mut server, b"H", &f, 0, 8000, &mut sent)
+        let e = send_file(&mut server, b"H", &r, &mut sent)
             .await
             .unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
@@ -249,16 +253,14 @@ mod tests {
     #[tokio::test]
     async fn a_unix_socket_sends_files_too() {
         let (mut server, mut client) = UnixStream::pair().unwrap();
-        let f = file(100_000);
+        let r = region(100_000, 0, 100_000);
         let reader = tokio::spawn(async move {
             let mut got = Vec::new();
             client.read_to_end(&mut got).await.unwrap();
             got
         });
         let mut sent = 0;
-        send_file(&mut server, b"", &f, 0, 100_000, &mut sent)
-            .await
-            .unwrap();
+        send_file(&mut server, b"", &r, &mut sent).await.unwrap();
         drop(server);
         assert_eq!(reader.await.unwrap().len(), 100_000);
     }

@@ -26,10 +26,11 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use hashbrown::{DefaultHashBuilder, Equivalent, HashMap};
 use tern_config::{CacheConfig, StaticConfig};
-use tern_handler::{SEND_FILE_MAX, SEND_FILE_MIN};
+use tern_handler::worth_sending_from_file;
 
 use crate::encoding::{Coding, CodingSet};
 use crate::representation::Representation;
+use crate::response::Source;
 
 const SHARDS: usize = 16;
 
@@ -61,6 +62,18 @@ pub(crate) struct Variant {
     pub(crate) file: Option<Arc<HeldFile>>,
 }
 
+impl Variant {
+    /// Where a response takes this variant's bytes from, if its body is
+    /// in memory: with its open file too, when the cache keeps one.
+    pub(crate) fn source(&self) -> Option<Source> {
+        let body = self.body.clone()?;
+        Some(match &self.file {
+            Some(held) => Source::Cached(body, Arc::clone(&held.0)),
+            None => Source::Memory(body),
+        })
+    }
+}
+
 /// The most files the cache keeps open, over every entry (nginx's
 /// `open_file_cache max=1000` is the same idea): past it, a large body is
 /// copied from memory, as a small one always is.
@@ -80,10 +93,10 @@ pub(crate) struct HeldFile(pub(crate) Arc<File>);
 
 impl HeldFile {
     /// Keeps `file` open for a body of `len` bytes, unless it is not worth
-    /// sending from the file (see [`SEND_FILE_MIN`] and [`SEND_FILE_MAX`])
+    /// sending from the file ([`worth_sending_from_file`])
     /// or the cache keeps its most files already.
     pub(crate) fn hold(file: &Arc<File>, len: u64) -> Option<Arc<HeldFile>> {
-        if !(SEND_FILE_MIN..=SEND_FILE_MAX).contains(&len) {
+        if !worth_sending_from_file(len) {
             return None;
         }
         FILES_HELD

@@ -16,7 +16,7 @@ use crate::docroot::{DocRoot, SiteCache};
 use crate::encoding::AcceptEncoding;
 use crate::mime::MimeMap;
 use crate::resolve::Root;
-use crate::response::{self, Ask, Source};
+use crate::response::{self, Ask};
 use crate::serve::Request;
 use crate::Error;
 
@@ -152,12 +152,7 @@ impl DocRoot {
             .filter(|e| c.cache.is_fresh(e.checked, Instant::now()))
             .and_then(|e| {
                 let v = e.variant(accept.choose(e.sidecars))?;
-                let body = v.body.clone()?;
-                let source = match &v.file {
-                    Some(held) => Source::Cached(body, Arc::clone(&held.0)),
-                    None => Source::Memory(body),
-                };
-                Some((Arc::clone(&v.rep), source))
+                Some((Arc::clone(&v.rep), v.source()?))
             });
         let Some((rep, source)) = hit else {
             c.cache.count_miss();

@@ -219,11 +219,7 @@ impl DocRoot {
             v.file = HeldFile::hold(&file, stamp.len);
         }
         let rep = Arc::clone(&v.rep);
-        let source = match (v.body.clone(), &v.file) {
-            (Some(body), Some(held)) => Source::Cached(body, Arc::clone(&held.0)),
-            (Some(body), None) => Source::Memory(body),
-            (None, _) => Source::File(file),
-        };
+        let source = v.source().unwrap_or(Source::File(file));
         cache.cache.store(
             cache.ns,
             req.path.as_str(),
