@@ -51,6 +51,10 @@ pub(crate) struct FileBody {
     pending: VecDeque<Pending>,
     reads_in_flight: usize,
     remaining: u64,
+    /// Whether the body is one chunk at most: its read is tried on the
+    /// worker thread first ([`Wait::Never`]), as the slow path reads a
+    /// small file, and goes to the blocking pool only if it would wait.
+    small: bool,
 }
 
 #[derive(Debug)]
@@ -68,6 +72,7 @@ impl FileBody {
             pending: VecDeque::new(),
             reads_in_flight: 0,
             remaining,
+            small: remaining <= CHUNK,
         }
     }
 
@@ -84,6 +89,14 @@ impl FileBody {
                             offset: offset + take,
                             len: len - take,
                         });
+                    }
+                    if self.small {
+                        // Any failure here (the file shrank, say) is met
+                        // again, and reported, by the pool's read.
+                        if let Ok(bytes) = read_at(&self.file, offset, take, Wait::Never) {
+                            self.pending.push_back(Pending::Ready(bytes));
+                            continue;
+                        }
                     }
                     let file = Arc::clone(&self.file);
                     self.pending

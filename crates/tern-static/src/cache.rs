@@ -8,11 +8,20 @@
 //! path in one entry is what lets a hit choose the encoding without a
 //! syscall: negotiation needs to know which sidecars exist.
 //!
+//! A site that keeps no bodies (its `cache = false`, or the cache's
+//! `enabled = false`) still keeps entries, as nginx's `open_file_cache` and
+//! lighttpd's stat cache do: the headers, which sidecars exist, and the
+//! open file, whose bytes a hit reads again (a small body with one `pread`
+//! on the worker thread, a larger one sent from the file). So an uncached
+//! request costs a read, not the four opens, the stat and the close of a
+//! path looked up again. At most [`max_files_held`] files are held open.
+//!
 //! A hit is a sharded read lock, a hash lookup and reference-count clones.
 //! An entry older than `revalidate` is not served until the slow path has
 //! re-resolved the file and compared stamps (size, mtime, inode): unchanged
 //! bodies are kept, changed ones reloaded, and a vanished file's entry
-//! removed. The byte total is bounded by `max_bytes`; eviction is CLOCK
+//! removed. The byte total is bounded by `max_bytes`, the open files by
+//! [`max_files_held`] and the entries by [`MAX_ENTRIES`]; eviction is CLOCK
 //! (second chance in insertion order): a hit sets an entry's reference bit,
 //! and the eviction hand spares a referenced entry once.
 
@@ -20,7 +29,7 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::hash::{BuildHasher, Hash};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -42,7 +51,8 @@ pub struct CacheStats {
     /// Requests on caching sites that needed the file system (absent or
     /// stale entry, variant not loaded, file too large, not a file).
     pub misses: u64,
-    /// Entries dropped to stay within `max_bytes`.
+    /// Entries dropped to stay within `max_bytes`, the open files' limit
+    /// or the entries' limit.
     pub evictions: u64,
     /// Entries held now.
     pub entries: u64,
@@ -63,21 +73,41 @@ pub(crate) struct Variant {
 }
 
 impl Variant {
-    /// Where a response takes this variant's bytes from, if its body is
-    /// in memory: with its open file too, when the cache keeps one.
+    /// Where a response takes this variant's bytes from: its body in
+    /// memory (with its open file too, when the cache keeps one), or, on a
+    /// site that keeps no bodies, the open file alone. `None` when the
+    /// entry has neither.
     pub(crate) fn source(&self) -> Option<Source> {
-        let body = self.body.clone()?;
-        Some(match &self.file {
-            Some(held) => Source::Cached(body, Arc::clone(&held.0)),
-            None => Source::Memory(body),
+        Some(match (&self.body, &self.file) {
+            (Some(body), Some(held)) => Source::Cached(body.clone(), Arc::clone(&held.0)),
+            (Some(body), None) => Source::Memory(body.clone()),
+            (None, Some(held)) => Source::File(Arc::clone(&held.0)),
+            (None, None) => return None,
         })
+    }
+
+    fn servable(&self) -> bool {
+        self.body.is_some() || self.file.is_some()
     }
 }
 
-/// The most files the cache keeps open, over every entry (nginx's
-/// `open_file_cache max=1000` is the same idea): past it, a large body is
-/// copied from memory, as a small one always is.
-const MAX_FILES_HELD: usize = 1024;
+/// The most files the cache keeps open, over every entry: 1,024 (nginx's
+/// `open_file_cache max=1000` is the same idea), or a quarter of the
+/// open-file limit if that is lower, so held files never leave connections
+/// short of descriptors. Past it, a body cache copies a large body from
+/// memory, as it always does a small one, and a site that keeps no bodies
+/// makes room by eviction.
+pub(crate) fn max_files_held() -> usize {
+    static MAX: OnceLock<usize> = OnceLock::new();
+    *MAX.get_or_init(|| {
+        let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
+        limit.map_or(1024, |n| usize::try_from(n / 4).unwrap_or(1024).min(1024))
+    })
+}
+
+/// The most entries the cache keeps, whatever their bytes: an empty file's
+/// entry holds no body bytes, yet its headers take memory.
+pub(crate) const MAX_ENTRIES: usize = 64 * 1024;
 
 /// Files the cache keeps open now.
 static FILES_HELD: AtomicUsize = AtomicUsize::new(0);
@@ -92,19 +122,26 @@ static FILES_HELD: AtomicUsize = AtomicUsize::new(0);
 pub(crate) struct HeldFile(pub(crate) Arc<File>);
 
 impl HeldFile {
-    /// Keeps `file` open for a body of `len` bytes, unless it is not worth
-    /// sending from the file ([`worth_sending_from_file`])
-    /// or the cache keeps its most files already.
-    pub(crate) fn hold(file: &Arc<File>, len: u64) -> Option<Arc<HeldFile>> {
+    /// Keeps `file` open beside a body of `len` bytes in memory, unless it
+    /// is not worth sending from the file ([`worth_sending_from_file`]) or
+    /// the cache keeps its most files already.
+    pub(crate) fn beside_body(file: &Arc<File>, len: u64) -> Option<Arc<HeldFile>> {
         if !worth_sending_from_file(len) {
             return None;
         }
         FILES_HELD
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
-                (n < MAX_FILES_HELD).then_some(n + 1)
+                (n < max_files_held()).then_some(n + 1)
             })
             .ok()?;
         Some(Arc::new(HeldFile(Arc::clone(file))))
+    }
+
+    /// Keeps `file` open in place of its body, for a site that keeps no
+    /// bodies. Past [`max_files_held`], storing the entry evicts others.
+    pub(crate) fn instead_of_body(file: &Arc<File>) -> Arc<HeldFile> {
+        FILES_HELD.fetch_add(1, Ordering::Relaxed);
+        Arc::new(HeldFile(Arc::clone(file)))
     }
 }
 
@@ -123,9 +160,9 @@ pub(crate) struct Entry {
     generation: u64,
     referenced: AtomicBool,
     bytes: u64,
-    /// Whether any representation's body is in memory (an empty file's
-    /// body is in memory too, with zero bytes).
-    has_body: bool,
+    /// Whether any representation can be served from the entry: its body
+    /// in memory (an empty file's too, with zero bytes) or its open file.
+    servable: bool,
 }
 
 impl Entry {
@@ -134,9 +171,13 @@ impl Entry {
         sidecars: CodingSet,
         variants: [Option<Variant>; 4],
     ) -> Entry {
-        let bodies = variants.iter().flatten().filter_map(|v| v.body.as_ref());
-        let has_body = bodies.clone().next().is_some();
-        let bytes = bodies.map(|b| b.len() as u64).sum();
+        let servable = variants.iter().flatten().any(Variant::servable);
+        let bytes = variants
+            .iter()
+            .flatten()
+            .filter_map(|v| v.body.as_ref())
+            .map(|b| b.len() as u64)
+            .sum();
         Entry {
             checked,
             sidecars,
@@ -144,7 +185,7 @@ impl Entry {
             generation: 0,
             referenced: AtomicBool::new(false),
             bytes,
-            has_body,
+            servable,
         }
     }
 
@@ -186,7 +227,8 @@ pub struct FileCache {
     /// Sites that share a configuration share cache entries (the entry's
     /// headers depend on the site's settings, so different ones do not).
     namespaces: Mutex<Vec<StaticConfig>>,
-    enabled: bool,
+    /// Whether bodies are kept (`enabled`, and room for some).
+    bodies: bool,
     max_bytes: u64,
     max_entry_bytes: u64,
     revalidate: Duration,
@@ -199,15 +241,15 @@ pub struct FileCache {
 }
 
 impl FileCache {
-    /// A cache with the given limits. With `enabled = false` it stores
-    /// nothing, and sites using it behave as if uncached.
+    /// A cache with the given limits. With `enabled = false` it keeps no
+    /// bodies, only open files (see the module docs).
     pub fn new(cfg: &CacheConfig) -> Arc<FileCache> {
         Arc::new(FileCache {
             shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
             hasher: DefaultHashBuilder::default(),
             clock: Mutex::default(),
             namespaces: Mutex::default(),
-            enabled: cfg.enabled && cfg.max_bytes > 0,
+            bodies: cfg.enabled && cfg.max_bytes > 0,
             max_bytes: cfg.max_bytes,
             max_entry_bytes: cfg.max_entry_bytes.min(cfg.max_bytes),
             revalidate: cfg.revalidate,
@@ -231,8 +273,10 @@ impl FileCache {
         }
     }
 
-    pub(crate) fn enabled(&self) -> bool {
-        self.enabled
+    /// Whether the cache keeps bodies at all (a site may keep none even
+    /// so: its `cache = false`).
+    pub(crate) fn keeps_bodies(&self) -> bool {
+        self.bodies
     }
 
     /// Largest body kept.
@@ -281,13 +325,10 @@ impl FileCache {
     }
 
     /// Stores `entry` for a path, replacing any older one, then evicts until
-    /// the total fits. An entry without bodies, or too large, is not kept
-    /// (and the older one is removed, as it is out of date).
+    /// the totals fit. An entry with nothing to serve from, or too large, is
+    /// not kept (and the older one is removed, as it is out of date).
     pub(crate) fn store(&self, ns: u32, path: &str, mut entry: Entry) {
-        if !self.enabled {
-            return;
-        }
-        if !entry.has_body || entry.bytes > self.max_bytes {
+        if !entry.servable || entry.bytes > self.max_bytes {
             self.remove(ns, path);
             return;
         }
@@ -349,11 +390,18 @@ impl FileCache {
         map.get(&r).map(|e| e.generation)
     }
 
+    /// Whether the totals exceed a limit.
+    fn over(&self) -> bool {
+        self.bytes.load(Ordering::Relaxed) > self.max_bytes
+            || self.entries.load(Ordering::Relaxed) > MAX_ENTRIES as u64
+            || FILES_HELD.load(Ordering::Relaxed) > max_files_held()
+    }
+
     /// The CLOCK hand. Bounded: every entry is spared at most once, so two
     /// passes over the queue suffice.
     fn evict(&self, clock: &mut VecDeque<(Key, u64)>) {
         let mut budget = clock.len() * 2;
-        while self.bytes.load(Ordering::Relaxed) > self.max_bytes && budget > 0 {
+        while self.over() && budget > 0 {
             budget -= 1;
             let Some((key, generation)) = clock.pop_front() else {
                 break;

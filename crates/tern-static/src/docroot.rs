@@ -9,11 +9,13 @@ use crate::cache::FileCache;
 use crate::mime::MimeMap;
 use crate::resolve::Root;
 
-/// A site's cache: the shared cache and this site's namespace in it.
+/// A site's cache: the shared cache, this site's namespace in it, and
+/// whether the site keeps bodies there or only open files.
 #[derive(Debug)]
 pub(crate) struct SiteCache {
     pub(crate) cache: Arc<FileCache>,
     pub(crate) ns: u32,
+    pub(crate) bodies: bool,
 }
 
 /// One configured static root, immutable once built.

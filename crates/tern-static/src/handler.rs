@@ -11,12 +11,14 @@ use tern_config::StaticConfig;
 use tern_handler::path::DecodedPath;
 use tern_handler::{Exchange, Handler, HandlerError, HandlerFuture, ResponseBody};
 
+use crate::body::Wait;
 use crate::cache::FileCache;
 use crate::docroot::{DocRoot, SiteCache};
 use crate::encoding::AcceptEncoding;
 use crate::mime::MimeMap;
+use crate::representation::FileStamp;
 use crate::resolve::Root;
-use crate::response::{self, Ask};
+use crate::response::{self, Ask, Source};
 use crate::serve::Request;
 use crate::Error;
 
@@ -29,8 +31,9 @@ pub struct StaticFiles {
 
 impl StaticFiles {
     /// Builds the handler for `cfg`. It caches through `cache` unless that
-    /// is `None` or `cfg.cache` is false. Fails if the root cannot be opened
-    /// as a directory or a media-type override is not a valid header value.
+    /// is `None`: bodies if `cfg.cache` is true and the cache keeps them,
+    /// otherwise open files only. Fails if the root cannot be opened as a
+    /// directory or a media-type override is not a valid header value.
     pub fn new(cfg: &StaticConfig, cache: Option<Arc<FileCache>>) -> Result<StaticFiles, Error> {
         let root = Root::open(&cfg.root, cfg.follow_symlinks).map_err(|source| Error::Root {
             path: cfg.root.clone(),
@@ -38,12 +41,11 @@ impl StaticFiles {
         })?;
         let mime = MimeMap::new(&cfg.mime)
             .map_err(|(extension, value)| Error::MediaType { extension, value })?;
-        let cache = cache
-            .filter(|c| cfg.cache && c.enabled())
-            .map(|cache| SiteCache {
-                ns: cache.namespace(cfg),
-                cache,
-            });
+        let cache = cache.map(|cache| SiteCache {
+            ns: cache.namespace(cfg),
+            bodies: cfg.cache && cache.keeps_bodies(),
+            cache,
+        });
         Ok(StaticFiles {
             site: Arc::new(DocRoot {
                 root,
@@ -136,8 +138,10 @@ impl DocRoot {
     }
 
     /// The fast path: a fresh entry whose chosen representation is in
-    /// memory. No syscall, no formatting: a lookup, reference-count clones,
-    /// and the header map clone.
+    /// memory, or open. No syscall for a body in memory, no formatting: a
+    /// lookup, reference-count clones, and the header map clone. An open
+    /// file's small body costs one read that must not wait for the disk
+    /// (if it would, the slow path answers).
     fn serve_cached(
         &self,
         path: &DecodedPath,
@@ -154,17 +158,32 @@ impl DocRoot {
                 let v = e.variant(accept.choose(e.sidecars))?;
                 Some((Arc::clone(&v.rep), v.source()?))
             });
-        let Some((rep, source)) = hit else {
-            c.cache.count_miss();
-            return None;
-        };
-        c.cache.count_hit();
         let ask = Ask {
             headers,
             head,
             max_ranges: self.max_ranges,
         };
-        let reply = response::decide(ask, &rep);
-        Some(response::render(reply, &rep, source, head))
+        let answer = hit.and_then(|(rep, source)| {
+            let reply = response::decide(ask, &rep);
+            let source = match source {
+                Source::File(file) => {
+                    // The bytes come from the file again: one changed in
+                    // place since the check is no longer what the entry's
+                    // headers describe (an `fstat`, no path walk).
+                    let now = FileStamp::of(&file.metadata().ok()?);
+                    if now != rep.stamp() {
+                        return None;
+                    }
+                    response::from_file(file, &reply, head, rep.len(), Wait::Never).ok()?
+                }
+                source => source,
+            };
+            Some(response::render(reply, &rep, source, head))
+        });
+        match answer {
+            Some(_) => c.cache.count_hit(),
+            None => c.cache.count_miss(),
+        }
+        answer
     }
 }

@@ -3,6 +3,7 @@
 //! for cached and uncached files alike.
 
 use std::fs::File;
+use std::io;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -10,9 +11,9 @@ use http::header::{
     HeaderMap, CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE, ETAG, LAST_MODIFIED, RANGE, VARY,
 };
 use http::{HeaderValue, Response, StatusCode};
-use tern_handler::{error_response, ResponseBody};
+use tern_handler::{error_response, worth_sending_from_file, ResponseBody, SEND_FILE_MIN};
 
-use crate::body::{FileBody, Segment};
+use crate::body::{read_at, FileBody, Segment, Wait};
 use crate::conditional::{self, Precondition};
 use crate::multipart::Multipart;
 use crate::range::{self, ByteRange, RangeDecision};
@@ -161,14 +162,42 @@ fn slice(source: Source, r: ByteRange) -> ResponseBody {
             ResponseBody::full(data.slice(r.start as usize..=r.end as usize))
                 .with_file(file, r.start)
         }
-        Source::File(file) => ResponseBody::stream(FileBody::new(
-            file,
-            vec![Segment::File {
+        Source::File(file) => {
+            let segment = Segment::File {
                 offset: r.start,
                 len: r.len(),
-            }],
-        )),
+            };
+            let body = ResponseBody::stream(FileBody::new(Arc::clone(&file), vec![segment]));
+            if worth_sending_from_file(r.len()) {
+                body.with_file(file, r.start)
+            } else {
+                body
+            }
+        }
     }
+}
+
+/// The source for `reply` from an open file of `len` bytes: a body below
+/// [`SEND_FILE_MIN`] is read now, in the hop that found the file (the
+/// response then costs one write); a larger one is left in the file, for
+/// the connection to send from it or the body to stream.
+pub(crate) fn from_file(
+    file: Arc<File>,
+    reply: &Reply,
+    head: bool,
+    len: u64,
+    wait: Wait,
+) -> io::Result<Source> {
+    let wants_body = !head
+        && matches!(
+            reply,
+            Reply::Whole | Reply::Partial(_) | Reply::Multipart(_)
+        );
+    Ok(if wants_body && len < SEND_FILE_MIN {
+        Source::Memory(read_at(&file, 0, len, wait)?)
+    } else {
+        Source::File(file)
+    })
 }
 
 /// `headers` always hold an explicit Content-Length, so that HEAD (whose

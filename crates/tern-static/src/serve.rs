@@ -14,20 +14,21 @@ use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::time::Instant;
 
+use bytes::Bytes;
 use http::header::{HeaderMap, CONTENT_LENGTH, CONTENT_TYPE, LOCATION};
 use http::{HeaderValue, Response, StatusCode};
 use percent_encoding::utf8_percent_encode;
 use tern_handler::path::DecodedPath;
 use tern_handler::{error_response, HandlerError, RequestId, ResponseBody};
 
-use crate::body::{read_at, Wait, CHUNK};
+use crate::body::{read_at, Wait};
 use crate::cache::{Entry, HeldFile, Variant};
 use crate::docroot::DocRoot;
 use crate::encoding::{AcceptEncoding, Coding, CodingSet};
 use crate::listing::{self, SEGMENT};
 use crate::representation::{FileStamp, Representation};
 use crate::resolve::{classify, Failure, Node, RelPath};
-use crate::response::{self, Ask, Reply, Source};
+use crate::response::{self, Ask, Source};
 
 /// The parts of a request the slow path needs, owned so they can move to
 /// the blocking pool when the worker thread would have to wait.
@@ -167,20 +168,10 @@ impl DocRoot {
             .expect("chosen among the files found");
         let stamp = FileStamp::of(&meta);
 
-        let Some(cache) = self.cache.as_ref().filter(|c| c.cache.enabled()) else {
+        let Some(cache) = self.cache.as_ref() else {
             let rep = Representation::new(stamp, chosen, content_type, vary);
             let reply = response::decide(req.ask(self), &rep);
-            // A small body is read here, in the same hop as the open,
-            // rather than streamed with a hop per chunk.
-            let wants_body = matches!(
-                reply,
-                Reply::Whole | Reply::Partial(_) | Reply::Multipart(_)
-            );
-            let source = if wants_body && !req.head && stamp.len <= CHUNK {
-                Source::Memory(read_at(&file, 0, stamp.len, wait)?)
-            } else {
-                Source::File(Arc::new(file))
-            };
+            let source = response::from_file(Arc::new(file), &reply, req.head, stamp.len, wait)?;
             return Ok(response::render(reply, &rep, source, req.head));
         };
 
@@ -211,12 +202,18 @@ impl DocRoot {
             .as_mut()
             .expect("the chosen variant is set");
         let file = Arc::new(file);
-        if v.body.is_none() && stamp.len <= cache.cache.max_entry_bytes() {
-            v.body = Some(read_at(&file, 0, stamp.len, wait)?);
-        }
-        // The file just read, or one with the same stamp as the body kept.
-        if v.body.is_some() && v.file.is_none() {
-            v.file = HeldFile::hold(&file, stamp.len);
+        if cache.bodies {
+            if v.body.is_none() && stamp.len <= cache.cache.max_entry_bytes() {
+                v.body = Some(read_at(&file, 0, stamp.len, wait)?);
+            }
+            // The file just read, or one with the same stamp as the body kept.
+            if v.body.is_some() && v.file.is_none() {
+                v.file = HeldFile::beside_body(&file, stamp.len);
+            }
+        } else if stamp.len == 0 {
+            v.body = Some(Bytes::new());
+        } else if v.file.is_none() {
+            v.file = Some(HeldFile::instead_of_body(&file));
         }
         let rep = Arc::clone(&v.rep);
         let source = v.source().unwrap_or(Source::File(file));
@@ -226,6 +223,10 @@ impl DocRoot {
             Entry::new(checked, sidecars, variants),
         );
         let reply = response::decide(req.ask(self), &rep);
+        let source = match source {
+            Source::File(file) => response::from_file(file, &reply, req.head, stamp.len, wait)?,
+            source => source,
+        };
         Ok(response::render(reply, &rep, source, req.head))
     }
 

@@ -53,7 +53,7 @@ pub(crate) fn build(
 ) -> anyhow::Result<(Site, Generation)> {
     let cache = match previous {
         Some((g, _)) if g.cfg.cache == cfg.cache => g.cache.clone(),
-        _ => cfg.cache.enabled.then(|| FileCache::new(&cfg.cache)),
+        _ => Some(FileCache::new(&cfg.cache)),
     };
     let admin = match previous {
         Some((g, _)) => g.admin.clone(),

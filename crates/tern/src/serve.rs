@@ -43,7 +43,7 @@ pub(crate) struct ServeArgs {
     /// ($TERN_STATE_DIR, else ~/.local/share/tern); prints the root to trust.
     #[arg(long, conflicts_with = "tls_cert")]
     tls_internal: bool,
-    /// Switch the file cache off.
+    /// Keep no file bodies in memory (open files only; `[cache] enabled = false`).
     #[arg(long)]
     no_cache: bool,
     /// Worker threads (default: the configuration's, else the CPU count).

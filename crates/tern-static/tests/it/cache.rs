@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use http::{Method, StatusCode};
 use tern_config::CacheConfig;
-use tern_static::{CacheStats, FileCache, StaticFiles};
+use tern_static::{FileCache, StaticFiles};
 
 use crate::{cache_config, send, Fixture, Mode};
 
@@ -199,21 +199,56 @@ async fn each_encoding_is_held_once() {
 }
 
 #[tokio::test]
-async fn switched_off_caches_store_nothing() {
-    // The cache is off globally...
+async fn switched_off_caches_keep_open_files_and_no_bodies() {
+    // The cache is off globally, or for one site.
+    let globally = cached(|c| c.enabled = false);
+    let mut one_site = cached(|_| {});
+    one_site.cfg.cache = false;
+    one_site.rebuild();
+    for fx in [globally, one_site] {
+        // A small body, one sent from the file, and one streamed.
+        fx.write("a.txt", "a");
+        let mid = fx.write("mid.bin", vec![b'm'; 20_000]);
+        fx.write("big.bin", vec![b'b'; 300_000]);
+        for path in ["/a.txt", "/mid.bin", "/big.bin"] {
+            let first = fx.once(Method::GET, path, &[]).await;
+            let second = fx.once(Method::GET, path, &[]).await;
+            crate::assert_same(&first, &second, path);
+        }
+        let s = fx.stats();
+        assert_eq!((s.hits, s.misses, s.entries, s.bytes), (3, 3, 3, 0));
+        // The bytes are read again on every hit: a file changed in place
+        // (same size, inode and stamp) is served as it is now.
+        std::fs::write(&mid, vec![b'n'; 20_000]).unwrap();
+        crate::set_mtime(&mid, crate::MTIME);
+        assert_eq!(body(&fx, "/mid.bin").await, "n".repeat(20_000));
+        // One that shrank is not answered from the entry: the slow path
+        // sees the new stamp.
+        std::fs::write(&mid, "short").unwrap();
+        crate::set_mtime(&mid, crate::MTIME);
+        assert_eq!(body(&fx, "/mid.bin").await, "short");
+        assert_eq!(fx.stats().bytes, 0);
+    }
+}
+
+#[tokio::test]
+async fn open_files_are_bounded() {
     let fx = cached(|c| c.enabled = false);
-    fx.write("a.txt", "a");
-    body(&fx, "/a.txt").await;
-    body(&fx, "/a.txt").await;
-    assert_eq!(fx.stats(), CacheStats::default());
-    // ...or for one site.
-    let mut fx = cached(|_| {});
-    fx.cfg.cache = false;
-    fx.rebuild();
-    fx.write("a.txt", "a");
-    body(&fx, "/a.txt").await;
-    body(&fx, "/a.txt").await;
-    assert_eq!(fx.stats(), CacheStats::default());
+    for i in 0..1100 {
+        fx.write(&format!("f{i}.txt"), format!("file {i}"));
+    }
+    for round in 0..2 {
+        for i in 0..1100 {
+            assert_eq!(
+                body(&fx, &format!("/f{i}.txt")).await,
+                format!("file {i}"),
+                "round {round}"
+            );
+        }
+    }
+    let s = fx.stats();
+    assert!(s.entries <= 1024 && s.evictions >= 1100 - 1024, "{s:?}");
+    assert_eq!(s.bytes, 0);
 }
 
 #[tokio::test]

@@ -34,11 +34,15 @@ pub(crate) const AFTER: &str = "Tue, 14 Nov 2023 22:13:21 GMT";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Mode {
+    /// No cache at all.
     Uncached,
+    /// The cache, keeping bodies.
     Cached,
+    /// The cache with `enabled = false`: open files, no bodies.
+    OpenFiles,
 }
 
-pub(crate) const MODES: [Mode; 2] = [Mode::Uncached, Mode::Cached];
+pub(crate) const MODES: [Mode; 3] = [Mode::Uncached, Mode::Cached, Mode::OpenFiles];
 
 /// A response, body collected.
 #[derive(Debug)]
@@ -110,7 +114,14 @@ impl Fixture {
         std::fs::create_dir(&root).unwrap();
         let mut cfg = static_config(&root);
         tune(&mut cfg);
-        let cache = (mode == Mode::Cached).then(|| FileCache::new(&cache));
+        let cache = match mode {
+            Mode::Uncached => None,
+            Mode::Cached => Some(FileCache::new(&cache)),
+            Mode::OpenFiles => Some(FileCache::new(&CacheConfig {
+                enabled: false,
+                ..cache
+            })),
+        };
         let handler = StaticFiles::new(&cfg, cache.clone()).unwrap();
         Fixture {
             dir,
@@ -180,7 +191,7 @@ impl Fixture {
     }
 }
 
-fn assert_same(a: &Reply, b: &Reply, target: &str) {
+pub(crate) fn assert_same(a: &Reply, b: &Reply, target: &str) {
     assert_eq!(
         a.status, b.status,
         "{target}: status differs between miss and hit"

@@ -42,7 +42,8 @@ fn big() -> Vec<u8> {
 /// in every mode, since the cache computes 304 and 206 from what it holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
-    /// `[cache] enabled = false`: every answer from the file system.
+    /// `[cache] enabled = false`: no bodies kept, every body read from its
+    /// file (held open between requests).
     Off,
     /// Cache on, `revalidate = 0`: every request takes the slow path, which
     /// rebuilds the entry from the previous one.
