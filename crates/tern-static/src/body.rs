@@ -51,10 +51,6 @@ pub(crate) struct FileBody {
     pending: VecDeque<Pending>,
     reads_in_flight: usize,
     remaining: u64,
-    /// Whether the body is one chunk at most: its read is tried on the
-    /// worker thread first ([`Wait::Never`]), as the slow path reads a
-    /// small file, and goes to the blocking pool only if it would wait.
-    small: bool,
 }
 
 #[derive(Debug)]
@@ -72,13 +68,21 @@ impl FileBody {
             pending: VecDeque::new(),
             reads_in_flight: 0,
             remaining,
-            small: remaining <= CHUNK,
         }
     }
 
     /// Starts reads until `READ_AHEAD` are in flight or nothing is left.
+    /// While none is, the next chunk is read here first ([`Wait::Never`]),
+    /// as the slow path reads a small file, `READ_AHEAD` chunks ahead at
+    /// most: bytes the page cache holds cost no hop to the blocking pool.
+    /// The first chunk that would wait for the disk goes to the pool, and
+    /// the reads after it follow there, overlapping the sending.
     fn fill(&mut self) {
         while self.reads_in_flight < READ_AHEAD {
+            let here = self.reads_in_flight == 0;
+            if here && self.pending.len() >= READ_AHEAD {
+                return;
+            }
             match self.segments.pop_front() {
                 None => return,
                 Some(Segment::Bytes(b)) => self.pending.push_back(Pending::Ready(b)),
@@ -90,7 +94,7 @@ impl FileBody {
                             len: len - take,
                         });
                     }
-                    if self.small {
+                    if here {
                         // Any failure here (the file shrank, say) is met
                         // again, and reported, by the pool's read.
                         if let Ok(bytes) = read_at(&self.file, offset, take, Wait::Never) {
@@ -294,6 +298,27 @@ mod tests {
         want.extend_from_slice(&data[5..5 + CHUNK as usize + 100]);
         want.extend_from_slice(&data[..3]);
         assert_eq!(got, want);
+    }
+
+    /// Chunks the page cache holds are read on the worker; once one is not,
+    /// the rest go to the pool: either way the bytes arrive whole, in order.
+    #[tokio::test]
+    async fn a_file_partly_out_of_the_page_cache_streams_whole() {
+        let mut f = tempfile::tempfile().unwrap();
+        let data: Vec<u8> = (0..(CHUNK as usize * 5 + 7))
+            .map(|i| (i % 253) as u8)
+            .collect();
+        f.write_all(&data).unwrap();
+        f.sync_all().unwrap();
+        let tail = 2 * CHUNK;
+        rustix::fs::fadvise(&f, tail, None, rustix::fs::Advice::DontNeed).unwrap();
+        let whole = Segment::File {
+            offset: 0,
+            len: data.len() as u64,
+        };
+        let body = FileBody::new(Arc::new(f), vec![whole]);
+        let got = body.collect().await.unwrap().to_bytes();
+        assert!(got == data, "the bytes differ");
     }
 
     #[tokio::test]
