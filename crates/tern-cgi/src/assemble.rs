@@ -38,12 +38,53 @@ enum Phase {
     /// Reading the head.
     Head(HeadReader),
     /// The head is in; the output after it is gathered.
-    Settling(Reply, BytesMut),
+    Settling(Reply, Gathered),
     /// The client has the head; output is passed on.
     Streaming,
     /// Answered: whole, or with the output discarded. Anything more is
     /// dropped.
     Answered,
+}
+
+/// Output gathered while settling: the pieces as they came, copied only
+/// when the answer needs them as one buffer (a 64 KB answer that came in
+/// two pieces is copied once, not grown and copied as it comes).
+#[derive(Debug, Default)]
+struct Gathered {
+    pieces: Vec<Bytes>,
+    len: usize,
+}
+
+/// Pieces kept apart at most; past it they are joined, so output that
+/// trickles in bytes costs no more than a buffer of its length.
+const MAX_PIECES: usize = 64;
+
+impl Gathered {
+    fn push(&mut self, piece: Bytes) {
+        if piece.is_empty() {
+            return;
+        }
+        if self.pieces.len() == MAX_PIECES {
+            let joined = std::mem::take(self).into_bytes();
+            self.len = joined.len();
+            self.pieces.push(joined);
+        }
+        self.len += piece.len();
+        self.pieces.push(piece);
+    }
+
+    /// All of it as one buffer: a lone piece as it is, several copied once
+    /// into a buffer of their total length.
+    fn into_bytes(mut self) -> Bytes {
+        if self.pieces.len() <= 1 {
+            return self.pieces.pop().unwrap_or_default();
+        }
+        let mut all = BytesMut::with_capacity(self.len);
+        for piece in &self.pieces {
+            all.extend_from_slice(piece);
+        }
+        all.freeze()
+    }
 }
 
 /// What the caller does next.
@@ -104,8 +145,8 @@ impl Assembler {
                 }
             },
             Phase::Settling(_, body) => {
-                body.extend_from_slice(&data);
-                if body.len() >= WHOLE_MAX {
+                body.push(data);
+                if body.len >= WHOLE_MAX {
                     self.stream()
                 } else {
                     Step::Read
@@ -131,7 +172,9 @@ impl Assembler {
     pub fn end(&mut self) -> Step {
         match std::mem::replace(&mut self.phase, Phase::Answered) {
             Phase::Head(reader) => Step::Fail(reader.truncated()),
-            Phase::Settling(reply, body) => Step::Respond(reply, Delivery::Whole(body.freeze())),
+            Phase::Settling(reply, body) => {
+                Step::Respond(reply, Delivery::Whole(body.into_bytes()))
+            }
             Phase::Streaming | Phase::Answered => Step::Read,
         }
     }
@@ -146,13 +189,17 @@ impl Assembler {
             self.phase = Phase::Streaming;
             return Step::Respond(reply, Delivery::Stream(body));
         }
-        self.phase = Phase::Settling(reply, BytesMut::from(body));
+        let mut gathered = Gathered::default();
+        gathered.push(body);
+        self.phase = Phase::Settling(reply, gathered);
         Step::Settle(self.settle)
     }
 
     fn stream(&mut self) -> Step {
         match std::mem::replace(&mut self.phase, Phase::Streaming) {
-            Phase::Settling(reply, body) => Step::Respond(reply, Delivery::Stream(body.freeze())),
+            Phase::Settling(reply, body) => {
+                Step::Respond(reply, Delivery::Stream(body.into_bytes()))
+            }
             other => {
                 self.phase = other;
                 Step::Read
@@ -190,6 +237,25 @@ mod tests {
                 assert_eq!(h.headers["content-type"], "text/plain");
                 assert_eq!(b, "Hello");
             }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn output_that_trickles_in_is_gathered_whole_and_in_order() {
+        let mut a = cgi();
+        assert!(matches!(a.push(head()), Step::Settle(_)));
+        let mut want = Vec::new();
+        for i in 0..1000u32 {
+            let piece = format!("{i},");
+            want.extend_from_slice(piece.as_bytes());
+            assert!(matches!(a.push(Bytes::from(piece)), Step::Read));
+            if let Phase::Settling(_, g) = &a.phase {
+                assert!(g.pieces.len() <= MAX_PIECES + 1);
+            }
+        }
+        match a.end() {
+            Step::Respond(_, Delivery::Whole(b)) => assert_eq!(b, want),
             other => panic!("{other:?}"),
         }
     }

@@ -64,8 +64,10 @@ pub(crate) struct Balance {
 /// pays the context switches.
 #[derive(Debug)]
 struct Spare {
-    /// When last sampled, and the counters then (total, idle), in ticks.
-    last: std::sync::Mutex<(Instant, u64, u64)>,
+    /// When last sampled, the counters then (total, idle), in ticks, and
+    /// the idle cores averaged over the samples since the counters were
+    /// last stale ([`SMOOTHING`]; `None` before the first).
+    last: std::sync::Mutex<(Instant, u64, u64, Option<f64>)>,
     /// The answer at the last sample.
     spare: std::sync::atomic::AtomicBool,
     cpus: f64,
@@ -91,11 +93,27 @@ const SAMPLE: Duration = Duration::from_millis(50);
 /// The idle share of the machine (in cores) that counts as spare.
 const SPARE_CORES: f64 = 0.5;
 
+/// The weight of the newest sample in the idle average. `/proc/stat`
+/// counts in ticks of 10 ms, so a 50 ms sample on two cores is 10 ticks,
+/// and one sample with three idle ticks would say "spare" on a machine
+/// that has none. Averaged, a lasting idle core still shows within a few
+/// samples.
+const SMOOTHING: f64 = 0.25;
+
+/// Counters older than this describe a time nobody asked about (the
+/// machine idle before a burst of work, say): they start a new sample and
+/// answer nothing. Taken as a sample, the idle spell before a benchmark
+/// said "spare" when the load began, and connections moved to the second
+/// worker of a machine that had no core for it: with a FastCGI application
+/// beside tern and wrk, a fifth more CPU per request (docs/PERFORMANCE.md,
+/// session 14).
+const STALE: Duration = Duration::from_millis(200);
+
 impl Spare {
     fn new() -> Self {
         let (total, idle) = cpu_ticks().unwrap_or((0, 0));
         Spare {
-            last: std::sync::Mutex::new((Instant::now(), total, idle)),
+            last: std::sync::Mutex::new((Instant::now(), total, idle, None)),
             spare: std::sync::atomic::AtomicBool::new(true),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get()) as f64,
         }
@@ -110,20 +128,39 @@ impl Spare {
         }
         if let Ok(mut last) = self.last.try_lock() {
             let now = Instant::now();
-            if now.saturating_duration_since(last.0) >= SAMPLE {
+            let age = now.saturating_duration_since(last.0);
+            if age >= SAMPLE {
                 if let Some((total, idle)) = cpu_ticks() {
-                    let (dt, di) = (total.saturating_sub(last.1), idle.saturating_sub(last.2));
-                    if dt > 0 {
-                        let idle_cores = di as f64 / dt as f64 * self.cpus;
-                        self.spare
-                            .store(idle_cores >= SPARE_CORES, Ordering::Relaxed);
+                    let ticks = (total.saturating_sub(last.1), idle.saturating_sub(last.2));
+                    let (average, spare) = idle_average(last.3, age, ticks, self.cpus);
+                    if let Some(spare) = spare {
+                        self.spare.store(spare, Ordering::Relaxed);
                     }
-                    *last = (now, total, idle);
+                    *last = (now, total, idle, average);
                 }
             }
         }
         self.spare.load(Ordering::Relaxed)
     }
+}
+
+/// The idle average after a sample of `age` that saw `(total, idle)`
+/// ticks, and whether the machine has CPU to spare (`None`: no answer).
+fn idle_average(
+    average: Option<f64>,
+    age: Duration,
+    (total, idle): (u64, u64),
+    cpus: f64,
+) -> (Option<f64>, Option<bool>) {
+    if age > STALE {
+        return (None, Some(false));
+    }
+    if total == 0 {
+        return (average, None);
+    }
+    let cores = idle as f64 / total as f64 * cpus;
+    let next = average.map_or(cores, |a| a + SMOOTHING * (cores - a));
+    (Some(next), Some(next >= SPARE_CORES))
 }
 
 /// The machine's CPU time so far, in ticks: all of it, and the idle part
@@ -380,6 +417,30 @@ mod tests {
         std::thread::sleep(WINDOW);
         assert_eq!(b.moves(0), Some(1));
         assert_eq!(b.moves(1), None, "worker 1 is not full");
+    }
+
+    #[test]
+    fn the_idle_average_ignores_stale_counters_and_single_noisy_samples() {
+        let ms = Duration::from_millis;
+        // Counters from before a burst (an idle machine) answer "no".
+        assert_eq!(
+            idle_average(None, ms(1500), (300, 290), 2.0),
+            (None, Some(false))
+        );
+        // The first fresh sample stands alone; a lasting idle core shows.
+        let (a, spare) = idle_average(None, ms(50), (10, 6), 2.0);
+        assert_eq!(spare, Some(true));
+        assert!((a.unwrap() - 1.2).abs() < 1e-9);
+        // A busy machine (0.2 idle cores) with one sample of 3 idle ticks
+        // out of 10 (0.6 cores, noise at 10 ms a tick) is still not spare.
+        let (a, spare) = idle_average(Some(0.2), ms(50), (10, 3), 2.0);
+        assert_eq!(spare, Some(false));
+        assert!(a.unwrap() < SPARE_CORES);
+        // No ticks passed: no answer, the average kept.
+        assert_eq!(
+            idle_average(Some(0.7), ms(50), (0, 0), 2.0),
+            (Some(0.7), None)
+        );
     }
 
     #[test]
