@@ -258,16 +258,22 @@ mod tests {
 
     use http_body_util::BodyExt;
 
+    /// A temporary file of `len` patterned bytes, written back to disk (so
+    /// that its pages may be dropped from the page cache), and the bytes.
+    fn patterned_file(len: usize) -> (File, Vec<u8>) {
+        let mut f = tempfile::tempfile().unwrap();
+        let data: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+        f.write_all(&data).unwrap();
+        f.sync_all().unwrap();
+        (f, data)
+    }
+
     /// A file dropped from the page cache is not read on a worker thread:
     /// the read says it would wait, and the blocking pool's read (which
     /// may) brings it back, after which a worker may read it.
     #[test]
     fn a_read_that_must_not_wait_leaves_what_is_not_cached() {
-        let mut f = tempfile::tempfile().unwrap();
-        let data: Vec<u8> = (0..65536).map(|i| (i % 251) as u8).collect();
-        f.write_all(&data).unwrap();
-        // Written back, so that dropping the pages is allowed.
-        f.sync_all().unwrap();
+        let (f, data) = patterned_file(65536);
         rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed).unwrap();
         let e = read_at(&f, 0, 65536, Wait::Never).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::WouldBlock, "{e}");
@@ -277,11 +283,7 @@ mod tests {
 
     #[tokio::test]
     async fn segments_stream_in_order_with_exact_size() {
-        let mut f = tempfile::tempfile().unwrap();
-        let data: Vec<u8> = (0..(CHUNK as usize * 2 + 10))
-            .map(|i| (i % 251) as u8)
-            .collect();
-        f.write_all(&data).unwrap();
+        let (f, data) = patterned_file(CHUNK as usize * 2 + 10);
         let segments = vec![
             Segment::Bytes(Bytes::from_static(b"head")),
             Segment::File {
@@ -304,12 +306,7 @@ mod tests {
     /// the rest go to the pool: either way the bytes arrive whole, in order.
     #[tokio::test]
     async fn a_file_partly_out_of_the_page_cache_streams_whole() {
-        let mut f = tempfile::tempfile().unwrap();
-        let data: Vec<u8> = (0..(CHUNK as usize * 5 + 7))
-            .map(|i| (i % 253) as u8)
-            .collect();
-        f.write_all(&data).unwrap();
-        f.sync_all().unwrap();
+        let (f, data) = patterned_file(CHUNK as usize * 5 + 7);
         let tail = 2 * CHUNK;
         rustix::fs::fadvise(&f, tail, None, rustix::fs::Advice::DontNeed).unwrap();
         let whole = Segment::File {
