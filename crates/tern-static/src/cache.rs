@@ -151,6 +151,16 @@ impl Drop for HeldFile {
     }
 }
 
+/// Which limit the cache is past.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Over {
+    No,
+    /// Its bytes or its entries: any entry may go.
+    Size,
+    /// Only the open files: only an entry that holds one helps.
+    Files,
+}
+
 /// A cached request path. Immutable once stored; a refresh stores a new one.
 #[derive(Debug)]
 pub(crate) struct Entry {
@@ -163,6 +173,8 @@ pub(crate) struct Entry {
     /// Whether any representation can be served from the entry: its body
     /// in memory (an empty file's too, with zero bytes) or its open file.
     servable: bool,
+    /// Whether any representation keeps its file open.
+    holds_files: bool,
 }
 
 impl Entry {
@@ -172,6 +184,7 @@ impl Entry {
         variants: [Option<Variant>; 4],
     ) -> Entry {
         let servable = variants.iter().flatten().any(Variant::servable);
+        let holds_files = variants.iter().flatten().any(|v| v.file.is_some());
         let bytes = variants
             .iter()
             .flatten()
@@ -186,6 +199,7 @@ impl Entry {
             referenced: AtomicBool::new(false),
             bytes,
             servable,
+            holds_files,
         }
     }
 
@@ -391,17 +405,27 @@ impl FileCache {
     }
 
     /// Whether the totals exceed a limit.
-    fn over(&self) -> bool {
-        self.bytes.load(Ordering::Relaxed) > self.max_bytes
+    fn over(&self) -> Over {
+        if self.bytes.load(Ordering::Relaxed) > self.max_bytes
             || self.entries.load(Ordering::Relaxed) > MAX_ENTRIES as u64
-            || FILES_HELD.load(Ordering::Relaxed) > max_files_held()
+        {
+            Over::Size
+        } else if FILES_HELD.load(Ordering::Relaxed) > max_files_held() {
+            Over::Files
+        } else {
+            Over::No
+        }
     }
 
     /// The CLOCK hand. Bounded: every entry is spared at most once, so two
     /// passes over the queue suffice.
     fn evict(&self, clock: &mut VecDeque<(Key, u64)>) {
         let mut budget = clock.len() * 2;
-        while self.over() && budget > 0 {
+        loop {
+            let over = self.over();
+            if over == Over::No || budget == 0 {
+                break;
+            }
             budget -= 1;
             let Some((key, generation)) = clock.pop_front() else {
                 break;
@@ -415,7 +439,11 @@ impl FileCache {
             if entry.generation != generation {
                 continue;
             }
-            if entry.referenced.swap(false, Ordering::Relaxed) {
+            // Past the open files' limit, an entry that holds none would go
+            // for nothing: a site keeping open files must not empty another
+            // site's bodies.
+            let spared = over == Over::Files && !entry.holds_files;
+            if spared || entry.referenced.swap(false, Ordering::Relaxed) {
                 drop(map);
                 clock.push_back((key, generation));
                 continue;
@@ -467,6 +495,37 @@ mod tests {
             CodingSet::default(),
             [Some(variant), None, None, None],
         )
+    }
+
+    /// An entry that keeps `file` open instead of a body.
+    fn open_entry(file: &Arc<File>) -> Entry {
+        let mut e = entry(0);
+        let v = e.variants[0].as_mut().unwrap();
+        v.body = None;
+        v.file = Some(HeldFile::instead_of_body(file));
+        Entry::new(
+            Instant::now(),
+            CodingSet::default(),
+            std::mem::take(&mut e.variants),
+        )
+    }
+
+    #[test]
+    fn past_the_open_files_limit_only_entries_holding_files_go() {
+        let c = cache(1 << 20);
+        for i in 0..100 {
+            c.store(0, &format!("/body{i}"), entry(10));
+        }
+        let file = Arc::new(tempfile::tempfile().unwrap());
+        let max = max_files_held();
+        for i in 0..max + 50 {
+            c.store(1, &format!("/open{i}"), open_entry(&file));
+        }
+        for i in 0..100 {
+            assert!(c.get(0, &format!("/body{i}")).is_some(), "/body{i} evicted");
+        }
+        assert!(FILES_HELD.load(Ordering::Relaxed) <= max);
+        assert!(c.stats().evictions >= 50, "{:?}", c.stats());
     }
 
     #[test]
