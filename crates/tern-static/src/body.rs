@@ -1,7 +1,9 @@
-//! A file body streamed from disk: reads run on tokio's blocking pool, in
-//! chunks, with one chunk read ahead while the previous one is being sent, so
-//! the disk read overlaps the socket write. A slow client holds at most
-//! `READ_AHEAD` chunks of memory.
+//! A file body streamed from disk, in chunks. A chunk the page cache holds
+//! is read on the worker thread (`RWF_NOWAIT`); from the first one that
+//! would wait for the disk, reads run on tokio's blocking pool, with one
+//! chunk read ahead while the previous one is being sent, so the disk read
+//! overlaps the socket write. A slow client holds at most `READ_AHEAD`
+//! chunks of memory.
 
 use std::collections::VecDeque;
 use std::fs::File;
