@@ -9,7 +9,7 @@
 //! `phase/`: admit, rewrite, route, authorize, the handler, respond) ->
 //! `body` (byte count; at its end the log phase) -> `sendfile` (a large
 //! cached body from its file, on `h1`).
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 /// `AsyncWrite` for a reader-side layer `$t<T>` that passes every write
 /// to its `io` field unchanged (the layers below hyper judge what they
