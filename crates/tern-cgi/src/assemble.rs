@@ -51,12 +51,16 @@ enum Phase {
 /// two pieces is copied once, not grown and copied as it comes).
 #[derive(Debug, Default)]
 struct Gathered {
+    /// Pieces moved out of `pieces` when there were too many, in order:
+    /// each byte is moved there once, and the buffer grows by doubling.
+    spilled: BytesMut,
     pieces: Vec<Bytes>,
     len: usize,
 }
 
-/// Pieces kept apart at most; past it they are joined, so output that
-/// trickles in bytes costs no more than a buffer of its length.
+/// Pieces kept apart at most; past it they are spilled into one buffer,
+/// so output that trickles in bytes costs no more than a buffer of its
+/// length.
 const MAX_PIECES: usize = 64;
 
 impl Gathered {
@@ -65,21 +69,22 @@ impl Gathered {
             return;
         }
         if self.pieces.len() == MAX_PIECES {
-            let joined = std::mem::take(self).into_bytes();
-            self.len = joined.len();
-            self.pieces.push(joined);
+            for p in self.pieces.drain(..) {
+                self.spilled.extend_from_slice(&p);
+            }
         }
         self.len += piece.len();
         self.pieces.push(piece);
     }
 
     /// All of it as one buffer: a lone piece as it is, several copied once
-    /// into a buffer of their total length.
+    /// into a buffer of their total length (after what was spilled).
     fn into_bytes(mut self) -> Bytes {
-        if self.pieces.len() <= 1 {
+        if self.spilled.is_empty() && self.pieces.len() <= 1 {
             return self.pieces.pop().unwrap_or_default();
         }
-        let mut all = BytesMut::with_capacity(self.len);
+        let mut all = self.spilled;
+        all.reserve(self.len - all.len());
         for piece in &self.pieces {
             all.extend_from_slice(piece);
         }
