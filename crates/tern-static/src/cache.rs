@@ -85,10 +85,6 @@ impl Variant {
             (None, None) => return None,
         })
     }
-
-    fn servable(&self) -> bool {
-        self.body.is_some() || self.file.is_some()
-    }
 }
 
 /// The most files the cache keeps open, over every entry: 1,024 (nginx's
@@ -183,8 +179,8 @@ impl Entry {
         sidecars: CodingSet,
         variants: [Option<Variant>; 4],
     ) -> Entry {
-        let servable = variants.iter().flatten().any(Variant::servable);
         let holds_files = variants.iter().flatten().any(|v| v.file.is_some());
+        let servable = holds_files || variants.iter().flatten().any(|v| v.body.is_some());
         let bytes = variants
             .iter()
             .flatten()

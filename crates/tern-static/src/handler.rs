@@ -164,20 +164,16 @@ impl DocRoot {
             max_ranges: self.max_ranges,
         };
         let answer = hit.and_then(|(rep, source)| {
-            let reply = response::decide(ask, &rep);
-            let source = match source {
-                Source::File(file) => {
-                    // The bytes come from the file again: one changed in
-                    // place since the check is no longer what the entry's
-                    // headers describe (an `fstat`, no path walk).
-                    let now = FileStamp::of(&file.metadata().ok()?);
-                    if now != rep.stamp() {
-                        return None;
-                    }
-                    response::from_file(file, &reply, head, rep.len(), Wait::Never).ok()?
+            // Bytes that come from the file again: one changed in place
+            // since the check is no longer what the entry's headers
+            // describe (an `fstat`, no path walk).
+            if let Source::File(file) = &source {
+                if FileStamp::of(&file.metadata().ok()?) != rep.stamp() {
+                    return None;
                 }
-                source => source,
-            };
+            }
+            let reply = response::decide(ask, &rep);
+            let source = response::read_small(source, &reply, head, rep.len(), Wait::Never).ok()?;
             Some(response::render(reply, &rep, source, head))
         });
         match answer {

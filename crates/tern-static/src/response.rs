@@ -177,12 +177,13 @@ fn slice(source: Source, r: ByteRange) -> ResponseBody {
     }
 }
 
-/// The source for `reply` from an open file of `len` bytes: a body below
-/// [`SEND_FILE_MIN`] is read now, in the hop that found the file (the
-/// response then costs one write); a larger one is left in the file, for
-/// the connection to send from it or the body to stream.
-pub(crate) fn from_file(
-    file: Arc<File>,
+/// `source` for `reply`, a representation of `len` bytes: an open file's
+/// body below [`SEND_FILE_MIN`] is read now, in the hop that found the
+/// file (the response then costs one write); a larger one is left in the
+/// file, for the connection to send from it or the body to stream. A body
+/// in memory is as it is.
+pub(crate) fn read_small(
+    source: Source,
     reply: &Reply,
     head: bool,
     len: u64,
@@ -193,10 +194,11 @@ pub(crate) fn from_file(
             reply,
             Reply::Whole | Reply::Partial(_) | Reply::Multipart(_)
         );
-    Ok(if wants_body && len < SEND_FILE_MIN {
-        Source::Memory(read_at(&file, 0, len, wait)?)
-    } else {
-        Source::File(file)
+    Ok(match source {
+        Source::File(file) if wants_body && len < SEND_FILE_MIN => {
+            Source::Memory(read_at(&file, 0, len, wait)?)
+        }
+        source => source,
     })
 }
 

@@ -171,7 +171,8 @@ impl DocRoot {
         let Some(cache) = self.cache.as_ref() else {
             let rep = Representation::new(stamp, chosen, content_type, vary);
             let reply = response::decide(req.ask(self), &rep);
-            let source = response::from_file(Arc::new(file), &reply, req.head, stamp.len, wait)?;
+            let source = Source::File(Arc::new(file));
+            let source = response::read_small(source, &reply, req.head, stamp.len, wait)?;
             return Ok(response::render(reply, &rep, source, req.head));
         };
 
@@ -223,10 +224,7 @@ impl DocRoot {
             Entry::new(checked, sidecars, variants),
         );
         let reply = response::decide(req.ask(self), &rep);
-        let source = match source {
-            Source::File(file) => response::from_file(file, &reply, req.head, stamp.len, wait)?,
-            source => source,
-        };
+        let source = response::read_small(source, &reply, req.head, stamp.len, wait)?;
         Ok(response::render(reply, &rep, source, req.head))
     }
 
