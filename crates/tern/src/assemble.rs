@@ -19,7 +19,7 @@ pub(crate) struct Generation {
     /// The file cache, kept by a reload that leaves `[cache]` as it is:
     /// entries are keyed by their site's static settings, so the sites a
     /// reload leaves unchanged keep theirs warm.
-    pub(crate) cache: Option<Arc<FileCache>>,
+    pub(crate) cache: Arc<FileCache>,
     /// The addresses the server listens on, as bound at start (a reload
     /// does not rebind): `Site::tls` follows their order.
     pub(crate) bound: Arc<[ListenAddr]>,
@@ -53,7 +53,7 @@ pub(crate) fn build(
 ) -> anyhow::Result<(Site, Generation)> {
     let cache = match previous {
         Some((g, _)) if g.cfg.cache == cfg.cache => g.cache.clone(),
-        _ => Some(FileCache::new(&cfg.cache)),
+        _ => FileCache::new(&cfg.cache),
     };
     let admin = match previous {
         Some((g, _)) => g.admin.clone(),
@@ -61,7 +61,7 @@ pub(crate) fn build(
     };
     let router = routes(
         &cfg,
-        &cache,
+        Some(&cache),
         Start::Yes(&admin),
         observer.map(|o| &o.metrics),
     )?;
@@ -178,7 +178,7 @@ fn route_name(site: &str, m: &RouteMatcher) -> String {
 /// spawned or connected to, no file written.
 pub(crate) fn check(cfg: &Config) -> anyhow::Result<()> {
     tls(cfg, None)?;
-    routes(cfg, &None, Start::No, None).map(drop)
+    routes(cfg, None, Start::No, None).map(drop)
 }
 
 /// Each listener's TLS, in the listeners' order: certificates read and
@@ -215,14 +215,14 @@ enum Start<'a> {
 /// Every site's static files, routes and header rules.
 fn routes(
     cfg: &Config,
-    cache: &Option<Arc<FileCache>>,
+    cache: Option<&Arc<FileCache>>,
     start: Start<'_>,
     metrics: Option<&tern_observe::metrics::Metrics>,
 ) -> anyhow::Result<Router> {
     let mut router = Router::new();
     for site in &cfg.sites {
         let files: Arc<dyn Handler> = Arc::new(
-            StaticFiles::new(&site.static_files, cache.clone())
+            StaticFiles::new(&site.static_files, cache.cloned())
                 .with_context(|| format!("site {}", site.name))?,
         );
         let mut routes = SiteRoutes::new(&site.name, files);
@@ -273,11 +273,11 @@ fn routes(
 fn handler(
     site: &str,
     r: &Route,
-    cache: &Option<Arc<FileCache>>,
+    cache: Option<&Arc<FileCache>>,
     start: Start<'_>,
 ) -> anyhow::Result<Arc<dyn Handler>> {
     let handler: Arc<dyn Handler> = match &r.handler {
-        HandlerConfig::Static(s) => Arc::new(StaticFiles::new(s, cache.clone())?),
+        HandlerConfig::Static(s) => Arc::new(StaticFiles::new(s, cache.cloned())?),
         HandlerConfig::Cgi(c) => Arc::new(tern_gateway::Cgi::new(c)?),
         HandlerConfig::FastCgi(c) if matches!(start, Start::No) => {
             tern_gateway::FastCgi::check(c)?;
@@ -348,7 +348,7 @@ pub(crate) fn explain(
     req: http::Request<()>,
     conn: &tern_handler::ConnInfo,
 ) -> anyhow::Result<tern_server::Explanation> {
-    let router = routes(cfg, &None, Start::No, None)?;
+    let router = routes(cfg, None, Start::No, None)?;
     let site = Site {
         router,
         limits: cfg.limits.clone(),
