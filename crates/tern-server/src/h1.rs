@@ -3,9 +3,10 @@
 //!
 //! It serves the requests that carry no body: HTTP/1.1 or 1.0 (answered
 //! 1.0, as hyper does), no `Content-Length` other than 0, no
-//! `Transfer-Encoding`, no `Expect`, no upgrade, not CONNECT. At the first request it does not serve itself it
-//! hands the connection to hyper with every byte read and not yet served,
-//! and hyper serves the rest of the connection as it always did. A head
+//! `Transfer-Encoding`, no `Expect`, no upgrade, not CONNECT. At the first
+//! request it does not serve itself it hands the connection to hyper with
+//! every byte read and not yet served, and hyper serves the rest of the
+//! connection as it always did. A head
 //! the codec refuses goes to hyper the same way, so a malformed request is
 //! answered exactly as before (the same status, the same log line), and a
 //! request whose framing matters (a body: where smuggling lives) never

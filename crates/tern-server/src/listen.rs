@@ -348,8 +348,6 @@ fn remove_stale_socket(path: &Path) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    /// What `bind_tcp` relies on to set TCP_NODELAY once: an accepted
-    /// socket has its listener's.
     use std::io::Write;
 
     /// What `bind_tcp` relies on to set TCP_NODELAY once: an accepted

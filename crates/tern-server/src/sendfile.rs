@@ -142,8 +142,9 @@ fn unsupported() -> io::Error {
 }
 
 /// Writes `head` (with more to follow), then the bytes of `region`.
-/// `sent` counts the region's bytes sent, whatever the outcome. A file that ends early (truncated since its head was made) is
-/// an error: the head promised its length, so the connection must end.
+/// `sent` counts the region's bytes sent, whatever the outcome. A file
+/// that ends early (truncated since its head was made) is an error: the
+/// head promised its length, so the connection must end.
 pub(crate) async fn send_file<S>(
     io: &mut S,
     head: &[u8],
