@@ -84,15 +84,22 @@ pub(crate) trait Transport: Factory + Sized {
     fn unanswered(item: &mut Lease<Self>) -> Unanswered;
 }
 
-/// The FastCGI request on `sock`; a peer found gone on the way is
-/// `Unusable` for `gone`.
+/// The FastCGI request on `sock`, asking the application to keep the
+/// connection unless `once`; a peer found gone on the way is `Unusable`
+/// for `gone`.
 async fn fcgi_start(
     sock: Socket,
     env: &CgiEnv,
     body: StartBody,
+    once: bool,
     gone: Retire,
 ) -> Result<(FcgiUpstream, FcgiDownstream), StartFailure> {
-    conn::start(sock, env, body).await.map_err(|e| {
+    let started = if once {
+        conn::start_once(sock, env, body).await
+    } else {
+        conn::start(sock, env, body).await
+    };
+    started.map_err(|e| {
         if peer_gone(&e) {
             StartFailure::Unusable(gone, e)
         } else {
@@ -101,23 +108,50 @@ async fn fcgi_start(
     })
 }
 
-/// One connection to a running FastCGI server.
+/// A place for one connection to a running FastCGI server, holding the
+/// connection while the server keeps it. A request that finds the place
+/// empty connects there and then.
 #[derive(Debug)]
 pub(crate) struct FcgiConn {
-    /// Taken out while a request uses it.
+    /// Taken out while a request uses it; `None` after a request that
+    /// asked the application to close it.
     sock: Option<Socket>,
+    /// The request under way asked the application to close the
+    /// connection after its response.
+    once: bool,
 }
 
 /// Connections to one address of a running FastCGI server.
+///
+/// On a Unix socket, a request that finds the pool quiet (no other
+/// request out, none waiting) asks the application to close the
+/// connection after the response, and the next such request connects
+/// anew. Why (measured in docs/PERFORMANCE.md, "FastCGI on a Unix socket:
+/// a connection per request while quiet"): an application waits for its
+/// next request in `read(2)` on a kept connection, and as tern reads the
+/// response the kernel frees the application's socket memory and wakes
+/// it there for nothing (`unix_write_space`). On an idle machine that
+/// wake-up is a whole trip through the scheduler; busy, the application
+/// is seldom asleep when tern reads, and connecting anew would cost more
+/// than it spares. Over TCP the kernel wakes a writer only past a
+/// free-space threshold, and connecting costs more: TCP keeps its
+/// connections.
 #[derive(Debug)]
 pub(crate) struct FcgiConnections {
     addr: Address,
     timeout: Duration,
+    /// Close the connection after a request that finds the pool quiet.
+    once_when_quiet: bool,
 }
 
 impl FcgiConnections {
     pub(crate) fn new(addr: Address, timeout: Duration) -> Self {
-        FcgiConnections { addr, timeout }
+        let once_when_quiet = matches!(addr, Address::Unix(_));
+        FcgiConnections {
+            addr,
+            timeout,
+            once_when_quiet,
+        }
     }
 }
 
@@ -126,18 +160,29 @@ impl Factory for FcgiConnections {
 
     async fn create(&self) -> io::Result<FcgiConn> {
         let sock = socket::connect(&self.addr, self.timeout).await?;
-        Ok(FcgiConn { sock: Some(sock) })
+        Ok(FcgiConn {
+            sock: Some(sock),
+            once: false,
+        })
     }
 
     /// A connection the server closed while idle (php-fpm closes one that
     /// brings no request within 5 s, and its workers' connections when it
-    /// recycles or reaps them) ended as the server may: no failure.
+    /// recycles or reaps them) ended as the server may: no failure. An
+    /// empty place stays.
     fn check(&self, item: &mut FcgiConn) -> Check {
-        if item.sock.as_ref().is_some_and(Socket::still_open) {
-            Check::Alive
-        } else {
-            Check::Ended
+        match &item.sock {
+            Some(sock) if !sock.still_open() => Check::Ended,
+            _ => Check::Alive,
         }
+    }
+
+    /// A place holding its connection: a quiet request takes it (and asks
+    /// that it be closed) before an empty place connects anew, so no new
+    /// connection waits for an application process that an idle kept
+    /// connection holds.
+    fn warm(&self, item: &FcgiConn) -> bool {
+        item.sock.is_some()
     }
 
     fn destroy(&self, item: FcgiConn, _why: Retire) -> impl Future<Output = ()> + Send {
@@ -150,25 +195,38 @@ impl Transport for FcgiConnections {
     type Up = FcgiUpstream;
     type Down = FcgiDownstream;
 
-    /// A connection the server closed since it was last checked is
-    /// passed over, without blame, before anything is written to it.
+    /// On the kept connection, or on a new one when the place is empty. A
+    /// kept connection the server closed since it was last checked is
+    /// passed over, without blame, before anything is written to it; a
+    /// refused new one breaks the place (the backoff counts it).
     async fn start(
         item: &mut Lease<Self>,
         env: &CgiEnv,
         body: StartBody,
     ) -> Result<(FcgiUpstream, FcgiDownstream), StartFailure> {
-        let closed =
-            |why: &str| StartFailure::Unusable(Retire::Ended, io::Error::other(why.to_owned()));
-        let sock = item.sock.take().ok_or_else(|| closed("no connection"))?;
-        if !sock.still_open() {
-            return Err(closed("the server closed the idle connection"));
-        }
-        fcgi_start(sock, env, body, Retire::Ended).await
+        let kept = item.sock.take();
+        let factory = item.factory();
+        let once = factory.once_when_quiet && item.alone();
+        let sock = match kept {
+            Some(sock) if sock.still_open() => sock,
+            Some(_) => {
+                let e = io::Error::other("the server closed the idle connection");
+                return Err(StartFailure::Unusable(Retire::Ended, e));
+            }
+            None => socket::connect_now(&factory.addr, factory.timeout)
+                .await
+                .map_err(|e| StartFailure::Unusable(Retire::Broken, e))?,
+        };
+        item.once = once;
+        fcgi_start(sock, env, body, once, Retire::Ended).await
     }
 
+    /// A connection asked to close goes, and its place stays.
     fn reunite(item: &mut Lease<Self>, up: FcgiUpstream, down: FcgiDownstream) -> bool {
-        item.sock = conn::reunite(up, down);
-        item.sock.is_some()
+        let back = conn::reunite(up, down);
+        let in_step = back.is_some();
+        item.sock = if item.once { None } else { back };
+        in_step
     }
 
     /// The server closed the connection as the request came (php-fpm
@@ -329,7 +387,7 @@ impl Transport for FcgiProcesses {
             if sock.still_open() {
                 item.kept = true;
                 // Closed between the look and the write: a new connection.
-                match fcgi_start(sock, env, body.clone(), Retire::Ended).await {
+                match fcgi_start(sock, env, body.clone(), false, Retire::Ended).await {
                     Err(StartFailure::Unusable(..)) => {}
                     started => return started,
                 }
@@ -342,7 +400,7 @@ impl Transport for FcgiProcesses {
             Err(e) => return Err(StartFailure::Unusable(FcgiProcess::gone(item), e)),
         };
         let gone = FcgiProcess::gone(item);
-        fcgi_start(sock, env, body, gone).await
+        fcgi_start(sock, env, body, false, gone).await
     }
 
     fn reunite(item: &mut Lease<Self>, up: FcgiUpstream, down: FcgiDownstream) -> bool {

@@ -38,6 +38,17 @@ pub trait Factory: Send + Sync + 'static {
     /// (one non-blocking syscall or two).
     fn check(&self, item: &mut Self::Item) -> Check;
 
+    /// Whether an idle `item` serves without setup. A checkout takes the
+    /// newest warm idle item before a cold one: an item that must connect
+    /// anew (a place whose connection was closed on purpose) should not
+    /// connect while a warm one holds the application's process that
+    /// would accept it. Called under the pool's lock: it must be quick.
+    /// By default every item is warm.
+    fn warm(&self, item: &Self::Item) -> bool {
+        let _ = item;
+        true
+    }
+
     /// The process behind `item`, for reports; `None` when it is no
     /// process tern started (a connection). Asked once, on the manager
     /// thread, as the item is made. By default `None`.

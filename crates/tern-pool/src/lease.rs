@@ -71,6 +71,17 @@ impl<F: Factory> Lease<F> {
         self.entry().seat.pid()
     }
 
+    /// Whether this lease is the only one out and no checkout waits: the
+    /// pool is quiet. Costs the pool's lock.
+    pub fn alone(&self) -> bool {
+        self.shared.lock().alone()
+    }
+
+    /// The factory that made the item.
+    pub fn factory(&self) -> &F {
+        &self.shared.factory
+    }
+
     /// When the item was created.
     pub fn created_at(&self) -> Instant {
         self.entry().created_at()

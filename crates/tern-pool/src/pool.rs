@@ -96,7 +96,8 @@ impl<F: Factory> Pool<F> {
     /// handed to it meanwhile goes to the next waiter or back to idle.
     pub async fn checkout(&self) -> Result<Lease<F>, PoolError> {
         let shared = &self.owner.shared;
-        let admitted = shared.lock().admit(&shared.cfg, Instant::now());
+        let warm = |item: &F::Item| shared.factory.warm(item);
+        let admitted = shared.lock().admit(&shared.cfg, Instant::now(), warm);
         let (id, rx) = match admitted {
             Admit::Ready(entry) => return Ok(Lease::new(Arc::clone(shared), entry)),
             Admit::Refused(err) => return Err(err),

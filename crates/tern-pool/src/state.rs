@@ -181,12 +181,25 @@ impl<I> State<I> {
         self.idle.len() + self.busy
     }
 
-    /// A checkout: the newest idle item, a place in the queue, or a refusal.
-    pub(crate) fn admit(&mut self, cfg: &PoolConfig, now: Instant) -> Admit<I> {
+    /// One item out on a lease and no checkout waiting: the pool is quiet.
+    pub(crate) fn alone(&self) -> bool {
+        self.busy == 1 && self.waiters.is_empty()
+    }
+
+    /// A checkout: the newest idle item that is `warm` (else the newest
+    /// idle item), a place in the queue, or a refusal.
+    pub(crate) fn admit(
+        &mut self,
+        cfg: &PoolConfig,
+        now: Instant,
+        warm: impl Fn(&I) -> bool,
+    ) -> Admit<I> {
         if self.closing {
             return Admit::Refused(PoolError::Closed);
         }
-        if let Some(entry) = self.idle.pop() {
+        let newest = self.idle.len().checked_sub(1);
+        let at = self.idle.iter().rposition(|e| warm(&e.item)).or(newest);
+        if let Some(entry) = at.map(|at| self.idle.remove(at)) {
             self.busy += 1;
             self.counters.queue_wait.record(Duration::ZERO);
             return Admit::Ready(entry);
@@ -624,12 +637,12 @@ mod tests {
         let mut next = 1;
         create_all(&mut st, &cfg, now, &mut next);
         assert_eq!(st.stats().idle, 2);
-        let Admit::Ready(a) = st.admit(&cfg, now) else {
+        let Admit::Ready(a) = st.admit(&cfg, now, |_| true) else {
             panic!()
         };
         assert_eq!(a.item, 2, "LIFO");
         assert!(!st.release(a, &cfg, now));
-        let Admit::Ready(b) = st.admit(&cfg, now) else {
+        let Admit::Ready(b) = st.admit(&cfg, now, |_| true) else {
             panic!()
         };
         assert_eq!(b.item, 2);
@@ -637,16 +650,66 @@ mod tests {
     }
 
     #[test]
+    fn a_checkout_takes_the_newest_warm_item_before_a_cold_one() {
+        let cfg = cfg(3, 3, 8);
+        let now = Instant::now();
+        let mut st = State::default();
+        create_all(&mut st, &cfg, now, &mut 1);
+        // Items 1 to 3, 3 the newest; even numbers are cold.
+        let odd = |i: &u32| i % 2 == 1;
+        let Admit::Ready(a) = st.admit(&cfg, now, odd) else {
+            panic!()
+        };
+        assert_eq!(a.item, 3);
+        let Admit::Ready(b) = st.admit(&cfg, now, odd) else {
+            panic!()
+        };
+        assert_eq!(b.item, 1, "past the newer cold one");
+        let Admit::Ready(c) = st.admit(&cfg, now, odd) else {
+            panic!()
+        };
+        assert_eq!(c.item, 2, "a cold one when no warm one is idle");
+    }
+
+    #[test]
+    fn a_pool_is_quiet_while_one_lease_is_out_and_nobody_waits() {
+        let two = cfg(2, 2, 8);
+        let now = Instant::now();
+        let mut st = State::default();
+        create_all(&mut st, &two, now, &mut 1);
+        assert!(!st.alone(), "nothing out");
+        let Admit::Ready(_a) = st.admit(&two, now, |_| true) else {
+            panic!()
+        };
+        assert!(st.alone());
+        let Admit::Ready(b) = st.admit(&two, now, |_| true) else {
+            panic!()
+        };
+        assert!(!st.alone(), "two out");
+        st.release(b, &two, now);
+        assert!(st.alone());
+
+        let one = cfg(1, 1, 8);
+        let mut st = State::default();
+        create_all(&mut st, &one, now, &mut 1);
+        let Admit::Ready(_a) = st.admit(&one, now, |_| true) else {
+            panic!()
+        };
+        let _waiting = queued(st.admit(&one, now, |_| true));
+        assert!(!st.alone(), "a checkout waits behind the one lease");
+    }
+
+    #[test]
     fn an_available_item_goes_to_the_oldest_waiter_still_waiting() {
         let cfg = cfg(0, 2, 8);
         let now = Instant::now();
         let mut st = State::default();
-        let (id1, mut rx1, grow1) = queued(st.admit(&cfg, now));
-        let (_, mut rx2, grow2) = queued(st.admit(&cfg, now));
-        let (_, mut rx3, _) = queued(st.admit(&cfg, now));
+        let (id1, mut rx1, grow1) = queued(st.admit(&cfg, now, |_| true));
+        let (_, mut rx2, grow2) = queued(st.admit(&cfg, now, |_| true));
+        let (_, mut rx3, _) = queued(st.admit(&cfg, now, |_| true));
         assert!(grow1 && grow2, "room for creations: wake the manager");
         assert_eq!(st.plan(&cfg, now, None).create, 2, "up to max");
-        let (_, _rx4, grow4) = queued(st.admit(&cfg, now));
+        let (_, _rx4, grow4) = queued(st.admit(&cfg, now, |_| true));
         assert!(!grow4, "at max: wait for a release");
         // The first waiter gives up before anything arrives.
         assert!(!st.leave_queue(id1, &mut rx1, now));
@@ -662,8 +725,8 @@ mod tests {
         let cfg = cfg(0, 1, 8);
         let now = Instant::now();
         let mut st = State::default();
-        let (id1, mut rx1, _) = queued(st.admit(&cfg, now));
-        let (_, mut rx2, _) = queued(st.admit(&cfg, now));
+        let (id1, mut rx1, _) = queued(st.admit(&cfg, now, |_| true));
+        let (_, mut rx2, _) = queued(st.admit(&cfg, now, |_| true));
         st.starting = 1;
         st.created(Ok(5), None, &cfg, now);
         // Handed to waiter 1, which is cancelled before it polls.
@@ -678,9 +741,9 @@ mod tests {
         let cfg = cfg(0, 1, 1);
         let now = Instant::now();
         let mut st = State::<u32>::default();
-        let _waiting = queued(st.admit(&cfg, now));
+        let _waiting = queued(st.admit(&cfg, now, |_| true));
         assert!(matches!(
-            st.admit(&cfg, now),
+            st.admit(&cfg, now, |_| true),
             Admit::Refused(PoolError::Full)
         ));
     }
@@ -690,7 +753,7 @@ mod tests {
         let cfg = cfg(0, 2, 8);
         let now = Instant::now();
         let mut st = State::<u32>::default();
-        let (_, mut rx, _) = queued(st.admit(&cfg, now));
+        let (_, mut rx, _) = queued(st.admit(&cfg, now, |_| true));
         assert_eq!(st.plan(&cfg, now, None).create, 1);
         st.created(
             Err(io::ErrorKind::ConnectionRefused.into()),
@@ -703,7 +766,7 @@ mod tests {
         };
         assert!(msg.contains("cannot create"), "{msg}");
         assert!(matches!(
-            st.admit(&cfg, now),
+            st.admit(&cfg, now, |_| true),
             Admit::Refused(PoolError::Unavailable(_))
         ));
         assert!(matches!(
@@ -716,9 +779,9 @@ mod tests {
         // After the backoff, a checkout queues and makes one probe.
         let later = now + cfg.backoff_min;
         assert_eq!(st.health(later), Health::Ready);
-        let (_, _rx, grow) = queued(st.admit(&cfg, later));
+        let (_, _rx, grow) = queued(st.admit(&cfg, later, |_| true));
         assert!(grow);
-        let _second = queued(st.admit(&cfg, later));
+        let _second = queued(st.admit(&cfg, later, |_| true));
         assert_eq!(st.plan(&cfg, later, None).create, 1, "one probe at a time");
     }
 
@@ -743,7 +806,7 @@ mod tests {
         st.created(Ok(1), None, &cfg, now);
         st.created(Err(io::ErrorKind::Other.into()), None, &cfg, now);
         assert!(matches!(st.health(now), Health::BackingOff { .. }));
-        let Admit::Ready(e) = st.admit(&cfg, now) else {
+        let Admit::Ready(e) = st.admit(&cfg, now, |_| true) else {
             panic!()
         };
         st.release(e, &cfg, now);
@@ -758,16 +821,16 @@ mod tests {
         let now = Instant::now();
         let mut st = creating(2);
         st.created(Ok(1), None, &cfg, now);
-        let Admit::Ready(e) = st.admit(&cfg, now) else {
+        let Admit::Ready(e) = st.admit(&cfg, now, |_| true) else {
             panic!()
         };
         assert!(!st.release(e, &cfg, now));
-        let Admit::Ready(e) = st.admit(&cfg, now) else {
+        let Admit::Ready(e) = st.admit(&cfg, now, |_| true) else {
             panic!()
         };
         assert!(st.release(e, &cfg, now), "second request: recycled");
         st.created(Ok(2), None, &cfg, now);
-        let Admit::Ready(e) = st.admit(&cfg, now) else {
+        let Admit::Ready(e) = st.admit(&cfg, now, |_| true) else {
             panic!()
         };
         assert!(st.release(e, &cfg, now + Duration::from_secs(60)), "aged");
@@ -841,10 +904,10 @@ mod tests {
         let now = Instant::now();
         let mut st = creating(1);
         st.created(Ok(1), None, &cfg, now);
-        let Admit::Ready(e) = st.admit(&cfg, now) else {
+        let Admit::Ready(e) = st.admit(&cfg, now, |_| true) else {
             panic!()
         };
-        let (_, mut rx, _) = queued(st.admit(&cfg, now));
+        let (_, mut rx, _) = queued(st.admit(&cfg, now, |_| true));
         let later = now + Duration::from_millis(30);
         st.release(e, &cfg, later);
         assert_eq!(rx.try_recv().unwrap().unwrap().item, 1);
@@ -866,7 +929,7 @@ mod tests {
         let items = st.snapshot(t0).items;
         assert_eq!(items.len(), 2);
         assert!(items.iter().all(|i| !i.busy && i.requests == 0));
-        let Admit::Ready(leased) = st.admit(&cfg, t0) else {
+        let Admit::Ready(leased) = st.admit(&cfg, t0, |_| true) else {
             panic!()
         };
         let t1 = t0 + Duration::from_millis(5);
@@ -890,7 +953,7 @@ mod tests {
         assert_eq!(items[1].requests, 1);
         assert_eq!(items[1].last_duration, Some(Duration::from_millis(20)));
         // Broken while leased, then idle and dead: both leave at once.
-        let Admit::Ready(leased) = st.admit(&cfg, t2) else {
+        let Admit::Ready(leased) = st.admit(&cfg, t2, |_| true) else {
             panic!()
         };
         st.discard(leased, Retire::Broken, &cfg, t2);
@@ -940,7 +1003,7 @@ mod tests {
         assert_eq!((st.stats().ended, st.stats().crashed), (2, 0));
         assert_eq!(st.plan(&cfg, now, None).create, 0);
         // A request finds the pool empty: it grows again, to min.
-        let (_, mut rx, grow) = queued(st.admit(&cfg, now));
+        let (_, mut rx, grow) = queued(st.admit(&cfg, now, |_| true));
         assert!(grow);
         assert_eq!(st.plan(&cfg, now, None).create, 2);
         st.created(Ok(9), None, &cfg, now);
@@ -954,19 +1017,19 @@ mod tests {
         let mut st = creating(2);
         st.created(Ok(1), None, &cfg, now);
         st.created(Ok(2), None, &cfg, now);
-        let Admit::Ready(leased) = st.admit(&cfg, now) else {
+        let Admit::Ready(leased) = st.admit(&cfg, now, |_| true) else {
             panic!()
         };
-        let Admit::Ready(other) = st.admit(&cfg, now) else {
+        let Admit::Ready(other) = st.admit(&cfg, now, |_| true) else {
             panic!()
         };
-        let (_, mut rx, _) = queued(st.admit(&cfg, now));
+        let (_, mut rx, _) = queued(st.admit(&cfg, now, |_| true));
         assert!(!st.release(other, &cfg, now), "to the waiter");
-        let (_, mut rx2, _) = queued(st.admit(&cfg, now));
+        let (_, mut rx2, _) = queued(st.admit(&cfg, now, |_| true));
         st.close();
         assert_eq!(rx2.try_recv().unwrap().unwrap_err(), PoolError::Closed);
         assert!(matches!(
-            st.admit(&cfg, now),
+            st.admit(&cfg, now, |_| true),
             Admit::Refused(PoolError::Closed)
         ));
         assert!(!st.plan(&cfg, now, None).finished);
@@ -988,7 +1051,7 @@ mod tests {
         let now = Instant::now();
         let mut st = creating(1);
         st.created(Ok(1), None, &cfg, now);
-        let Admit::Ready(e) = st.admit(&cfg, now) else {
+        let Admit::Ready(e) = st.admit(&cfg, now, |_| true) else {
             panic!()
         };
         assert!(st.discard(e, Retire::Abandoned, &cfg, now));

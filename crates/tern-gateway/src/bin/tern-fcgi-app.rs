@@ -11,6 +11,7 @@
 //! | `…/env`         | every variable as `NAME=value` lines                      |
 //! | `…/echo`        | the body back, its length in `X-Body-Length`              |
 //! | `…/pid`         | the process id                                            |
+//! | `…/keep`        | `keep` if the request came with KEEP_CONN, else `close`   |
 //! | `…/stderr?N`    | N bytes to STDERR, then a small response                  |
 //! | `…/crash`       | part of the head, then exit(1) mid-response               |
 //! | `…/hang`        | nothing, ever                                             |
@@ -81,6 +82,10 @@ fn respond(req: &Request, out: &mut Output<'_>) -> io::Result<()> {
             out.stdout(&req.stdin)?;
         }
         "pid" => write!(out, "{plain}\r\n{}\n", std::process::id())?,
+        "keep" => {
+            let keep = if req.keep_conn { "keep" } else { "close" };
+            write!(out, "{plain}\r\n{keep}")?
+        }
         "stderr" => {
             for piece in vec![b'e'; n].chunks(10_000) {
                 out.stderr(piece)?;

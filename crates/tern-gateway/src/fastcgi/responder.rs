@@ -44,6 +44,9 @@ pub struct Request {
     pub params: Vec<(Vec<u8>, Vec<u8>)>,
     /// The body.
     pub stdin: Vec<u8>,
+    /// The server asked to keep the connection after the response
+    /// (KEEP_CONN).
+    pub keep_conn: bool,
 }
 
 impl Request {
@@ -274,7 +277,10 @@ impl Reader {
                         connection,
                         params: Vec::new(),
                         params_ended: false,
-                        request: Request::default(),
+                        request: Request {
+                            keep_conn: connection == Connection::Keep,
+                            ..Request::default()
+                        },
                     });
                 }
                 Record::BeginRequest { id, .. } => {

@@ -12,7 +12,7 @@ use tern_config::{
 };
 use tern_gateway::{CgiPlus, FastCgi};
 
-use super::fastcgi_conn::Group;
+use super::fastcgi_conn::{App, Group};
 use super::idle_close::workers_in;
 use super::*;
 
@@ -424,6 +424,69 @@ async fn connections_to_a_running_application_are_reused_or_made_per_request() {
         req.pattern = "/app".into();
         let r = call(&h, req).await;
         assert_eq!(r.body.len(), 200_000, "keep: {keep}");
+    }
+}
+
+/// What the application was asked of the connection by `target`'s
+/// request: `keep` (KEEP_CONN) or `close`.
+async fn asked(h: &FastCgi, target: &str) -> String {
+    let r = call(h, fcgi_get(target)).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    r.text()
+}
+
+/// On a Unix socket, a request that finds the pool quiet asks the
+/// application to close the connection (so it waits in accept(), not in
+/// read() on a kept connection that tern's reading of the response would
+/// wake it on); one that finds another request out keeps it, and the
+/// next quiet one takes that kept connection (the application serves one
+/// connection at a time: a new one would wait behind it for ever). Over
+/// TCP connections are always kept.
+#[tokio::test]
+async fn a_quiet_unix_socket_pool_takes_a_connection_per_request() {
+    for app in [App::unix(), App::tcp()] {
+        let unix = matches!(app.addr, FcgiAddress::Unix(_));
+        let site = Site::new();
+        let cfg = FastCgiConfig {
+            app: FastCgiApp::Connect(vec![app.addr.clone()]),
+            dir: None,
+            document_root: site.path("www"),
+            pool: pool(1, 2),
+            policy: policy(Duration::from_secs(10)),
+            connect_timeout: Duration::from_secs(3),
+            keep_connections: true,
+        };
+        let h = FastCgi::new(&cfg, "quiet").unwrap();
+        if !unix {
+            for _ in 0..3 {
+                assert_eq!(asked(&h, "/app/keep").await, "keep");
+            }
+            assert_eq!(h.pools()[0].1.created, 1);
+            continue;
+        }
+        for _ in 0..3 {
+            assert_eq!(asked(&h, "/app/keep").await, "close");
+        }
+        // A request out (the application serves one connection at a time,
+        // so the second waits for it): the second keeps its connection.
+        let slow = {
+            let h = h.clone();
+            tokio::spawn(async move { call(&h, fcgi_get("/app/stream?4")).await })
+        };
+        eventually("a request out", || h.pools()[0].1.busy == 1).await;
+        assert_eq!(asked(&h, "/app/keep").await, "keep");
+        assert_eq!(slow.await.unwrap().status, 200);
+        // Quiet again: the kept connection is taken before the empty
+        // place the slow request left, and asked to close.
+        assert_eq!(asked(&h, "/app/keep").await, "close");
+        assert_eq!(asked(&h, "/app/keep").await, "close");
+        let (_, stats) = &h.pools()[0];
+        assert_eq!(stats.requests, 7, "{stats:?}");
+        assert_eq!(
+            (stats.crashed, stats.create_failures, stats.abandoned),
+            (0, 0, 0),
+            "{stats:?}"
+        );
     }
 }
 
