@@ -124,12 +124,19 @@ pub(crate) trait Movable:
     /// asked, and [`Movable::detach`] called.
     const MOVES: bool;
 
+    /// Whether ending the connection says so on the stream first (TLS's
+    /// close_notify). A plain socket's close sends its FIN by itself: a
+    /// `shutdown(2)` just before it was a system call for nothing, one of
+    /// nine per connection-per-request.
+    const SAYS_CLOSE: bool;
+
     /// The socket, off this worker's runtime.
     fn detach(self) -> std::io::Result<Detached>;
 }
 
 impl<I: Accepted> Movable for TimedIo<I> {
     const MOVES: bool = true;
+    const SAYS_CLOSE: bool = false;
 
     fn detach(self) -> std::io::Result<Detached> {
         self.into_inner().detach()
@@ -141,6 +148,7 @@ where
     T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     const MOVES: bool = false;
+    const SAYS_CLOSE: bool = true;
 
     fn detach(self) -> std::io::Result<Detached> {
         Err(std::io::Error::new(
@@ -301,7 +309,9 @@ impl Http {
             match ended {
                 Ended::ToHyper(rest) => rest,
                 Ended::Closed => {
-                    let _ = io.shutdown().await;
+                    if S::SAYS_CLOSE {
+                        let _ = io.shutdown().await;
+                    }
                     return None;
                 }
                 Ended::Move { to, preread } => {
@@ -386,8 +396,10 @@ async fn hyper_http1<S: Movable>(
     let parts = served.into_parts();
     let (io, unread) = parts.io.into_inner().into_parts();
     let Some(to) = moving else {
-        let mut io = io;
-        let _ = io.shutdown().await;
+        if S::SAYS_CLOSE {
+            let mut io = io;
+            let _ = io.shutdown().await;
+        }
         return None;
     };
     moved(io, conn, parts.read_buf, &unread, to)

@@ -45,6 +45,10 @@ use crate::timeout::Activity;
 /// written from its own buffer, beside what is pending (one vectored write).
 const COALESCE: usize = 16 << 10;
 
+/// A head's bytes besides the handler's fields: the status line, the
+/// framing, `date`, `connection` and the empty line.
+const HEAD_ROOM: usize = 128;
+
 /// Room kept free in the read buffer before a read.
 const READ_ROOM: usize = 4096;
 
@@ -359,6 +363,18 @@ where
         keep_alive,
     };
     out.clear();
+    // Room for the head, and for a body small enough to ride behind it,
+    // in one allocation: grown field by field from empty (as it is after
+    // an idle wait), the buffer was reallocated five times.
+    let fields: usize = (parts.headers.iter())
+        .map(|(n, v)| n.as_str().len() + v.len() + 4)
+        .sum();
+    let head_room = HEAD_ROOM + fields;
+    let behind = match length {
+        BodyLength::Known(n) if head_room as u64 + n <= COALESCE as u64 => n as usize,
+        _ => 0,
+    };
+    out.reserve(head_room + behind);
     let encoded =
         DATE.with_borrow_mut(|date| tern_h1::encode_response_head(out, &head, date.now()));
     let chunked = encoded.body == BodyEncoding::Chunked;

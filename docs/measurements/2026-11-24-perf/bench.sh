@@ -10,6 +10,8 @@
 # - keep-alive: wrk -t1 -c1 and -c10 on 0 B; -c10 on 64 KB and 3.9 MB;
 # - a new connection per request: ab -c10 (no -k) on 0 B and 64 KB.
 # The floor serves only the 0 B rows (it answers every path the same).
+# NEW_CONCS (default "10") sets the ab concurrencies of the new-connection
+# rows; KA=0 leaves out the keep-alive rows; PATHS limits the files.
 # "tern1" is tern with one worker (as lighttpd runs one process).
 # "nocache" is tern with its file cache off (`cache = false`), 0 B and 64 KB.
 # "ternh1" is tern on its own HTTP/1 loop (`[server] http1 = "tern"`, the
@@ -86,23 +88,27 @@ ka() { # name pid port c path label: one wrk keep-alive row
 
 measure() { # name pid port
   local name=$1 pid=$2 port=$3
-  local paths="0k.html 64k.bin 3.9m.bin"
+  local paths=${PATHS:-"0k.html 64k.bin 3.9m.bin"}
   [ $name = floor ] && paths=0k.html
-  case $name in nocache*) paths="0k.html 64k.bin" ;; esac
-  ka $name $pid $port 1 0k.html 0k
-  ka $name $pid $port 10 0k.html 0k
-  for path in $paths; do
-    [ $path = 0k.html ] || ka $name $pid $port 10 $path $path
-  done
+  case $name in nocache*) paths=${PATHS:-"0k.html 64k.bin"} ;; esac
+  if [ "${KA:-1}" != 0 ]; then
+    ka $name $pid $port 1 0k.html 0k
+    ka $name $pid $port 10 0k.html 0k
+    for path in $paths; do
+      [ $path = 0k.html ] || ka $name $pid $port 10 $path $path
+    done
+  fi
   for path in $paths; do
     [ $path = 3.9m.bin ] && continue
-    c0=$(cpu $pid)
-    out=$(ab -q -c10 -t$secs -n 10000000 http://127.0.0.1:$port/$path 2>/dev/null)
-    c1=$(cpu $pid)
-    rps=$(echo "$out" | awk '/Requests per second/{print $4}')
-    reqs=$(echo "$out" | awk '/Complete requests/{print $3}')
-    p99=$(echo "$out" | awk '$1=="99%"{print $2}')
-    echo "$name new-c10-$path rps=$rps p99=${p99}ms cpu_us=$(per $c0 $c1 $reqs)"
+    for c in ${NEW_CONCS:-10}; do
+      c0=$(cpu $pid)
+      out=$(ab -q -c$c -t$secs -n 10000000 http://127.0.0.1:$port/$path 2>/dev/null)
+      c1=$(cpu $pid)
+      rps=$(echo "$out" | awk '/Requests per second/{print $4}')
+      reqs=$(echo "$out" | awk '/Complete requests/{print $3}')
+      p99=$(echo "$out" | awk '$1=="99%"{print $2}')
+      echo "$name new-c$c-$path rps=$rps p99=${p99}ms cpu_us=$(per $c0 $c1 $reqs)"
+    done
   done
 }
 
