@@ -17,13 +17,16 @@ pub struct Lease<F: Factory> {
     shared: Arc<Shared<F>>,
     /// `Some` until the verdict: `release` and `discard` take it.
     entry: Option<Entry<F::Item>>,
+    /// The pool was quiet when the lease was made (see [`Lease::alone`]).
+    alone: bool,
 }
 
 impl<F: Factory> Lease<F> {
-    pub(crate) fn new(shared: Arc<Shared<F>>, entry: Entry<F::Item>) -> Self {
+    pub(crate) fn new(shared: Arc<Shared<F>>, entry: Entry<F::Item>, alone: bool) -> Self {
         Self {
             shared,
             entry: Some(entry),
+            alone,
         }
     }
 
@@ -71,10 +74,12 @@ impl<F: Factory> Lease<F> {
         self.entry().seat.pid()
     }
 
-    /// Whether this lease is the only one out and no checkout waits: the
-    /// pool is quiet. Costs the pool's lock.
+    /// Whether this lease was the only one out, with no checkout waiting,
+    /// when it was made: the pool was quiet. Read under the checkout's own
+    /// lock (an item found idle) or once more when a queued checkout gets
+    /// its item, so it costs nothing here.
     pub fn alone(&self) -> bool {
-        self.shared.lock().alone()
+        self.alone
     }
 
     /// The factory that made the item.
