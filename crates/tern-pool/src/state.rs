@@ -622,6 +622,13 @@ mod tests {
         }
     }
 
+    fn ready(admit: Admit<u32>) -> Entry<u32> {
+        match admit {
+            Admit::Ready(entry) => entry,
+            other => panic!("expected an item at once, got {other:?}"),
+        }
+    }
+
     fn queued(admit: Admit<u32>) -> (u64, oneshot::Receiver<Reply<u32>>, bool) {
         match admit {
             Admit::Queued { id, rx, grow } => (id, rx, grow),
@@ -657,17 +664,11 @@ mod tests {
         create_all(&mut st, &cfg, now, &mut 1);
         // Items 1 to 3, 3 the newest; even numbers are cold.
         let odd = |i: &u32| i % 2 == 1;
-        let Admit::Ready(a) = st.admit(&cfg, now, odd) else {
-            panic!()
-        };
+        let a = ready(st.admit(&cfg, now, odd));
         assert_eq!(a.item, 3);
-        let Admit::Ready(b) = st.admit(&cfg, now, odd) else {
-            panic!()
-        };
+        let b = ready(st.admit(&cfg, now, odd));
         assert_eq!(b.item, 1, "past the newer cold one");
-        let Admit::Ready(c) = st.admit(&cfg, now, odd) else {
-            panic!()
-        };
+        let c = ready(st.admit(&cfg, now, odd));
         assert_eq!(c.item, 2, "a cold one when no warm one is idle");
     }
 
@@ -678,13 +679,9 @@ mod tests {
         let mut st = State::default();
         create_all(&mut st, &two, now, &mut 1);
         assert!(!st.alone(), "nothing out");
-        let Admit::Ready(_a) = st.admit(&two, now, |_| true) else {
-            panic!()
-        };
+        let _a = ready(st.admit(&two, now, |_| true));
         assert!(st.alone());
-        let Admit::Ready(b) = st.admit(&two, now, |_| true) else {
-            panic!()
-        };
+        let b = ready(st.admit(&two, now, |_| true));
         assert!(!st.alone(), "two out");
         st.release(b, &two, now);
         assert!(st.alone());
@@ -692,9 +689,7 @@ mod tests {
         let one = cfg(1, 1, 8);
         let mut st = State::default();
         create_all(&mut st, &one, now, &mut 1);
-        let Admit::Ready(_a) = st.admit(&one, now, |_| true) else {
-            panic!()
-        };
+        let _a = ready(st.admit(&one, now, |_| true));
         let _waiting = queued(st.admit(&one, now, |_| true));
         assert!(!st.alone(), "a checkout waits behind the one lease");
     }

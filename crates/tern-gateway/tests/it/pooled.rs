@@ -58,6 +58,19 @@ fn spawned(site: &Site, app: CommandConfig, pool: PoolSettings, timeout: Duratio
     FastCgi::new(&cfg, "test").unwrap()
 }
 
+/// A FastCGI server at `addrs`, kept connections, a 10 s timeout.
+fn connected_cfg(site: &Site, addrs: Vec<FcgiAddress>, pool: PoolSettings) -> FastCgiConfig {
+    FastCgiConfig {
+        app: FastCgiApp::Connect(addrs),
+        dir: None,
+        document_root: site.path("www"),
+        pool,
+        policy: policy(Duration::from_secs(10)),
+        connect_timeout: Duration::from_secs(3),
+        keep_connections: true,
+    }
+}
+
 pub(crate) fn fcgi_get(target: &str) -> Req {
     let mut r = Req::get(target);
     r.pattern = "/app".into();
@@ -375,15 +388,11 @@ async fn a_dropped_route_removes_its_socket_directory_while_its_processes_stop()
 #[tokio::test]
 async fn a_server_that_refuses_connections_is_a_quick_502() {
     let site = Site::new();
-    let cfg = FastCgiConfig {
-        app: FastCgiApp::Connect(vec![FcgiAddress::Unix(site.path("nothing.sock"))]),
-        dir: None,
-        document_root: site.path("www"),
-        pool: pool(0, 2),
-        policy: policy(Duration::from_secs(10)),
-        connect_timeout: Duration::from_secs(3),
-        keep_connections: true,
-    };
+    let cfg = connected_cfg(
+        &site,
+        vec![FcgiAddress::Unix(site.path("nothing.sock"))],
+        pool(0, 2),
+    );
     let h = FastCgi::new(&cfg, "refused").unwrap();
     let started = Instant::now();
     for _ in 0..3 {
@@ -408,13 +417,8 @@ async fn connections_to_a_running_application_are_reused_or_made_per_request() {
         )));
         let app = Group::spawn(&mut app);
         let cfg = FastCgiConfig {
-            app: FastCgiApp::Connect(vec![FcgiAddress::Unix(sock.clone())]),
-            dir: None,
-            document_root: site.path("www"),
-            pool: pool(0, 1),
-            policy: policy(Duration::from_secs(10)),
-            connect_timeout: Duration::from_secs(3),
             keep_connections: keep,
+            ..connected_cfg(&site, vec![FcgiAddress::Unix(sock.clone())], pool(0, 1))
         };
         let h = FastCgi::new(&cfg, "connect").unwrap();
         for _ in 0..20 {
@@ -447,15 +451,7 @@ async fn a_quiet_unix_socket_pool_takes_a_connection_per_request() {
     for app in [App::unix(), App::tcp()] {
         let unix = matches!(app.addr, FcgiAddress::Unix(_));
         let site = Site::new();
-        let cfg = FastCgiConfig {
-            app: FastCgiApp::Connect(vec![app.addr.clone()]),
-            dir: None,
-            document_root: site.path("www"),
-            pool: pool(1, 2),
-            policy: policy(Duration::from_secs(10)),
-            connect_timeout: Duration::from_secs(3),
-            keep_connections: true,
-        };
+        let cfg = connected_cfg(&site, vec![app.addr.clone()], pool(1, 2));
         let h = FastCgi::new(&cfg, "quiet").unwrap();
         if !unix {
             for _ in 0..3 {
@@ -506,15 +502,7 @@ async fn requests_spread_over_addresses_and_skip_one_that_refuses() {
         addrs.push(FcgiAddress::Unix(sock.clone()));
     }
     addrs.insert(1, FcgiAddress::Unix(site.path("dead.sock")));
-    let cfg = FastCgiConfig {
-        app: FastCgiApp::Connect(addrs),
-        dir: None,
-        document_root: site.path("www"),
-        pool: pool(0, 1),
-        policy: policy(Duration::from_secs(10)),
-        connect_timeout: Duration::from_secs(3),
-        keep_connections: true,
-    };
+    let cfg = connected_cfg(&site, addrs, pool(0, 1));
     let h = FastCgi::new(&cfg, "spread").unwrap();
     let mut seen = std::collections::HashSet::new();
     for _ in 0..30 {
@@ -630,13 +618,8 @@ async fn php_fpm_runs_scripts_beneath_the_directory() {
     let php = php_site(&site);
     let fpm = php_fpm(site.dir.path());
     let cfg = FastCgiConfig {
-        app: FastCgiApp::Connect(vec![fpm.addr.parse().unwrap()]),
         dir: Some(site.path("www")),
-        document_root: site.path("www"),
-        pool: pool(0, 2),
-        policy: policy(Duration::from_secs(10)),
-        connect_timeout: Duration::from_secs(3),
-        keep_connections: true,
+        ..connected_cfg(&site, vec![fpm.addr.parse().unwrap()], pool(0, 2))
     };
     let h = FastCgi::new(&cfg, "php-fpm").unwrap();
     for _ in 0..5 {
