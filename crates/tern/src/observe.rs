@@ -27,7 +27,7 @@ pub(crate) const DEFAULT_ADMIN: &str = "127.0.0.1:9180";
 pub(crate) struct Loaded {
     pub(crate) generation: u64,
     pub(crate) at: SystemTime,
-    pub(crate) cache: Option<Arc<FileCache>>,
+    pub(crate) cache: Arc<FileCache>,
 }
 
 /// The binary's state as the admin listener sees it.
@@ -50,7 +50,7 @@ pub(crate) struct State {
 
 impl State {
     /// A configuration (re)loaded.
-    pub(crate) fn loaded(&self, cache: Option<Arc<FileCache>>) {
+    pub(crate) fn loaded(&self, cache: Arc<FileCache>) {
         let mut l = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
         l.generation += 1;
         l.at = SystemTime::now();
@@ -135,16 +135,16 @@ impl Source for Shared {
             started: s.started,
             workers: s.workers,
             listeners: s.listeners.clone(),
-            cache: cache.map(|c| {
-                let st = c.stats();
-                CacheFigures {
+            cache: {
+                let st = cache.stats();
+                Some(CacheFigures {
                     hits: st.hits,
                     misses: st.misses,
                     evictions: st.evictions,
                     entries: st.entries,
                     bytes: st.bytes,
-                }
-            }),
+                })
+            },
             pools: s.pools(),
             access_log: site.sinks.access_log.as_ref().map(|l| {
                 let c = l.counts();

@@ -338,7 +338,7 @@ async fn run_server(cfg: Config, source: Source, ov: Overrides, demo: bool) -> a
         loaded: std::sync::Mutex::new(observe::Loaded {
             generation: 1,
             at: std::time::SystemTime::now(),
-            cache: Some(Arc::clone(&generation.cache)),
+            cache: Arc::clone(&generation.cache),
         }),
         stopping: std::sync::atomic::AtomicBool::new(false),
         pools_ready: Default::default(),
@@ -440,7 +440,7 @@ async fn watch_signals(
         match reload(&handle, &generation, &source, &ov).await {
             Ok(next) => {
                 tracing::info!("{why}: configuration reloaded");
-                state.loaded(Some(Arc::clone(&next.cache)));
+                state.loaded(Arc::clone(&next.cache));
                 generation = next;
                 certs = CertWatch::new(&generation.cfg);
             }
