@@ -140,18 +140,17 @@ pub(crate) struct FcgiConn {
 pub(crate) struct FcgiConnections {
     addr: Address,
     timeout: Duration,
-    /// Close the connection after a request that finds the pool quiet.
-    once_when_quiet: bool,
 }
 
 impl FcgiConnections {
     pub(crate) fn new(addr: Address, timeout: Duration) -> Self {
-        let once_when_quiet = matches!(addr, Address::Unix(_));
-        FcgiConnections {
-            addr,
-            timeout,
-            once_when_quiet,
-        }
+        FcgiConnections { addr, timeout }
+    }
+
+    /// Whether a request that finds the pool quiet closes its connection:
+    /// on a Unix socket (see above).
+    fn once_when_quiet(&self) -> bool {
+        matches!(self.addr, Address::Unix(_))
     }
 }
 
@@ -206,7 +205,7 @@ impl Transport for FcgiConnections {
     ) -> Result<(FcgiUpstream, FcgiDownstream), StartFailure> {
         let kept = item.sock.take();
         let factory = item.factory();
-        let once = factory.once_when_quiet && item.alone();
+        let once = factory.once_when_quiet() && item.alone();
         let sock = match kept {
             Some(sock) if sock.still_open() => sock,
             Some(_) => {
