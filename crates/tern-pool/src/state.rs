@@ -644,14 +644,10 @@ mod tests {
         let mut next = 1;
         create_all(&mut st, &cfg, now, &mut next);
         assert_eq!(st.stats().idle, 2);
-        let Admit::Ready(a) = st.admit(&cfg, now, |_| true) else {
-            panic!()
-        };
+        let a = ready(st.admit(&cfg, now, |_| true));
         assert_eq!(a.item, 2, "LIFO");
         assert!(!st.release(a, &cfg, now));
-        let Admit::Ready(b) = st.admit(&cfg, now, |_| true) else {
-            panic!()
-        };
+        let b = ready(st.admit(&cfg, now, |_| true));
         assert_eq!(b.item, 2);
         assert_eq!(b.requests, 1);
     }
@@ -801,9 +797,7 @@ mod tests {
         st.created(Ok(1), None, &cfg, now);
         st.created(Err(io::ErrorKind::Other.into()), None, &cfg, now);
         assert!(matches!(st.health(now), Health::BackingOff { .. }));
-        let Admit::Ready(e) = st.admit(&cfg, now, |_| true) else {
-            panic!()
-        };
+        let e = ready(st.admit(&cfg, now, |_| true));
         st.release(e, &cfg, now);
         assert_eq!(st.health(now), Health::Ready);
     }
@@ -816,18 +810,12 @@ mod tests {
         let now = Instant::now();
         let mut st = creating(2);
         st.created(Ok(1), None, &cfg, now);
-        let Admit::Ready(e) = st.admit(&cfg, now, |_| true) else {
-            panic!()
-        };
+        let e = ready(st.admit(&cfg, now, |_| true));
         assert!(!st.release(e, &cfg, now));
-        let Admit::Ready(e) = st.admit(&cfg, now, |_| true) else {
-            panic!()
-        };
+        let e = ready(st.admit(&cfg, now, |_| true));
         assert!(st.release(e, &cfg, now), "second request: recycled");
         st.created(Ok(2), None, &cfg, now);
-        let Admit::Ready(e) = st.admit(&cfg, now, |_| true) else {
-            panic!()
-        };
+        let e = ready(st.admit(&cfg, now, |_| true));
         assert!(st.release(e, &cfg, now + Duration::from_secs(60)), "aged");
         let plan = st.plan(&cfg, now, None);
         let why: Vec<_> = plan.destroy.iter().map(|(e, w)| (e.item, *w)).collect();
@@ -899,9 +887,7 @@ mod tests {
         let now = Instant::now();
         let mut st = creating(1);
         st.created(Ok(1), None, &cfg, now);
-        let Admit::Ready(e) = st.admit(&cfg, now, |_| true) else {
-            panic!()
-        };
+        let e = ready(st.admit(&cfg, now, |_| true));
         let (_, mut rx, _) = queued(st.admit(&cfg, now, |_| true));
         let later = now + Duration::from_millis(30);
         st.release(e, &cfg, later);
@@ -924,9 +910,7 @@ mod tests {
         let items = st.snapshot(t0).items;
         assert_eq!(items.len(), 2);
         assert!(items.iter().all(|i| !i.busy && i.requests == 0));
-        let Admit::Ready(leased) = st.admit(&cfg, t0, |_| true) else {
-            panic!()
-        };
+        let leased = ready(st.admit(&cfg, t0, |_| true));
         let t1 = t0 + Duration::from_millis(5);
         leased.seat.begin(Arc::from("/app?q"), t1);
         let t2 = t1 + Duration::from_millis(20);
@@ -948,9 +932,7 @@ mod tests {
         assert_eq!(items[1].requests, 1);
         assert_eq!(items[1].last_duration, Some(Duration::from_millis(20)));
         // Broken while leased, then idle and dead: both leave at once.
-        let Admit::Ready(leased) = st.admit(&cfg, t2, |_| true) else {
-            panic!()
-        };
+        let leased = ready(st.admit(&cfg, t2, |_| true));
         st.discard(leased, Retire::Broken, &cfg, t2);
         let items = st.snapshot(t2).items;
         assert_eq!(items.iter().map(|i| i.pid).collect::<Vec<_>>(), [Some(101)]);
@@ -1012,12 +994,8 @@ mod tests {
         let mut st = creating(2);
         st.created(Ok(1), None, &cfg, now);
         st.created(Ok(2), None, &cfg, now);
-        let Admit::Ready(leased) = st.admit(&cfg, now, |_| true) else {
-            panic!()
-        };
-        let Admit::Ready(other) = st.admit(&cfg, now, |_| true) else {
-            panic!()
-        };
+        let leased = ready(st.admit(&cfg, now, |_| true));
+        let other = ready(st.admit(&cfg, now, |_| true));
         let (_, mut rx, _) = queued(st.admit(&cfg, now, |_| true));
         assert!(!st.release(other, &cfg, now), "to the waiter");
         let (_, mut rx2, _) = queued(st.admit(&cfg, now, |_| true));
@@ -1046,9 +1024,7 @@ mod tests {
         let now = Instant::now();
         let mut st = creating(1);
         st.created(Ok(1), None, &cfg, now);
-        let Admit::Ready(e) = st.admit(&cfg, now, |_| true) else {
-            panic!()
-        };
+        let e = ready(st.admit(&cfg, now, |_| true));
         assert!(st.discard(e, Retire::Abandoned, &cfg, now));
         assert_eq!(st.health(now), Health::Ready);
         assert_eq!(st.stats().abandoned, 1);
