@@ -6,13 +6,13 @@
 //! `Transfer-Encoding`, no `Expect`, no upgrade, not CONNECT. At the first
 //! request it does not serve itself it hands the connection to hyper with
 //! every byte read and not yet served, and hyper serves the rest of the
-//! connection as it always did. A head
-//! the codec refuses goes to hyper the same way, so a malformed request is
-//! answered exactly as before (the same status, the same log line), and a
-//! request whose framing matters (a body: where smuggling lives) never
-//! takes the new path. The new path can be no looser than hyper; what it
-//! changes is the cost of the common request: the head parsed in place,
-//! no dispatcher, the response head and a small body in one write.
+//! connection as it always did. A head the codec refuses goes to hyper
+//! the same way, so a malformed request is answered exactly as before (the
+//! same status, the same log line), and a request whose framing matters (a
+//! body: where smuggling lives) never takes the new path. The new path
+//! can be no looser than hyper; what it changes is the cost of the common
+//! request: the head parsed in place, no dispatcher, the response head and
+//! a small body in one write.
 //!
 //! What it keeps from hyper's loop, with the same pieces underneath
 //! (`Plaintext` over `TimedIo`, the service's phases): pipelining (heads
