@@ -6,6 +6,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -17,6 +18,9 @@ pub struct Tern {
     log: Arc<Mutex<String>>,
     /// What it printed on stdout after its first line.
     out: Arc<Mutex<String>>,
+    /// Set by each reader thread (stderr, stdout) when its pipe reached
+    /// end of file: only then does `log` hold the process's last lines.
+    drained: [Arc<AtomicBool>; 2],
     /// The directory holding the config file (and anything else the test
     /// put there); removed on drop.
     pub dir: tempfile::TempDir,
@@ -70,6 +74,8 @@ impl Tern {
         let log = Arc::new(Mutex::new(String::new()));
         let mut stderr = child.stderr.take().expect("stderr");
         let sink = log.clone();
+        let drained = [Arc::default(), Arc::default()];
+        let done: Arc<AtomicBool> = Arc::clone(&drained[0]);
         std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
             while let Ok(n) = stderr.read(&mut buf) {
@@ -80,6 +86,7 @@ impl Tern {
                     .unwrap()
                     .push_str(&String::from_utf8_lossy(&buf[..n]));
             }
+            done.store(true, Ordering::Release);
         });
         let stdout = child.stdout.take().expect("stdout");
         let mut lines = BufReader::new(stdout).lines();
@@ -87,7 +94,10 @@ impl Tern {
             Some(Ok(l)) => l,
             _ => {
                 let status = child.wait().expect("wait");
-                std::thread::sleep(Duration::from_millis(100));
+                let end = Instant::now() + Duration::from_secs(2);
+                while !drained[0].load(Ordering::Acquire) && Instant::now() < end {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
                 panic!(
                     "tern exited ({status}) before listening:\n{}",
                     log.lock().unwrap()
@@ -97,12 +107,14 @@ impl Tern {
         // Keep draining stdout so the child never blocks on it.
         let out = Arc::new(Mutex::new(String::new()));
         let sink = out.clone();
+        let done: Arc<AtomicBool> = Arc::clone(&drained[1]);
         std::thread::spawn(move || {
             for line in lines.map_while(Result::ok) {
                 let mut out = sink.lock().unwrap();
                 out.push_str(&line);
                 out.push('\n');
             }
+            done.store(true, Ordering::Release);
         });
         let addr = first
             .split("://")
@@ -114,6 +126,7 @@ impl Tern {
             addr,
             log,
             out,
+            drained,
             dir,
         }
     }
@@ -198,16 +211,29 @@ impl Tern {
         assert_eq!(rc, 0, "kill({pid}, {sig})");
     }
 
-    /// Waits up to `limit` for the process to exit.
+    /// Waits up to `limit` for the process to exit, then for its stderr and
+    /// stdout to be read to the end, so that [`Tern::log`] holds what it
+    /// wrote last.
     pub fn wait_exit(&mut self, limit: Duration) -> Option<ExitStatus> {
         let end = Instant::now() + limit;
         while Instant::now() < end {
             if let Ok(Some(s)) = self.child.try_wait() {
+                self.wait_drained();
                 return Some(s);
             }
             std::thread::sleep(Duration::from_millis(10));
         }
         None
+    }
+
+    /// Waits (up to two seconds: a worker process that inherited the
+    /// pipes may hold them open longer) until both reader threads saw end
+    /// of file.
+    fn wait_drained(&self) {
+        let end = Instant::now() + Duration::from_secs(2);
+        while !self.drained.iter().all(|d| d.load(Ordering::Acquire)) && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 }
 
