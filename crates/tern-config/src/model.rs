@@ -436,6 +436,23 @@ pub struct StaticConfig {
     pub cache: bool,
 }
 
+impl StaticConfig {
+    /// Static files from `root`, every other key at its default.
+    pub fn with_root(root: PathBuf) -> StaticConfig {
+        StaticConfig {
+            root,
+            index: defaults::INDEX.iter().map(|&i| i.to_owned()).collect(),
+            directory_listing: defaults::DIRECTORY_LISTING,
+            follow_symlinks: defaults::FOLLOW_SYMLINKS,
+            dotfiles: defaults::DOTFILES,
+            precompressed: defaults::PRECOMPRESSED,
+            mime: BTreeMap::new(),
+            max_ranges: defaults::MAX_RANGES,
+            cache: defaults::SITE_CACHE,
+        }
+    }
+}
+
 /// A route (`[[site.route]]`): which requests go to which handler.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Route {

@@ -195,8 +195,9 @@ fn has_token(v: &[u8], token: &[u8]) -> bool {
 }
 
 /// Writes the size line of a chunk of `len` bytes (not 0: that is the
-/// last chunk). The caller writes the data, then `\r\n`
-/// ([`CHUNK_END`]): for vectored writes of large data.
+/// last chunk), in upper-case hex as hyper writes it, so that a response
+/// is the same bytes on either HTTP/1 loop. The caller writes the data,
+/// then `\r\n` ([`CHUNK_END`]): for vectored writes of large data.
 pub fn encode_chunk_header(dst: &mut impl BufMut, len: usize) {
     debug_assert!(len > 0, "a chunk of 0 bytes ends the body");
     let mut digits = [0u8; 16];
@@ -204,7 +205,7 @@ pub fn encode_chunk_header(dst: &mut impl BufMut, len: usize) {
     let mut n = len as u64;
     loop {
         at -= 1;
-        digits[at] = b"0123456789abcdef"[(n & 15) as usize];
+        digits[at] = b"0123456789ABCDEF"[(n & 15) as usize];
         n >>= 4;
         if n == 0 {
             break;
@@ -399,7 +400,7 @@ mod tests {
         let mut t = HeaderMap::new();
         t.insert("x-sum", HeaderValue::from_static("1"));
         encode_last_chunk(&mut dst, Some(&t));
-        let mut want = b"5\r\nhello\r\n12c\r\n".to_vec();
+        let mut want = b"5\r\nhello\r\n12C\r\n".to_vec();
         want.extend_from_slice(&[b'x'; 300]);
         want.extend_from_slice(b"\r\n0\r\nx-sum: 1\r\n\r\n");
         assert_eq!(dst, want);

@@ -36,7 +36,6 @@
 //!   own code costs per keep-alive request (the pieces above, plus its
 //!   phases, the HTTP/1 loop and the runtime).
 
-use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -363,17 +362,7 @@ impl Site {
     fn new() -> Site {
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::write(dir.path().join("0k.html"), b"").expect("write 0k.html");
-        let cfg = StaticConfig {
-            root: dir.path().to_owned(),
-            index: vec!["index.html".to_owned()],
-            directory_listing: false,
-            follow_symlinks: false,
-            dotfiles: false,
-            precompressed: true,
-            mime: BTreeMap::new(),
-            max_ranges: 100,
-            cache: true,
-        };
+        let cfg = StaticConfig::with_root(dir.path().to_owned());
         let cache = FileCache::new(&CacheConfig {
             enabled: true,
             max_bytes: 1 << 20,

@@ -10,7 +10,6 @@ mod directory;
 mod encoding;
 mod range;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -74,18 +73,9 @@ pub(crate) struct Fixture {
     pub(crate) mode: Mode,
 }
 
+/// The defaults (`index.html`, sidecars served, 100 ranges, cached).
 pub(crate) fn static_config(root: &Path) -> StaticConfig {
-    StaticConfig {
-        root: root.to_owned(),
-        index: vec!["index.html".to_owned()],
-        directory_listing: false,
-        follow_symlinks: false,
-        dotfiles: false,
-        precompressed: true,
-        mime: BTreeMap::new(),
-        max_ranges: 100,
-        cache: true,
-    }
+    StaticConfig::with_root(root.to_owned())
 }
 
 pub(crate) fn cache_config() -> CacheConfig {

@@ -10,7 +10,13 @@ use std::time::{Duration, Instant};
 
 use super::{write_files, Tern, BIN};
 
-const SCRIPT: &str = "#!/bin/sh\nprintf 'Content-Type: text/plain\\r\\n\\r\\n'\nprintf 'first line\\n'\nprintf 'second line\\n'\n";
+/// A script whose output streams: the pause is far longer than the time a
+/// script's output is gathered for (2 ms) before the answer starts, so
+/// both loops answer it in chunks (or, to HTTP/1.0, until the close)
+/// however loaded the machine is. Without it a finished script was
+/// answered whole, unless the machine was slow enough to make it stream:
+/// the framing then depended on timing, and the loops' answers differed.
+const SCRIPT: &str = "#!/bin/sh\nprintf 'Content-Type: text/plain\\r\\n\\r\\n'\nprintf 'first line\\n'\nsleep 0.05\nprintf 'second line\\n'\n";
 
 fn pair() -> (Tern, Tern, tempfile::TempDir) {
     let shared = tempfile::tempdir().unwrap();
@@ -197,10 +203,20 @@ fn tern_s_http1_loop_answers_as_hyper_s_byte_for_byte() {
         ("a head in two parts", vec!["GET /a.txt HTTP/1.1\r\nHo".into(), format!("st: t\r\n{close}\r\n")]),
         ("a request then garbage", vec!["GET /a.txt HTTP/1.1\r\nHost: t\r\n\r\n\x01\x02 nonsense\r\n\r\n".into()]),
     ];
+    // The one answer where tern's loop is meant to differ: an HTTP/1.0
+    // client asked to keep the connection, but a streamed answer to 1.0
+    // ends only at the close, so tern does not say `keep-alive` (RFC 9112
+    // §9.3); hyper says it, then closes.
+    let meant = |name: &str, hyper: String| match name {
+        "HTTP/1.0 keep-alive, streamed CGI output" => {
+            hyper.replacen("connection: keep-alive\r\n", "", 1)
+        }
+        _ => hyper,
+    };
     let mut differ = Vec::new();
     for (name, parts) in &corpus {
         let parts: Vec<&[u8]> = parts.iter().map(|p| p.as_bytes()).collect();
-        let a = without_dates(&exchange(hyper.addr(), &parts));
+        let a = meant(name, without_dates(&exchange(hyper.addr(), &parts)));
         let b = without_dates(&exchange(tern.addr(), &parts));
         assert!(!a.is_empty(), "{name}: hyper's loop answered nothing");
         if a != b {
