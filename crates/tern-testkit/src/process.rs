@@ -94,10 +94,7 @@ impl Tern {
             Some(Ok(l)) => l,
             _ => {
                 let status = child.wait().expect("wait");
-                let end = Instant::now() + Duration::from_secs(2);
-                while !drained[0].load(Ordering::Acquire) && Instant::now() < end {
-                    std::thread::sleep(Duration::from_millis(5));
-                }
+                wait_drained(&drained[..1]);
                 panic!(
                     "tern exited ({status}) before listening:\n{}",
                     log.lock().unwrap()
@@ -218,22 +215,22 @@ impl Tern {
         let end = Instant::now() + limit;
         while Instant::now() < end {
             if let Ok(Some(s)) = self.child.try_wait() {
-                self.wait_drained();
+                wait_drained(&self.drained);
                 return Some(s);
             }
             std::thread::sleep(Duration::from_millis(10));
         }
         None
     }
+}
 
-    /// Waits (up to two seconds: a worker process that inherited the
-    /// pipes may hold them open longer) until both reader threads saw end
-    /// of file.
-    fn wait_drained(&self) {
-        let end = Instant::now() + Duration::from_secs(2);
-        while !self.drained.iter().all(|d| d.load(Ordering::Acquire)) && Instant::now() < end {
-            std::thread::sleep(Duration::from_millis(5));
-        }
+/// Waits (up to two seconds: a worker process that inherited the pipes
+/// may hold them open longer) until the reader threads behind `drained`
+/// saw end of file.
+fn wait_drained(drained: &[Arc<AtomicBool>]) {
+    let end = Instant::now() + Duration::from_secs(2);
+    while !drained.iter().all(|d| d.load(Ordering::Acquire)) && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(5));
     }
 }
 
