@@ -37,7 +37,7 @@
 //!   request (CVE-2014-6271: old bash imports such values as functions).
 
 use std::ffi::{OsStr, OsString};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
 
@@ -169,7 +169,7 @@ pub fn build(input: &EnvInput<'_>) -> Result<CgiEnv, Error> {
         // over TLS) never come from the environment.
         let ours = name.as_bytes().starts_with(b"HTTP_") || name.as_bytes().starts_with(b"SSL_");
         if !own && !ours {
-            env.push(name.as_bytes(), value.as_bytes())?;
+            env.push(name.as_bytes(), value.as_bytes());
         }
     }
 
@@ -179,85 +179,96 @@ pub fn build(input: &EnvInput<'_>) -> Result<CgiEnv, Error> {
     let local = input.conn.local.socket_addr();
     let peer = input.conn.peer.socket_addr();
 
-    env.push(b"GATEWAY_INTERFACE", b"CGI/1.1")?;
-    env.push(b"SERVER_SOFTWARE", SERVER_SOFTWARE.as_bytes())?;
-    env.push(b"SERVER_NAME", server_name(host, local).as_bytes())?;
-    env.push(b"SERVER_PORT", server_port(host, local, secure).as_bytes())?;
-    env.push(b"SERVER_ADDR", address(&input.conn.local, local).as_bytes())?;
-    env.push(b"SERVER_PROTOCOL", protocol(req.version).as_bytes())?;
-    env.push(b"REQUEST_SCHEME", scheme.as_bytes())?;
+    env.push(b"GATEWAY_INTERFACE", b"CGI/1.1");
+    env.push(b"SERVER_SOFTWARE", SERVER_SOFTWARE.as_bytes());
+    match (server_name(host), local) {
+        (Some(name), _) => env.push(b"SERVER_NAME", name.as_bytes()),
+        (None, Some(a)) => env.push_ip(b"SERVER_NAME", a.ip()),
+        (None, None) => env.push(b"SERVER_NAME", b"localhost"),
+    }
+    match local {
+        Some(a) => env.push_number(b"SERVER_PORT", a.port().into()),
+        None => env.push(b"SERVER_PORT", unix_server_port(host, secure).as_bytes()),
+    }
+    env.push_address(b"SERVER_ADDR", &input.conn.local, local);
+    env.push(b"SERVER_PROTOCOL", protocol(req.version).as_bytes());
+    env.push(b"REQUEST_SCHEME", scheme.as_bytes());
     if secure {
-        env.push(b"HTTPS", b"on")?;
+        env.push(b"HTTPS", b"on");
     }
     if let Some(tls) = &input.conn.tls {
         // mod_ssl's names (the cipher by its IANA name).
-        env.push(b"SSL_PROTOCOL", tls.protocol.as_bytes())?;
-        env.push(b"SSL_CIPHER", tls.cipher.as_bytes())?;
+        env.push(b"SSL_PROTOCOL", tls.protocol.as_bytes());
+        env.push(b"SSL_CIPHER", tls.cipher.as_bytes());
         if let Some(sni) = &tls.sni {
-            env.push(b"SSL_TLS_SNI", sni.as_bytes())?;
+            env.push(b"SSL_TLS_SNI", sni.as_bytes());
         }
         match &tls.client {
             Some(client) => {
-                env.push(b"SSL_CLIENT_VERIFY", b"SUCCESS")?;
-                env.push(b"SSL_CLIENT_S_DN", client.subject.as_bytes())?;
-                env.push(b"SSL_CLIENT_I_DN", client.issuer.as_bytes())?;
-                env.push(b"SSL_CLIENT_M_SERIAL", client.serial.as_bytes())?;
+                env.push(b"SSL_CLIENT_VERIFY", b"SUCCESS");
+                env.push(b"SSL_CLIENT_S_DN", client.subject.as_bytes());
+                env.push(b"SSL_CLIENT_I_DN", client.issuer.as_bytes());
+                env.push(b"SSL_CLIENT_M_SERIAL", client.serial.as_bytes());
             }
-            None => env.push(b"SSL_CLIENT_VERIFY", b"NONE")?,
+            None => env.push(b"SSL_CLIENT_VERIFY", b"NONE"),
         }
     }
-    env.push(b"REQUEST_METHOD", req.method.as_str().as_bytes())?;
+    env.push(b"REQUEST_METHOD", req.method.as_str().as_bytes());
     // The target the client sent, also when rules rewrote the request's.
     let target = match req.extensions.get::<OriginalTarget>() {
         Some(original) => original.0.as_str(),
         None => req.uri.path_and_query().map_or("/", |p| p.as_str()),
     };
-    env.push(b"REQUEST_URI", target.as_bytes())?;
-    env.push(b"QUERY_STRING", req.uri.query().unwrap_or("").as_bytes())?;
+    env.push(b"REQUEST_URI", target.as_bytes());
+    env.push(b"QUERY_STRING", req.uri.query().unwrap_or("").as_bytes());
     let s = &input.script;
-    env.push(b"SCRIPT_NAME", s.script_name.as_bytes())?;
-    env.push(b"SCRIPT_FILENAME", s.script_filename.as_os_str().as_bytes())?;
+    env.push(b"SCRIPT_NAME", s.script_name.as_bytes());
+    env.push(b"SCRIPT_FILENAME", s.script_filename.as_os_str().as_bytes());
     let root = s.document_root.as_os_str().as_bytes();
     if !s.path_info.is_empty() {
-        env.push(b"PATH_INFO", s.path_info.as_bytes())?;
+        env.push(b"PATH_INFO", s.path_info.as_bytes());
         // PATH_INFO starts with '/', so this appends rather than replaces.
         let mut base = root;
         while let Some(rest) = base.strip_suffix(b"/") {
             base = rest;
         }
-        env.push_joined(b"PATH_TRANSLATED", [base, s.path_info.as_bytes()], b"")?;
+        env.push_joined(b"PATH_TRANSLATED", [base, s.path_info.as_bytes()], b"");
     }
-    env.push(b"DOCUMENT_ROOT", root)?;
-    let remote = address(&input.conn.peer, peer);
-    env.push(b"REMOTE_ADDR", remote.as_bytes())?;
+    env.push(b"DOCUMENT_ROOT", root);
+    env.push_address(b"REMOTE_ADDR", &input.conn.peer, peer);
     if let Some(user) = req.extensions.get::<AuthUser>() {
-        env.push(b"REMOTE_USER", user.name.as_bytes())?;
-        env.push(b"AUTH_TYPE", user.scheme.as_bytes())?;
+        env.push(b"REMOTE_USER", user.name.as_bytes());
+        env.push(b"AUTH_TYPE", user.scheme.as_bytes());
     }
-    env.push(b"REMOTE_HOST", remote.as_bytes())?;
+    env.push_address(b"REMOTE_HOST", &input.conn.peer, peer);
     if let Some(p) = peer {
-        env.push(b"REMOTE_PORT", p.port().to_string().as_bytes())?;
+        env.push_number(b"REMOTE_PORT", p.port().into());
     }
     if let Some(len) = input.content_length {
-        env.push(b"CONTENT_LENGTH", len.to_string().as_bytes())?;
+        env.push_number(b"CONTENT_LENGTH", len);
     }
     if let Some(ct) = req.headers.get(header::CONTENT_TYPE) {
-        env.push(b"CONTENT_TYPE", ct.as_bytes())?;
+        env.push(b"CONTENT_TYPE", ct.as_bytes());
     }
-    env.push(b"REDIRECT_STATUS", b"200")?;
+    env.push(b"REDIRECT_STATUS", b"200");
     if let Some(r) = rule_env {
         for (name, value) in &r.0 {
-            env.push(name.as_bytes(), value.as_bytes())?;
+            env.push(name.as_bytes(), value.as_bytes());
         }
     }
     // A request a local redirect made: where it came from (Apache's names).
     if let Some(r) = req.extensions.get::<Redirected>() {
-        env.push(b"REDIRECT_URL", r.url.as_bytes())?;
+        env.push(b"REDIRECT_URL", r.url.as_bytes());
         if let Some(q) = &r.query {
-            env.push(b"REDIRECT_QUERY_STRING", q.as_bytes())?;
+            env.push(b"REDIRECT_QUERY_STRING", q.as_bytes());
         }
     }
 
+    // Checked once for the whole block, not per variable: only a few
+    // values can hold a NUL (decoded paths, configured and inherited
+    // values, a user name), and a request's headers cannot (`http`
+    // refuses NUL in names and values).
+    env.nul_free()?;
     headers(&mut env, req, input.policy)?;
 
     let env = env.0;
@@ -272,8 +283,8 @@ pub fn build(input: &EnvInput<'_>) -> Result<CgiEnv, Error> {
 struct Builder(CgiEnv);
 
 impl Builder {
-    fn push(&mut self, name: &[u8], value: &[u8]) -> Result<(), Error> {
-        self.push_joined(name, [value], b"")
+    fn push(&mut self, name: &[u8], value: &[u8]) {
+        self.push_joined(name, [value], b"");
     }
 
     /// Sets `name` to `parts` joined by `sep`.
@@ -282,20 +293,16 @@ impl Builder {
         name: &[u8],
         parts: impl IntoIterator<Item = &'v [u8]>,
         sep: &[u8],
-    ) -> Result<(), Error> {
+    ) {
         let start = self.0.block.len();
         self.0.block.extend_from_slice(name);
-        self.value(start, parts, sep)
+        self.value(start, parts, sep);
     }
 
     /// Ends the name begun at `start` with `=` and `parts` joined by
-    /// `sep`, and the entry with a NUL; refuses a NUL in either.
-    fn value<'v>(
-        &mut self,
-        start: usize,
-        parts: impl IntoIterator<Item = &'v [u8]>,
-        sep: &[u8],
-    ) -> Result<(), Error> {
+    /// `sep`, and the entry with a NUL. A NUL in the name or the value is
+    /// found by [`Builder::nul_free`].
+    fn value<'v>(&mut self, start: usize, parts: impl IntoIterator<Item = &'v [u8]>, sep: &[u8]) {
         let block = &mut self.0.block;
         let eq = block.len();
         block.push(b'=');
@@ -306,14 +313,94 @@ impl Builder {
             block.extend_from_slice(part);
         }
         let end = block.len();
-        if block[start..end].contains(&0) {
-            let name = String::from_utf8_lossy(&block[start..eq]).into_owned();
-            block.truncate(start);
-            return Err(Error::NulInValue(name));
-        }
         block.push(0);
         self.0.vars.push(Span { start, eq, end });
-        Ok(())
+    }
+
+    /// Refuses a NUL in any name or value set so far: the block then holds
+    /// more NULs than variables. One pass over the block (it vectorizes);
+    /// a search per variable cost more than the rest of setting it.
+    fn nul_free(&self) -> Result<(), Error> {
+        let CgiEnv { block, vars } = &self.0;
+        // Counted in lanes of bytes, 255 bytes at a time (no lane
+        // overflows): counting into a `usize` widened every byte, two
+        // instructions each, and cost as much as the checks it replaced.
+        let nuls: usize = block
+            .chunks(255)
+            .map(|c| usize::from(c.iter().fold(0u8, |n, &b| n + u8::from(b == 0))))
+            .sum();
+        if nuls == vars.len() {
+            return Ok(());
+        }
+        let bad = vars
+            .iter()
+            .find(|s| block[s.start..s.end].contains(&0))
+            .map(|s| String::from_utf8_lossy(&block[s.start..s.eq]).into_owned());
+        Err(Error::NulInValue(bad.unwrap_or_default()))
+    }
+
+    /// Sets `name` to a value written by `write`, which writes no NUL.
+    fn push_with(&mut self, name: &[u8], write: impl FnOnce(&mut Vec<u8>)) {
+        let block = &mut self.0.block;
+        let start = block.len();
+        block.extend_from_slice(name);
+        let eq = block.len();
+        block.push(b'=');
+        write(block);
+        let end = block.len();
+        block.push(0);
+        self.0.vars.push(Span { start, eq, end });
+    }
+
+    /// Sets `name` to `n` in decimal.
+    fn push_number(&mut self, name: &[u8], n: u64) {
+        let mut digits = itoa::Buffer::new();
+        let text = digits.format(n).as_bytes();
+        self.push_with(name, |block| block.extend_from_slice(text));
+    }
+
+    /// Sets `name` to `ip` as REMOTE_ADDR and SERVER_ADDR say it: an
+    /// IPv4-mapped IPv6 address as IPv4. Written in place: formatting an
+    /// address into a `String` was a sixth of the whole environment's cost.
+    fn push_ip(&mut self, name: &[u8], ip: IpAddr) {
+        self.push_with(name, |block| match ip.to_canonical() {
+            IpAddr::V4(v4) => {
+                let mut text = [0u8; 15];
+                let mut n = 0;
+                for (i, octet) in v4.octets().into_iter().enumerate() {
+                    if i > 0 {
+                        text[n] = b'.';
+                        n += 1;
+                    }
+                    if octet >= 100 {
+                        text[n] = b'0' + octet / 100;
+                        n += 1;
+                    }
+                    if octet >= 10 {
+                        text[n] = b'0' + octet / 10 % 10;
+                        n += 1;
+                    }
+                    text[n] = b'0' + octet % 10;
+                    n += 1;
+                }
+                block.extend_from_slice(&text[..n]);
+            }
+            IpAddr::V6(v6) => {
+                use std::io::Write as _;
+                // Writing to a Vec cannot fail.
+                let _ = write!(block, "{v6}");
+            }
+        });
+    }
+
+    /// Sets `name` to an end of the connection: its IP (see
+    /// [`Builder::push_ip`]), or `unix:` and the path for a Unix socket
+    /// (nginx's form).
+    fn push_address(&mut self, name: &[u8], end: &PeerAddr, tcp: Option<SocketAddr>) {
+        match tcp {
+            Some(a) => self.push_ip(name, a.ip()),
+            None => self.push(name, end.to_string().as_bytes()),
+        }
     }
 }
 
@@ -365,7 +452,7 @@ fn headers(env: &mut Builder, req: &Parts, policy: &EnvPolicy) -> Result<(), Err
         env.0.block.extend_from_slice(b"HTTP_");
         env.0.block.extend(var.bytes().map(variable_byte));
         let values = req.headers.get_all(name).iter().map(|v| v.as_bytes());
-        env.value(start, values, sep)?;
+        env.value(start, values, sep);
     }
     Ok(())
 }
@@ -423,40 +510,19 @@ fn split_host(host: &str) -> (&str, Option<&str>) {
     }
 }
 
-fn server_name(host: Option<&str>, local: Option<SocketAddr>) -> String {
-    match (host.map(split_host), local) {
-        (Some((h, _)), _) if !h.is_empty() => h.to_owned(),
-        (_, Some(a)) => ip_text(a),
-        _ => "localhost".to_owned(),
-    }
+/// The host the client named, without its port.
+fn server_name(host: Option<&str>) -> Option<&str> {
+    host.map(|h| split_host(h).0).filter(|h| !h.is_empty())
 }
 
-fn server_port(host: Option<&str>, local: Option<SocketAddr>, secure: bool) -> String {
-    if let Some(a) = local {
-        return a.port().to_string();
-    }
-    // A Unix socket has no port: say the one the client used, else the
-    // scheme's.
+/// SERVER_PORT on a Unix socket, which has no port: the one the client
+/// used, else the scheme's.
+fn unix_server_port(host: Option<&str>, secure: bool) -> &str {
     match host.map(split_host) {
-        Some((_, Some(p))) if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) => {
-            p.to_owned()
-        }
-        _ => if secure { "443" } else { "80" }.to_owned(),
+        Some((_, Some(p))) if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) => p,
+        _ if secure => "443",
+        _ => "80",
     }
-}
-
-/// An address as REMOTE_ADDR / SERVER_ADDR say it: the IP (IPv4-mapped
-/// IPv6 shown as IPv4), or `unix:` and the path for a Unix socket (nginx's
-/// form).
-fn address(end: &PeerAddr, tcp: Option<SocketAddr>) -> String {
-    match tcp {
-        Some(a) => ip_text(a),
-        None => end.to_string(),
-    }
-}
-
-fn ip_text(a: SocketAddr) -> String {
-    a.ip().to_canonical().to_string()
 }
 
 fn protocol(v: Version) -> &'static str {
@@ -779,5 +845,56 @@ mod tests {
         let env = c.build().unwrap();
         assert_eq!(env.get("SERVER_NAME"), Some(OsStr::new("[::1]")));
         assert_eq!(env.get("REMOTE_ADDR"), Some(OsStr::new("10.0.0.1")));
+    }
+
+    /// Addresses are written in place, digit by digit: every width of
+    /// octet, IPv6 as `Ipv6Addr` shows it, and a local address standing
+    /// in for a missing Host.
+    #[test]
+    fn addresses_and_ports_are_written_as_std_shows_them() {
+        for (peer, text) in [
+            ("0.9.10.99:1", "0.9.10.99"),
+            ("100.199.200.255:65535", "100.199.200.255"),
+            ("[2001:db8::1:0:0:1]:80", "2001:db8::1:0:0:1"),
+            ("[::ffff:255.0.7.10]:80", "255.0.7.10"),
+        ] {
+            let mut c = Case::new(&[]);
+            let addr: SocketAddr = peer.parse().unwrap();
+            c.conn.peer = PeerAddr::Tcp(addr);
+            c.conn.local = PeerAddr::Tcp(addr);
+            let env = c.build().unwrap();
+            for name in ["REMOTE_ADDR", "REMOTE_HOST", "SERVER_ADDR", "SERVER_NAME"] {
+                assert_eq!(env.get(name), Some(OsStr::new(text)), "{name} of {peer}");
+            }
+            let port = addr.port().to_string();
+            assert_eq!(env.get("REMOTE_PORT"), Some(OsStr::new(&port)));
+            assert_eq!(env.get("SERVER_PORT"), Some(OsStr::new(&port)));
+        }
+    }
+
+    /// A NUL in any value is found, whichever variable holds it, and the
+    /// variable is named.
+    #[test]
+    fn a_nul_in_a_path_value_refuses_the_request_naming_it() {
+        let c = Case::new(&[]);
+        let filename = PathBuf::from("/srv/cgi-bin/env.cgi");
+        let root = PathBuf::from("/srv/www");
+        let policy = EnvPolicy::default();
+        let input = |path_info| EnvInput {
+            request: &c.parts,
+            conn: &c.conn,
+            script: ScriptVars {
+                script_name: "/cgi-bin/env.cgi",
+                script_filename: &filename,
+                path_info,
+                document_root: &root,
+            },
+            content_length: Some(7),
+            policy: &policy,
+            inherited: &c.inherited,
+        };
+        assert!(matches!(build(&input("/a\0b")), Err(Error::NulInValue(n)) if n == "PATH_INFO"));
+        let env = build(&input("/a")).unwrap();
+        assert_eq!(env.get("CONTENT_LENGTH"), Some(OsStr::new("7")));
     }
 }

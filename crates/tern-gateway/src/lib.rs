@@ -22,9 +22,10 @@
 //! the channel contract of [`persist`], and `relay` pumps one request's
 //! body and events.
 //!
-//! `unsafe` appears twice: in `spawn`, two calls that set close-on-exec on
-//! descriptors tern inherited, and in [`fastcgi::socket`], registering a
-//! socket with the runtime for reading only; neither has a safe API.
+//! `unsafe` appears in two places: in `spawn`, two calls that set
+//! close-on-exec on descriptors tern inherited, and in [`fastcgi::socket`],
+//! registering a socket with the runtime for reading only and reading
+//! into a buffer's spare room without zeroing it; none has a safe API.
 
 mod cgi;
 pub mod cgiplus;

@@ -298,13 +298,14 @@ fn parse_window(
                 content_length = Some(n);
             }
             header::CONNECTION => {
-                if saw_close || has_option(&value, "close") {
+                let options = ConnectionOptions::of(&value);
+                if saw_close || options.close {
                     saw_close = true;
                     keep_alive = false;
                 } else if !keep_alive {
-                    keep_alive = has_option(&value, "keep-alive");
+                    keep_alive = options.keep_alive;
                 }
-                upgrade_option |= has_option(&value, "upgrade");
+                upgrade_option |= options.upgrade;
             }
             header::EXPECT => {
                 expect = value.as_bytes().eq_ignore_ascii_case(b"100-continue");
@@ -373,10 +374,34 @@ fn decimal(v: &[u8]) -> Option<u64> {
     crate::digits(v).filter(|&n| n <= u64::MAX - 2)
 }
 
-/// Whether a `Connection` value lists `option` (case-insensitively).
-fn has_option(v: &HeaderValue, option: &str) -> bool {
-    v.to_str()
-        .is_ok_and(|s| s.split(',').any(|o| o.trim().eq_ignore_ascii_case(option)))
+/// The options of one `Connection` field that matter here, each listed
+/// or not (case-insensitively). One pass over the value: a pass per
+/// option cost more than the rest of the field's parsing.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct ConnectionOptions {
+    close: bool,
+    keep_alive: bool,
+    upgrade: bool,
+}
+
+impl ConnectionOptions {
+    /// A value with bytes outside visible ASCII lists nothing (as hyper).
+    fn of(v: &HeaderValue) -> Self {
+        let mut found = ConnectionOptions::default();
+        let Ok(s) = v.to_str() else {
+            return found;
+        };
+        for option in s.split(',').map(str::trim) {
+            if option.eq_ignore_ascii_case("close") {
+                found.close = true;
+            } else if option.eq_ignore_ascii_case("keep-alive") {
+                found.keep_alive = true;
+            } else if option.eq_ignore_ascii_case("upgrade") {
+                found.upgrade = true;
+            }
+        }
+        found
+    }
 }
 
 /// What is wrong with a request line httparse refused for its version.

@@ -242,7 +242,7 @@ impl Loop<'_> {
         S: AsyncRead + AsyncWrite + SendFile + Unpin,
     {
         let conn: &ConnInfo = &self.svc.conn;
-        let mut answer = std::pin::pin!(self.svc.respond(req));
+        let mut answer = std::pin::pin!(self.svc.respond(req, !asked.keep_alive));
         let resp = loop {
             tokio::select! {
                 biased;

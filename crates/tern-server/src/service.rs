@@ -141,15 +141,18 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
     type Future = RespFuture;
 
     fn call(&self, req: Request<Incoming>) -> RespFuture {
-        self.respond(req)
+        let closing = asks_to_close(&req);
+        self.respond(req, closing)
     }
 }
 
 impl Svc {
     /// The phases, in order. Each early answer still goes through respond
-    /// (once a site is chosen) and log.
-    pub(crate) fn respond<B: ConnBody>(&self, mut req: Request<B>) -> RespFuture {
-        self.activity.set_closing(asks_to_close(&req));
+    /// (once a site is chosen) and log. `closing`: the request asked for
+    /// the connection to close after it (the connection layer read its
+    /// head, and knows).
+    pub(crate) fn respond<B: ConnBody>(&self, mut req: Request<B>, closing: bool) -> RespFuture {
+        self.activity.set_closing(closing);
         // A guard, not a clone: nothing below keeps the site past this
         // call, and a clone would write the count every worker shares.
         let site = self.shared.site.load();

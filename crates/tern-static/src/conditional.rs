@@ -5,7 +5,8 @@
 use std::time::UNIX_EPOCH;
 
 use http::header::{
-    HeaderMap, IF_MATCH, IF_MODIFIED_SINCE, IF_NONE_MATCH, IF_RANGE, IF_UNMODIFIED_SINCE,
+    HeaderMap, HeaderName, IF_MATCH, IF_MODIFIED_SINCE, IF_NONE_MATCH, IF_RANGE,
+    IF_UNMODIFIED_SINCE, RANGE,
 };
 use http::HeaderValue;
 
@@ -29,6 +30,17 @@ pub(crate) enum Precondition {
     NotModified,
     /// 412: an `If-Match` or `If-Unmodified-Since` failed.
     Failed,
+}
+
+/// Whether a request field is one that can make the reply other than the
+/// whole representation: a precondition, or `Range`.
+pub(crate) fn shapes_the_reply(name: &HeaderName) -> bool {
+    name == IF_MATCH
+        || name == IF_NONE_MATCH
+        || name == IF_MODIFIED_SINCE
+        || name == IF_UNMODIFIED_SINCE
+        || name == IF_RANGE
+        || name == RANGE
 }
 
 /// Evaluates the preconditions of a GET or HEAD in the order of RFC 9110
@@ -92,7 +104,7 @@ enum Compare {
 /// Whether any member of the field lists (all lines of `name`) matches
 /// `current`; `*` matches any existing representation. A malformed member
 /// ends the list: it cannot match, and the members before it still count.
-fn matches_any(headers: &HeaderMap, name: http::HeaderName, current: &[u8], how: Compare) -> bool {
+fn matches_any(headers: &HeaderMap, name: HeaderName, current: &[u8], how: Compare) -> bool {
     for value in headers.get_all(name) {
         let bytes = value.as_bytes();
         if trim(bytes) == b"*" {
@@ -193,7 +205,7 @@ mod tests {
     const BEFORE: &str = "Tue, 14 Nov 2023 22:13:19 GMT";
     const AFTER: &str = "Tue, 14 Nov 2023 22:13:21 GMT";
 
-    fn eval(pairs: &[(http::HeaderName, &str)]) -> Precondition {
+    fn eval(pairs: &[(HeaderName, &str)]) -> Precondition {
         let mut h = HeaderMap::new();
         for (k, v) in pairs {
             h.append(k.clone(), HeaderValue::from_str(v).unwrap());

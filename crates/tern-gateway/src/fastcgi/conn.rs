@@ -78,9 +78,13 @@ async fn start_with(
     // with the runtime only learns that from its first readiness event (a
     // trip through epoll for nothing). What does not fit is written once
     // registered.
-    let remaining = env
-        .get("CONTENT_LENGTH")
-        .and_then(|v| std::str::from_utf8(v.as_bytes()).ok()?.parse::<u64>().ok());
+    // Only a streamed body needs its length (looked up by name: a scan).
+    let remaining = match body {
+        StartBody::Streamed => env
+            .get("CONTENT_LENGTH")
+            .and_then(|v| std::str::from_utf8(v.as_bytes()).ok()?.parse::<u64>().ok()),
+        StartBody::Empty | StartBody::Whole(_) => None,
+    };
     let mut buf = BytesMut::with_capacity(4096);
     encode::begin_request(&mut buf, ID, Role::Responder, connection);
     let params = env.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes()));

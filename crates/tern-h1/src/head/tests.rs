@@ -197,6 +197,29 @@ fn transfer_encoding_with_content_length() {
 }
 
 #[test]
+fn connection_options_are_read_in_one_pass() {
+    let of = |v: &str| ConnectionOptions::of(&HeaderValue::from_str(v).unwrap());
+    assert_eq!(
+        of(" Keep-Alive ,UPGRADE,, close"),
+        ConnectionOptions {
+            close: true,
+            keep_alive: true,
+            upgrade: true
+        }
+    );
+    assert_eq!(of("keep-alive-ish, closed"), ConnectionOptions::default());
+    let not_ascii = HeaderValue::from_bytes(b"close, \xff").unwrap();
+    assert_eq!(
+        ConnectionOptions::of(&not_ascii),
+        ConnectionOptions::default()
+    );
+    // Both in one field: close wins, and upgrade is still seen.
+    let p = ok("GET / HTTP/1.1\r\nConnection: keep-alive, close, upgrade\r\nUpgrade: x\r\n\r\n");
+    assert!(!p.keep_alive);
+    assert!(p.upgrade);
+}
+
+#[test]
 fn expect_and_upgrade() {
     let p = ok("POST / HTTP/1.1\r\nExpect: 100-Continue\r\nContent-Length: 3\r\n\r\n");
     assert!(p.expect_continue);
