@@ -428,7 +428,7 @@ fn headers(env: &mut Builder, req: &Parts, policy: &EnvPolicy) -> Result<(), Err
     }
     for name in seen {
         let var = name.as_str();
-        let withheld = if !policy.underscores_in_headers && var.contains('_') {
+        let withheld = if !policy.underscores_in_headers && var.bytes().any(|b| b == b'_') {
             // The twin of a hyphenated name a front proxy vouches for
             // (X_Forwarded_For): dropped, as Apache 2.4 and nginx do.
             true

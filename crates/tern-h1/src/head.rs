@@ -54,6 +54,11 @@ pub struct Parsed {
     /// An HTTP/1.1 request with an `Upgrade` field and the `upgrade`
     /// connection option (RFC 9110 §7.8).
     pub upgrade: bool,
+    /// The head has an `Expect` field, whatever it says.
+    pub has_expect: bool,
+    /// The head has an `Upgrade` field, with the connection option or
+    /// without.
+    pub has_upgrade: bool,
     /// How many `Host` fields the head had (0 or 1; two are refused).
     pub hosts: usize,
 }
@@ -251,6 +256,7 @@ fn parse_window(
     let mut keep_alive = is_11;
     let mut saw_close = false;
     let mut expect = false;
+    let mut has_expect = false;
     let mut upgrade_field = false;
     let mut upgrade_option = false;
     let mut hosts = 0usize;
@@ -308,6 +314,7 @@ fn parse_window(
                 upgrade_option |= options.upgrade;
             }
             header::EXPECT => {
+                has_expect = true;
                 expect = value.as_bytes().eq_ignore_ascii_case(b"100-continue");
             }
             header::UPGRADE => upgrade_field = true,
@@ -353,6 +360,8 @@ fn parse_window(
         keep_alive,
         expect_continue: expect && is_11 && has_body,
         upgrade: is_11 && upgrade_field && upgrade_option,
+        has_expect,
+        has_upgrade: upgrade_field,
         hosts,
     }))
 }

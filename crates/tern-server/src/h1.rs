@@ -110,10 +110,10 @@ fn serves(p: &Parsed) -> bool {
             tern_h1::Framing::None | tern_h1::Framing::Length(0)
         )
         && p.method != Method::CONNECT
-        && !p.headers.contains_key(header::EXPECT)
+        && !p.has_expect
         // Any `Upgrade` field, not only an upgrade the codec recognizes
         // (`Parsed::upgrade`, which needs the connection option too).
-        && !p.headers.contains_key(header::UPGRADE)
+        && !p.has_upgrade
 }
 
 /// A connection's bytes in and out, and its wait for the server's stop.

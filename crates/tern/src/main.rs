@@ -5,6 +5,7 @@
 //! (`argv[0]`), the binary is instead the demo's FastCGI application or
 //! compiled CGI program.
 
+mod alloc;
 mod assemble;
 mod certwatch;
 mod demo;
@@ -16,12 +17,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// mimalloc instead of glibc's malloc: per-thread free lists without
-/// glibc's consolidation passes. A request's small allocations (the CGI
-/// environment, a WebAssembly store's tables, response heads) are freed on
-/// the thread that made them, which is the case mimalloc is built for.
+/// mimalloc instead of glibc's malloc (see `alloc.rs`).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: alloc::Mimalloc = alloc::Mimalloc;
 
 /// tern: a web server for static files and every kind of script, and the
 /// tool that measures it.

@@ -227,9 +227,12 @@ fn expect_and_upgrade() {
     assert!(
         !ok("POST / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n").expect_continue
     );
+    assert!(ok("GET / HTTP/1.1\r\nExpect: nothing\r\n\r\n").has_expect);
+    assert!(!ok("GET / HTTP/1.1\r\n\r\n").has_expect);
     let p = ok("GET / HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n");
-    assert!(p.upgrade);
-    assert!(!ok("GET / HTTP/1.1\r\nUpgrade: websocket\r\n\r\n").upgrade);
+    assert!(p.upgrade && p.has_upgrade);
+    let p = ok("GET / HTTP/1.1\r\nUpgrade: websocket\r\n\r\n");
+    assert!(!p.upgrade && p.has_upgrade);
     assert!(!ok("GET / HTTP/1.0\r\nConnection: upgrade\r\nUpgrade: x\r\n\r\n").upgrade);
 }
 
