@@ -141,7 +141,7 @@ impl Assembler {
     /// Takes the next bytes of output.
     pub fn push(&mut self, data: Bytes) -> Step {
         match &mut self.phase {
-            Phase::Head(reader) => match reader.push(&data) {
+            Phase::Head(reader) => match reader.push_bytes(data) {
                 Ok(None) => Step::Read,
                 Ok(Some((reply, body))) => self.headed(reply, body),
                 Err(e) => {

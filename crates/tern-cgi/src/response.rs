@@ -338,6 +338,23 @@ impl HeadReader {
         }
     }
 
+    /// As [`HeadReader::push`], for output held in `Bytes`: a head that
+    /// arrives whole in one piece (nearly every one) is parsed where it
+    /// lies, and the body that came with it is a slice of the piece, not a
+    /// copy.
+    pub fn push_bytes(&mut self, data: Bytes) -> Result<Option<(Reply, Bytes)>, HeadError> {
+        if !self.buf.is_empty() {
+            return self.push(&data);
+        }
+        match find_end(&data, 0) {
+            Some((head_len, body_at)) if body_at <= self.max + 4 => {
+                let reply = parse(&data[..head_len], self.mode)?;
+                Ok(Some((reply, data.slice(body_at..))))
+            }
+            _ => self.push(&data),
+        }
+    }
+
     /// Adds output. Once the head is complete, returns the decision and
     /// the body bytes that came with it.
     pub fn push(&mut self, data: &[u8]) -> Result<Option<(Reply, Bytes)>, HeadError> {
@@ -395,12 +412,23 @@ fn find_end(buf: &[u8], from: usize) -> Option<(usize, usize)> {
 mod tests {
     use super::*;
 
+    /// The head read from `out` in one piece, by both entry points (they
+    /// must agree).
     fn read(out: &[u8], mode: Mode) -> Result<(Reply, Bytes), HeadError> {
         let mut r = HeadReader::new(mode, MAX_HEAD_BYTES);
-        match r.push(out)? {
-            Some(x) => Ok(x),
-            None => Err(r.truncated()),
-        }
+        let copied = match r.push(out) {
+            Ok(Some(x)) => Ok(x),
+            Ok(None) => Err(r.truncated()),
+            Err(e) => Err(e),
+        };
+        let mut r = HeadReader::new(mode, MAX_HEAD_BYTES);
+        let sliced = match r.push_bytes(Bytes::copy_from_slice(out)) {
+            Ok(Some(x)) => Ok(x),
+            Ok(None) => Err(r.truncated()),
+            Err(e) => Err(e),
+        };
+        assert_eq!(copied, sliced, "{:?}", String::from_utf8_lossy(out));
+        copied
     }
 
     fn doc(out: &[u8]) -> Head {
