@@ -48,30 +48,14 @@ pub(crate) struct Mimalloc;
 unsafe impl GlobalAlloc for Mimalloc {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let (size, align) = (layout.size(), layout.align());
-        let p = if natural(size, align) {
-            // SAFETY: see the impl.
-            unsafe { mi::mi_malloc(size) }
-        } else {
-            // SAFETY: see the impl.
-            unsafe { mi::mi_malloc_aligned(size, align) }
-        };
-        debug_assert_eq!(p as usize & (align - 1), 0);
-        p.cast()
+        // SAFETY: see the impl.
+        unsafe { new_block(layout, mi::mi_malloc, mi::mi_malloc_aligned) }
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let (size, align) = (layout.size(), layout.align());
-        let p = if natural(size, align) {
-            // SAFETY: see the impl.
-            unsafe { mi::mi_zalloc(size) }
-        } else {
-            // SAFETY: see the impl.
-            unsafe { mi::mi_zalloc_aligned(size, align) }
-        };
-        debug_assert_eq!(p as usize & (align - 1), 0);
-        p.cast()
+        // SAFETY: see the impl.
+        unsafe { new_block(layout, mi::mi_zalloc, mi::mi_zalloc_aligned) }
     }
 
     #[inline]
@@ -93,6 +77,31 @@ unsafe impl GlobalAlloc for Mimalloc {
         debug_assert_eq!(p as usize & (align - 1), 0);
         p.cast()
     }
+}
+
+/// A block for `layout` from `plain` when its size class is aligned
+/// enough (see [`natural`]), else from `aligned`.
+///
+/// # Safety
+/// `plain` and `aligned` are mimalloc's allocating functions of those
+/// shapes (see the `GlobalAlloc` impl).
+#[allow(unsafe_code, reason = "calls mimalloc's C functions")]
+#[inline]
+unsafe fn new_block(
+    layout: Layout,
+    plain: unsafe extern "C" fn(usize) -> *mut c_void,
+    aligned: unsafe extern "C" fn(usize, usize) -> *mut c_void,
+) -> *mut u8 {
+    let (size, align) = (layout.size(), layout.align());
+    let p = if natural(size, align) {
+        // SAFETY: the caller's promise.
+        unsafe { plain(size) }
+    } else {
+        // SAFETY: the caller's promise.
+        unsafe { aligned(size, align) }
+    };
+    debug_assert_eq!(p as usize & (align - 1), 0);
+    p.cast()
 }
 
 #[cfg(test)]
