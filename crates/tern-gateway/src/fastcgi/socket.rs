@@ -204,6 +204,11 @@ pub async fn connect_now(addr: &Address, timeout: Duration) -> io::Result<Socket
     reason = "no safe API reads into a BytesMut's spare capacity without zeroing it"
 )]
 fn read_into(sock: &Std, buf: &mut BytesMut) -> io::Result<usize> {
+    // A full buffer grows, as `BufMut` makes it for tokio's `read_buf`: a
+    // read into no room would return 0, which says end of stream.
+    if buf.capacity() == buf.len() {
+        buf.reserve(64);
+    }
     let (filled, _) = rustix::io::read(sock, buf.spare_capacity_mut())?;
     let n = filled.len();
     // SAFETY: `read` initialised the first `n` bytes of the spare capacity
@@ -295,4 +300,31 @@ pub(super) fn rejoin(read: ReadHalf, write: WriteHalf) -> io::Result<Socket> {
         _ => return Err(io::Error::other("the halves of two sockets")),
     };
     Ok(Socket(std))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use super::*;
+
+    /// A read registered for reading only lands after what the buffer
+    /// holds, also when the buffer is full (a read into no room would
+    /// say end of stream), and the peer's close reads as 0.
+    #[tokio::test]
+    async fn reads_append_and_a_full_buffer_grows() {
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        let mut read = Socket::unix(ours).unwrap().register_for_reading().unwrap();
+        let mut buf = BytesMut::with_capacity(8);
+        while buf.len() < buf.capacity() {
+            buf.extend_from_slice(b"a");
+        }
+        let held = buf.len();
+        (&theirs).write_all(b"FastCGI").unwrap();
+        assert_eq!(read.read_buf(&mut buf).await.unwrap(), 7);
+        assert_eq!(&buf[held..], b"FastCGI");
+        assert!(buf[..held].iter().all(|&b| b == b'a'));
+        drop(theirs);
+        assert_eq!(read.read_buf(&mut buf).await.unwrap(), 0);
+    }
 }
