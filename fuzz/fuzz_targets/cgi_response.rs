@@ -1,10 +1,13 @@
 //! A script's response head never panics the parser, in either mode, and
 //! what it accepts is safe to send: no CR, LF or NUL in any header value or
-//! reason phrase (response splitting), and a local redirect is a path.
+//! reason phrase (response splitting), and a local redirect is a path. The
+//! head reader's two entry points (output copied, or parsed where it lies)
+//! agree on every output.
 #![no_main]
 
+use bytes::Bytes;
 use libfuzzer_sys::fuzz_target;
-use tern_cgi::response::{parse, Head, Mode, Reply};
+use tern_cgi::response::{parse, Head, HeadReader, Mode, Reply, MAX_HEAD_BYTES};
 
 /// Bytes that would end or cut a line of the HTTP/1 head tern sends.
 fn unsafe_byte(b: &u8) -> bool {
@@ -34,5 +37,11 @@ fuzz_target!(|data: &[u8]| {
             }
             Err(_) => {}
         }
+        let mut copied = HeadReader::new(mode, MAX_HEAD_BYTES);
+        let mut sliced = HeadReader::new(mode, MAX_HEAD_BYTES);
+        assert_eq!(
+            copied.push(data),
+            sliced.push_bytes(Bytes::copy_from_slice(data))
+        );
     }
 });
