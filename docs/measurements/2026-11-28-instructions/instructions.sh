@@ -4,7 +4,7 @@
 # after 300 of warm-up) of each server on a cached empty file and on the
 # FastCGI C application's "Hello!" (peers.sh's, /tmp/peerbench/bin/fcgi-app,
 # 4 processes on a Unix socket, started once outside valgrind: only the
-# server is counted). SERVERS (default "tern lighttpd nginx"; h2o accepts under valgrind but never answers); with
+# server is counted), each also with a browser's twelve header fields. SERVERS (default "tern lighttpd nginx"; h2o accepts under valgrind but never answers); with
 # BEFORE=OTHER_TERN_BIN, "before" is that binary with tern's config.
 # Each server runs with one worker (one process or thread), as the count
 # is per request and the client keeps one connection.
@@ -82,6 +82,12 @@ env FCGI_WORKERS=4 spawn-fcgi -n -s $w/app.sock -M 0666 -u nobody -g nogroup -- 
 spawner=$!
 sleep 1
 sed 's/18701/18705/' $w/tern.toml > $w/before.toml
+# The eight fields a browser adds to ab's four (Host, User-Agent, Accept,
+# Connection): the "browser" rows.
+browser=(-H "Accept-Language: en-US,en;q=0.9" -H "Accept-Encoding: gzip, deflate, br"
+  -H "Referer: http://127.0.0.1/index.html" -H "Cookie: session=0123456789abcdef; theme=dark"
+  -H "Upgrade-Insecure-Requests: 1" -H "Sec-Fetch-Dest: document"
+  -H "Sec-Fetch-Mode: navigate" -H "Cache-Control: max-age=0")
 for s in $servers; do
   case $s in
     tern) port=18701; cmd="$tern serve --config $w/tern.toml" ;;
@@ -92,6 +98,7 @@ for s in $servers; do
   esac
   for path in /0k.html /fcgi/hello; do
     echo "$s $(bash $count http://127.0.0.1:$port$path -- $cmd)"
+    echo "$s browser $(bash $count "${browser[@]}" http://127.0.0.1:$port$path -- $cmd)"
   done
 done
 kids=$(pgrep -P $spawner); kill $spawner $kids 2>/dev/null; wait 2>/dev/null
