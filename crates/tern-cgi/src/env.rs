@@ -354,9 +354,7 @@ impl Builder {
 
     /// Sets `name` to `n` in decimal.
     fn push_number(&mut self, name: &[u8], n: u64) {
-        let mut digits = itoa::Buffer::new();
-        let text = digits.format(n).as_bytes();
-        self.push_with(name, |block| block.extend_from_slice(text));
+        self.push(name, itoa::Buffer::new().format(n).as_bytes());
     }
 
     /// Sets `name` to `ip` as REMOTE_ADDR and SERVER_ADDR say it: an
