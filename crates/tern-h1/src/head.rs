@@ -397,6 +397,18 @@ impl ConnectionOptions {
     /// A value with bytes outside visible ASCII lists nothing (as hyper).
     fn of(v: &HeaderValue) -> Self {
         let mut found = ConnectionOptions::default();
+        // The usual field is one of two tokens, as clients write them.
+        match v.as_bytes() {
+            b"keep-alive" | b"Keep-Alive" => {
+                found.keep_alive = true;
+                return found;
+            }
+            b"close" => {
+                found.close = true;
+                return found;
+            }
+            _ => {}
+        }
         let Ok(s) = v.to_str() else {
             return found;
         };
