@@ -25,6 +25,7 @@
 
 use std::cell::RefCell;
 use std::pin::Pin;
+use std::task::Poll;
 
 use bytes::{Buf as _, Bytes, BytesMut};
 use http::{header, Method, Request, Version};
@@ -317,7 +318,7 @@ where
             let mut read = ReadBuf::new(scratch);
             std::task::ready!(Pin::new(&mut *io).poll_read(cx, &mut read))?;
             buf.extend_from_slice(read.filled());
-            std::task::Poll::Ready(Ok(read.filled().len()))
+            Poll::Ready(Ok(read.filled().len()))
         })
     })
     .await
@@ -402,8 +403,7 @@ where
     };
     let mut trailers_sent = false;
     loop {
-        let frame = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await;
-        let frame = match frame {
+        let frame = match next_frame(io, out, &mut body).await? {
             None => break,
             Some(Ok(f)) => f,
             Some(Err(e)) => {
@@ -459,6 +459,30 @@ where
     io.write_all(out).await?;
     out.clear();
     Ok(encoded.keep_alive && encoded.body != BodyEncoding::CloseDelimited)
+}
+
+/// The body's next frame. What is pending in `out` (the head, small
+/// frames gathered behind it) goes out before the body is waited for: a
+/// streamed body's bytes reach the client as the handler makes them (a
+/// server-sent event, a script's progress), and frames that are ready at
+/// once still leave together.
+async fn next_frame<S>(
+    io: &mut S,
+    out: &mut BytesMut,
+    body: &mut ServerBody,
+) -> std::io::Result<Option<Result<http_body::Frame<Bytes>, <ServerBody as http_body::Body>::Error>>>
+where
+    S: AsyncWrite + Unpin,
+{
+    let ready = std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut *body).poll_frame(cx))).await;
+    if let Poll::Ready(frame) = ready {
+        return Ok(frame);
+    }
+    if !out.is_empty() {
+        io.write_all(out).await?;
+        out.clear();
+    }
+    Ok(std::future::poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx)).await)
 }
 
 /// The one `Content-Length` a handler set, if it is a number.

@@ -415,6 +415,52 @@ fn a_client_that_disconnects_stops_the_script() {
     assert!(t.wait_log("the client left"), "{}", t.log());
 }
 
+/// A streamed response reaches the client as the script writes it, not
+/// when it ends: the script writes one line, then waits (at most 10 s)
+/// until the client has read it before it writes the next. A server that
+/// held the first line back until more came would leave the client
+/// waiting; server-sent events and progress output need each write on its
+/// way (the demo's `events.sh` arrived all at once on tern's own HTTP/1
+/// loop until this was fixed).
+#[test]
+fn a_streamed_response_reaches_the_client_as_the_script_writes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let go = dir.path().join("go");
+    let script = format!(
+        "#!/bin/sh\nprintf 'Content-Type: text/plain\\n\\nfirst\\n'\n\
+         i=0; while [ ! -e '{}' ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done\n\
+         printf 'second\\n'\n",
+        go.display()
+    );
+    let t = cgi_site(&[("stream.cgi", &script)], "", "");
+    let mut s = TcpStream::connect(t.addr()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(b"GET /cgi-bin/stream.cgi HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut got = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !String::from_utf8_lossy(&got).contains("first") {
+        match std::io::Read::read(&mut s, &mut chunk) {
+            Ok(0) => panic!("the connection ended before the first line: {got:?}"),
+            Ok(n) => got.extend_from_slice(&chunk[..n]),
+            Err(e) => panic!(
+                "the first line did not arrive while the script waited ({e}): {:?}\nlog:\n{}",
+                String::from_utf8_lossy(&got),
+                t.log()
+            ),
+        }
+    }
+    assert!(
+        !String::from_utf8_lossy(&got).contains("second"),
+        "the second line came before the script was let go"
+    );
+    std::fs::write(&go, b"").unwrap();
+    std::io::Read::read_to_end(&mut s, &mut got).unwrap();
+    let text = String::from_utf8_lossy(&got);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert!(text.contains("second"), "{text}");
+}
+
 #[test]
 fn a_full_route_queues_then_answers_503() {
     let dir = tempfile::tempdir().unwrap();
