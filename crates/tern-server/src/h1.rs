@@ -257,7 +257,11 @@ impl Loop<'_> {
             }
         };
         let keep_alive = asked.keep_alive && !w.stopping;
-        match write_response(w.io, &mut w.out, resp, &asked, keep_alive).await {
+        let written = match write_response(w.io, &mut w.out, resp, &asked, keep_alive).await {
+            Ok(going_on) => sent(w.io).await.map(|()| going_on),
+            Err(e) => Err(e),
+        };
+        match written {
             Ok(going_on) => going_on,
             Err(e) => {
                 tracing::debug!(peer = %conn.peer, "connection error: {e}");
@@ -403,7 +407,24 @@ where
     };
     let mut trailers_sent = false;
     loop {
-        let frame = match next_frame(io, out, &mut body).await? {
+        // What is gathered in `out` (the head, small frames behind it)
+        // goes out before the body is waited for: a streamed body's bytes
+        // reach the client as the handler makes them (a server-sent
+        // event, a script's progress), and frames ready at once still
+        // leave together.
+        let ready = std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut body).poll_frame(cx)));
+        let frame = match ready.await {
+            Poll::Ready(frame) => frame,
+            Poll::Pending => {
+                if !out.is_empty() {
+                    io.write_all(out).await?;
+                    out.clear();
+                }
+                sent(io).await?;
+                std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await
+            }
+        };
+        let frame = match frame {
             None => break,
             Some(Ok(f)) => f,
             Some(Err(e)) => {
@@ -461,28 +482,19 @@ where
     Ok(encoded.keep_alive && encoded.body != BodyEncoding::CloseDelimited)
 }
 
-/// The body's next frame. What is pending in `out` (the head, small
-/// frames gathered behind it) goes out before the body is waited for: a
-/// streamed body's bytes reach the client as the handler makes them (a
-/// server-sent event, a script's progress), and frames that are ready at
-/// once still leave together.
-async fn next_frame<S>(
-    io: &mut S,
-    out: &mut BytesMut,
-    body: &mut ServerBody,
-) -> std::io::Result<Option<Result<http_body::Frame<Bytes>, <ServerBody as http_body::Body>::Error>>>
+/// Waits until what was written is on its way: over TLS a write may leave
+/// records in the session that the socket had no room for, and a read
+/// never sends them, so an answer's tail would wait for the next write or
+/// the connection's end. A stream that can send files is a plain socket
+/// whose layers write through: nothing to wait for there.
+async fn sent<S>(io: &mut S) -> std::io::Result<()>
 where
-    S: AsyncWrite + Unpin,
+    S: AsyncWrite + SendFile + Unpin,
 {
-    let ready = std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut *body).poll_frame(cx))).await;
-    if let Poll::Ready(frame) = ready {
-        return Ok(frame);
+    if S::SENDS_FILES {
+        return Ok(());
     }
-    if !out.is_empty() {
-        io.write_all(out).await?;
-        out.clear();
-    }
-    Ok(std::future::poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx)).await)
+    io.flush().await
 }
 
 /// The one `Content-Length` a handler set, if it is a number.

@@ -16,7 +16,10 @@ use super::{write_files, Tern, BIN};
 /// however loaded the machine is. Without it a finished script was
 /// answered whole, unless the machine was slow enough to make it stream:
 /// the framing then depended on timing, and the loops' answers differed.
-const SCRIPT: &str = "#!/bin/sh\nprintf 'Content-Type: text/plain\\r\\n\\r\\n'\nprintf 'first line\\n'\nsleep 0.05\nprintf 'second line\\n'\n";
+/// The pause is long enough too that a loaded machine does not read both
+/// lines at once (one chunk on one loop, two on the other: 50 ms once
+/// was not).
+const SCRIPT: &str = "#!/bin/sh\nprintf 'Content-Type: text/plain\\r\\n\\r\\n'\nprintf 'first line\\n'\nsleep 0.25\nprintf 'second line\\n'\n";
 
 fn pair() -> (Tern, Tern, tempfile::TempDir) {
     let shared = tempfile::tempdir().unwrap();
