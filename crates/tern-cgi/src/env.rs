@@ -149,15 +149,52 @@ pub const SERVER_SOFTWARE: &str = concat!("tern/", env!("CARGO_PKG_VERSION"));
 /// Names set by [`build`] itself, never taken from tern's environment.
 const OWN: &[&str] = tern_config::CGI_RESERVED_NAMES;
 
+/// How an environment is laid out as its variables are set: as a C
+/// environment block ([`CgiEnv`], what a process or a WebAssembly module
+/// is given), or as FastCGI's PARAMS stream (`tern-gateway` writes the
+/// pairs straight into their records). One pass either way: a block built
+/// and then encoded as PARAMS cost a FastCGI request two copies of every
+/// variable, and a fifth of tern's instructions.
+///
+/// [`build_into`] sets each variable as: [`Layout::start`] with the
+/// lengths of its name and value, the name's bytes appended to
+/// [`Layout::bytes`], [`Layout::middle`], the value's bytes appended,
+/// [`Layout::end`].
+pub trait Layout {
+    /// The environment built.
+    type Env;
+    /// Where names and values are appended.
+    fn bytes(&mut self) -> &mut Vec<u8>;
+    /// A variable with a name of `name_len` bytes and a value of
+    /// `value_len` bytes begins.
+    fn start(&mut self, name_len: usize, value_len: usize);
+    /// Its name is written; its value follows.
+    fn middle(&mut self);
+    /// Its value is written.
+    fn end(&mut self);
+    /// The name of a variable set so far whose name or value holds a NUL
+    /// byte, if any: one pass over everything, not a search per variable
+    /// (that cost more than the rest of setting it).
+    fn nul(&self) -> Option<String>;
+    /// The environment, every variable set.
+    fn finish(self) -> Result<Self::Env, Error>;
+}
+
 /// Builds the environment, or refuses the request (a header collision, a
 /// Shellshock-looking value, a NUL).
 pub fn build(input: &EnvInput<'_>) -> Result<CgiEnv, Error> {
+    let vars = input.inherited.len() + 24 + input.request.headers.len();
+    build_into(input, Block::with_capacity(vars))
+}
+
+/// [`build`], laid out by `layout`.
+pub fn build_into<L: Layout>(input: &EnvInput<'_>, layout: L) -> Result<L::Env, Error> {
     let req = input.request;
-    let vars = input.inherited.len() + 24 + req.headers.len();
-    let mut env = Builder(CgiEnv {
-        block: Vec::with_capacity(vars * 32),
-        vars: Vec::with_capacity(vars),
-    });
+    let mut env = Builder {
+        out: layout,
+        shellshock: input.policy.refuse_shellshock,
+        shocked: None,
+    };
     let rule_env = req.extensions.get::<ScriptEnv>();
     for (name, value) in input.inherited {
         // A variable the site's rules set replaces an inherited one.
@@ -183,14 +220,14 @@ pub fn build(input: &EnvInput<'_>) -> Result<CgiEnv, Error> {
     env.push(b"SERVER_SOFTWARE", SERVER_SOFTWARE.as_bytes());
     match (server_name(host), local) {
         (Some(name), _) => env.push(b"SERVER_NAME", name.as_bytes()),
-        (None, Some(a)) => env.push_ip(b"SERVER_NAME", a.ip()),
+        (None, Some(a)) => env.push(b"SERVER_NAME", Address::ip(a.ip()).text()),
         (None, None) => env.push(b"SERVER_NAME", b"localhost"),
     }
     match local {
         Some(a) => env.push_number(b"SERVER_PORT", a.port().into()),
         None => env.push(b"SERVER_PORT", unix_server_port(host, secure).as_bytes()),
     }
-    env.push_address(b"SERVER_ADDR", &input.conn.local, local);
+    env.push(b"SERVER_ADDR", Address::of(&input.conn.local, local).text());
     env.push(b"SERVER_PROTOCOL", protocol(req.version).as_bytes());
     env.push(b"REQUEST_SCHEME", scheme.as_bytes());
     if secure {
@@ -232,15 +269,17 @@ pub fn build(input: &EnvInput<'_>) -> Result<CgiEnv, Error> {
         while let Some(rest) = base.strip_suffix(b"/") {
             base = rest;
         }
-        env.push_joined(b"PATH_TRANSLATED", [base, s.path_info.as_bytes()], b"");
+        env.push_joined(b"PATH_TRANSLATED", &[base, s.path_info.as_bytes()], b"");
     }
     env.push(b"DOCUMENT_ROOT", root);
-    env.push_address(b"REMOTE_ADDR", &input.conn.peer, peer);
+    // REMOTE_HOST is the address too: tern looks up no names.
+    let remote = Address::of(&input.conn.peer, peer);
+    env.push(b"REMOTE_ADDR", remote.text());
     if let Some(user) = req.extensions.get::<AuthUser>() {
         env.push(b"REMOTE_USER", user.name.as_bytes());
         env.push(b"AUTH_TYPE", user.scheme.as_bytes());
     }
-    env.push_address(b"REMOTE_HOST", &input.conn.peer, peer);
+    env.push(b"REMOTE_HOST", remote.text());
     if let Some(p) = peer {
         env.push_number(b"REMOTE_PORT", p.port().into());
     }
@@ -264,106 +303,178 @@ pub fn build(input: &EnvInput<'_>) -> Result<CgiEnv, Error> {
         }
     }
 
-    // Checked once for the whole block, not per variable: only a few
-    // values can hold a NUL (decoded paths, configured and inherited
-    // values, a user name), and a request's headers cannot (`http`
-    // refuses NUL in names and values).
-    env.nul_free()?;
-    headers(&mut env, req, input.policy)?;
-
-    let env = env.0;
-    if input.policy.refuse_shellshock {
-        if let Some((name, _)) = env.iter().find(|(_, v)| v.as_bytes().starts_with(b"() {")) {
-            return Err(Error::Shellshock(name.to_string_lossy().into_owned()));
-        }
+    // Checked once for all of these, not per variable: only a few values
+    // can hold a NUL (decoded paths, configured and inherited values, a
+    // user name), and a request's headers cannot (`http` refuses NUL in
+    // names and values).
+    if let Some(name) = env.out.nul() {
+        return Err(Error::NulInValue(name));
     }
-    Ok(env)
+    headers(&mut env, req, input.policy)?;
+    if let Some(name) = env.shocked {
+        return Err(Error::Shellshock(name));
+    }
+    env.out.finish()
 }
 
-struct Builder(CgiEnv);
+/// [`CgiEnv`]'s layout: `NAME=VALUE` and a NUL.
+struct Block {
+    env: CgiEnv,
+    /// Where the variable being set starts, and its `=`.
+    start: usize,
+    eq: usize,
+}
 
-impl Builder {
+impl Block {
+    fn with_capacity(vars: usize) -> Block {
+        Block {
+            env: CgiEnv {
+                block: Vec::with_capacity(vars * 32),
+                vars: Vec::with_capacity(vars),
+            },
+            start: 0,
+            eq: 0,
+        }
+    }
+}
+
+impl Layout for Block {
+    type Env = CgiEnv;
+
+    #[inline]
+    fn bytes(&mut self) -> &mut Vec<u8> {
+        &mut self.env.block
+    }
+
+    #[inline]
+    fn start(&mut self, _name_len: usize, _value_len: usize) {
+        self.start = self.env.block.len();
+    }
+
+    #[inline]
+    fn middle(&mut self) {
+        self.eq = self.env.block.len();
+        self.env.block.push(b'=');
+    }
+
+    #[inline]
+    fn end(&mut self) {
+        let end = self.env.block.len();
+        self.env.block.push(0);
+        self.env.vars.push(Span {
+            start: self.start,
+            eq: self.eq,
+            end,
+        });
+    }
+
+    /// The block holds more NULs than variables.
+    fn nul(&self) -> Option<String> {
+        let CgiEnv { block, vars } = &self.env;
+        if count_nuls(block) == vars.len() {
+            return None;
+        }
+        vars.iter()
+            .find(|s| block[s.start..s.end].contains(&0))
+            .map(|s| String::from_utf8_lossy(&block[s.start..s.eq]).into_owned())
+    }
+
+    fn finish(self) -> Result<CgiEnv, Error> {
+        Ok(self.env)
+    }
+}
+
+/// How many NUL bytes `bytes` holds, counted in lanes of bytes, 255 bytes
+/// at a time (no lane overflows): counting into a `usize` widened every
+/// byte, two instructions each, and cost as much as the checks it
+/// replaced. For layouts: their check for a NUL in a name or a value.
+pub fn count_nuls(bytes: &[u8]) -> usize {
+    bytes
+        .chunks(255)
+        .map(|c| usize::from(c.iter().fold(0u8, |n, &b| n + u8::from(b == 0))))
+        .sum()
+}
+
+/// The environment being built, and the first variable whose value looked
+/// like a bash function (reported after the other refusals, as it always
+/// was).
+struct Builder<L> {
+    out: L,
+    shellshock: bool,
+    shocked: Option<String>,
+}
+
+impl<L: Layout> Builder<L> {
+    // Inlined: a name is a constant at almost every call, and its copy
+    // then takes a few moves instead of a call to `memcpy`.
+    #[inline(always)]
     fn push(&mut self, name: &[u8], value: &[u8]) {
-        self.push_joined(name, [value], b"");
+        self.check(value, || String::from_utf8_lossy(name).into_owned());
+        self.out.start(name.len(), value.len());
+        self.out.bytes().extend_from_slice(name);
+        self.out.middle();
+        self.out.bytes().extend_from_slice(value);
+        self.out.end();
+    }
+
+    /// Notes a value that starts as a bash function definition does
+    /// (`() {`), when the route refuses them; `name` says whose.
+    fn check(&mut self, value: &[u8], name: impl FnOnce() -> String) {
+        if self.shellshock && self.shocked.is_none() && value.starts_with(b"() {") {
+            self.shocked = Some(name());
+        }
     }
 
     /// Sets `name` to `parts` joined by `sep`.
-    fn push_joined<'v>(
-        &mut self,
-        name: &[u8],
-        parts: impl IntoIterator<Item = &'v [u8]>,
-        sep: &[u8],
-    ) {
-        let start = self.0.block.len();
-        self.0.block.extend_from_slice(name);
-        self.value(start, parts, sep);
-    }
-
-    /// Ends the name begun at `start` with `=` and `parts` joined by
-    /// `sep`, and the entry with a NUL. A NUL in the name or the value is
-    /// found by [`Builder::nul_free`].
-    fn value<'v>(&mut self, start: usize, parts: impl IntoIterator<Item = &'v [u8]>, sep: &[u8]) {
-        let block = &mut self.0.block;
-        let eq = block.len();
-        block.push(b'=');
-        for (i, part) in parts.into_iter().enumerate() {
+    fn push_joined(&mut self, name: &[u8], parts: &[&[u8]], sep: &[u8]) {
+        let len = parts.iter().map(|p| p.len()).sum::<usize>()
+            + sep.len() * parts.len().saturating_sub(1);
+        self.check(parts.first().copied().unwrap_or_default(), || {
+            String::from_utf8_lossy(name).into_owned()
+        });
+        self.out.start(name.len(), len);
+        self.out.bytes().extend_from_slice(name);
+        self.out.middle();
+        let bytes = self.out.bytes();
+        for (i, part) in parts.iter().enumerate() {
             if i > 0 {
-                block.extend_from_slice(sep);
+                bytes.extend_from_slice(sep);
             }
-            block.extend_from_slice(part);
+            bytes.extend_from_slice(part);
         }
-        let end = block.len();
-        block.push(0);
-        self.0.vars.push(Span { start, eq, end });
-    }
-
-    /// Refuses a NUL in any name or value set so far: the block then holds
-    /// more NULs than variables. One pass over the block (it vectorizes);
-    /// a search per variable cost more than the rest of setting it.
-    fn nul_free(&self) -> Result<(), Error> {
-        let CgiEnv { block, vars } = &self.0;
-        // Counted in lanes of bytes, 255 bytes at a time (no lane
-        // overflows): counting into a `usize` widened every byte, two
-        // instructions each, and cost as much as the checks it replaced.
-        let nuls: usize = block
-            .chunks(255)
-            .map(|c| usize::from(c.iter().fold(0u8, |n, &b| n + u8::from(b == 0))))
-            .sum();
-        if nuls == vars.len() {
-            return Ok(());
-        }
-        let bad = vars
-            .iter()
-            .find(|s| block[s.start..s.end].contains(&0))
-            .map(|s| String::from_utf8_lossy(&block[s.start..s.eq]).into_owned());
-        Err(Error::NulInValue(bad.unwrap_or_default()))
-    }
-
-    /// Sets `name` to a value written by `write`, which writes no NUL.
-    fn push_with(&mut self, name: &[u8], write: impl FnOnce(&mut Vec<u8>)) {
-        let block = &mut self.0.block;
-        let start = block.len();
-        block.extend_from_slice(name);
-        let eq = block.len();
-        block.push(b'=');
-        write(block);
-        let end = block.len();
-        block.push(0);
-        self.0.vars.push(Span { start, eq, end });
+        self.out.end();
     }
 
     /// Sets `name` to `n` in decimal.
     fn push_number(&mut self, name: &[u8], n: u64) {
         self.push(name, itoa::Buffer::new().format(n).as_bytes());
     }
+}
 
-    /// Sets `name` to `ip` as REMOTE_ADDR and SERVER_ADDR say it: an
-    /// IPv4-mapped IPv6 address as IPv4. Written in place: formatting an
-    /// address into a `String` was a sixth of the whole environment's cost.
-    fn push_ip(&mut self, name: &[u8], ip: IpAddr) {
-        self.push_with(name, |block| match ip.to_canonical() {
+/// An end of the connection as REMOTE_ADDR and SERVER_ADDR say it: its IP
+/// (an IPv4-mapped IPv6 address as IPv4), or `unix:` and the path for a
+/// Unix socket (nginx's form). Written by hand into a buffer on the stack:
+/// formatting an address into a `String` was a sixth of the whole
+/// environment's cost.
+enum Address {
+    Ip { text: [u8; 48], len: usize },
+    Other(String),
+}
+
+impl Address {
+    fn of(end: &PeerAddr, tcp: Option<SocketAddr>) -> Address {
+        match tcp {
+            Some(a) => Address::ip(a.ip()),
+            None => Address::Other(end.to_string()),
+        }
+    }
+
+    fn ip(ip: IpAddr) -> Address {
+        // The longest IPv6 text: 8 groups of 4 and 7 colons, or 6 groups,
+        // 6 colons and a dotted IPv4 address (45).
+        let mut text = [0u8; 48];
+        let len = match ip.to_canonical() {
             IpAddr::V4(v4) => {
-                let mut text = [0u8; 15];
                 let mut n = 0;
                 for (i, octet) in v4.octets().into_iter().enumerate() {
                     if i > 0 {
@@ -381,29 +492,29 @@ impl Builder {
                     text[n] = b'0' + octet % 10;
                     n += 1;
                 }
-                block.extend_from_slice(&text[..n]);
+                n
             }
             IpAddr::V6(v6) => {
                 use std::io::Write as _;
-                // Writing to a Vec cannot fail.
-                let _ = write!(block, "{v6}");
+                let mut cursor = std::io::Cursor::new(&mut text[..]);
+                // 48 bytes hold any IPv6 address's text.
+                let _ = write!(cursor, "{v6}");
+                cursor.position() as usize
             }
-        });
+        };
+        Address::Ip { text, len }
     }
 
-    /// Sets `name` to an end of the connection: its IP (see
-    /// [`Builder::push_ip`]), or `unix:` and the path for a Unix socket
-    /// (nginx's form).
-    fn push_address(&mut self, name: &[u8], end: &PeerAddr, tcp: Option<SocketAddr>) {
-        match tcp {
-            Some(a) => self.push_ip(name, a.ip()),
-            None => self.push(name, end.to_string().as_bytes()),
+    fn text(&self) -> &[u8] {
+        match self {
+            Address::Ip { text, len } => &text[..*len],
+            Address::Other(s) => s.as_bytes(),
         }
     }
 }
 
 /// The request headers as HTTP_* variables.
-fn headers(env: &mut Builder, req: &Parts, policy: &EnvPolicy) -> Result<(), Error> {
+fn headers<L: Layout>(env: &mut Builder<L>, req: &Parts, policy: &EnvPolicy) -> Result<(), Error> {
     // Every name that could become a variable, kept or not, so that a
     // look-alike of a withheld header is caught too: its text, and
     // whether it has a `_`.
@@ -456,11 +567,30 @@ fn headers(env: &mut Builder, req: &Parts, policy: &EnvPolicy) -> Result<(), Err
             continue;
         }
         let sep: &[u8] = if name == header::COOKIE { b"; " } else { b", " };
-        let start = env.0.block.len();
-        env.0.block.extend_from_slice(b"HTTP_");
-        env.0.block.extend(var.bytes().map(variable_byte));
-        let values = req.headers.get_all(name).iter().map(|v| v.as_bytes());
-        env.value(start, values, sep);
+        let values = req.headers.get_all(name);
+        let (len, count) = values
+            .iter()
+            .fold((0, 0), |(len, count), v| (len + v.len(), count + 1));
+        if let Some(first) = values.iter().next() {
+            env.check(first.as_bytes(), || {
+                let mut text = String::from("HTTP_");
+                text.extend(var.bytes().map(|b| char::from(variable_byte(b))));
+                text
+            });
+        }
+        env.out.start(5 + var.len(), len + sep.len() * (count - 1));
+        let bytes = env.out.bytes();
+        bytes.extend_from_slice(b"HTTP_");
+        bytes.extend(var.bytes().map(variable_byte));
+        env.out.middle();
+        let bytes = env.out.bytes();
+        for (i, value) in values.iter().enumerate() {
+            if i > 0 {
+                bytes.extend_from_slice(sep);
+            }
+            bytes.extend_from_slice(value.as_bytes());
+        }
+        env.out.end();
     }
     Ok(())
 }

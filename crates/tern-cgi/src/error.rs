@@ -18,6 +18,10 @@ pub enum Error {
     /// A value that cannot go into an environment (NUL) (400).
     #[error("`{0}` contains a NUL byte")]
     NulInValue(String),
+    /// A name or value longer than the way to the program can say (FastCGI
+    /// lengths are 31 bits) (400).
+    #[error("a variable of {0} bytes is longer than the gateway can pass")]
+    TooLong(usize),
     /// The program's response head was malformed (502).
     #[error("bad response head: {0}")]
     Head(#[from] HeadError),
@@ -73,9 +77,10 @@ impl Error {
     pub fn status_error(self) -> HandlerError {
         let reason = self.to_string();
         match self {
-            Error::HeaderCollision(..) | Error::Shellshock(_) | Error::NulInValue(_) => {
-                HandlerError::BadRequest(reason)
-            }
+            Error::HeaderCollision(..)
+            | Error::Shellshock(_)
+            | Error::NulInValue(_)
+            | Error::TooLong(_) => HandlerError::BadRequest(reason),
             Error::Head(_) => HandlerError::BadGateway(reason),
             Error::Busy(_) => HandlerError::Unavailable(reason),
         }

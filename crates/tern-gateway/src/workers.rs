@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use tern_cgi::env::CgiEnv;
+use tern_cgi::env::{CgiEnv, EnvInput};
 use tern_config::CommandConfig;
 use tern_pool::process::{self, Command, Output, SocketDir, Stdio3, Worker};
 use tern_pool::{Check, Factory, Lease, Retire};
@@ -26,6 +26,7 @@ use tern_pool::{Check, Factory, Lease, Retire};
 use crate::cgiplus::{self, CgiplusDownstream, CgiplusUpstream, Pipes, Sentinels};
 use crate::fastcgi::conn::{self, FcgiDownstream, FcgiUpstream};
 use crate::fastcgi::socket::{self, Address, Socket};
+use crate::fastcgi::Params;
 use crate::persist::{peer_gone, Downstream, StartBody, Upstream};
 use crate::Error;
 
@@ -63,15 +64,34 @@ pub(crate) enum Unanswered {
     Fail,
 }
 
+/// A request's environment as a transport carries it: a C environment
+/// block (CGIplus), or PARAMS records written as it is built (FastCGI).
+pub(crate) trait RequestEnv: Sized + Send + Sync {
+    fn build(input: &EnvInput<'_>) -> Result<Self, tern_cgi::Error>;
+}
+
+impl RequestEnv for CgiEnv {
+    fn build(input: &EnvInput<'_>) -> Result<CgiEnv, tern_cgi::Error> {
+        tern_cgi::env::build(input)
+    }
+}
+
+impl RequestEnv for Params {
+    fn build(input: &EnvInput<'_>) -> Result<Params, tern_cgi::Error> {
+        Params::build(input)
+    }
+}
+
 /// How a pooled item carries one request.
 pub(crate) trait Transport: Factory + Sized {
     type Up: Upstream + 'static;
     type Down: Downstream + 'static;
+    type Env: RequestEnv;
 
     /// Starts a request: its head (and a body in memory) in one write.
     fn start(
         item: &mut Lease<Self>,
-        env: &CgiEnv,
+        env: &Self::Env,
         body: StartBody,
     ) -> impl Future<Output = Result<(Self::Up, Self::Down), StartFailure>> + Send;
 
@@ -89,7 +109,7 @@ pub(crate) trait Transport: Factory + Sized {
 /// for `gone`.
 async fn fcgi_start(
     sock: Socket,
-    env: &CgiEnv,
+    env: &Params,
     body: StartBody,
     once: bool,
     gone: Retire,
@@ -193,6 +213,7 @@ impl Factory for FcgiConnections {
 impl Transport for FcgiConnections {
     type Up = FcgiUpstream;
     type Down = FcgiDownstream;
+    type Env = Params;
 
     /// On the kept connection, or on a new one when the place is empty. A
     /// kept connection the server closed since it was last checked is
@@ -200,7 +221,7 @@ impl Transport for FcgiConnections {
     /// refused new one breaks the place (the backoff counts it).
     async fn start(
         item: &mut Lease<Self>,
-        env: &CgiEnv,
+        env: &Params,
         body: StartBody,
     ) -> Result<(FcgiUpstream, FcgiDownstream), StartFailure> {
         let kept = item.sock.take();
@@ -374,12 +395,13 @@ impl Factory for FcgiProcesses {
 impl Transport for FcgiProcesses {
     type Up = FcgiUpstream;
     type Down = FcgiDownstream;
+    type Env = Params;
 
     /// On the kept connection while the application keeps it, else on a
     /// new one. A process whose socket refuses the connection is gone.
     async fn start(
         item: &mut Lease<Self>,
-        env: &CgiEnv,
+        env: &Params,
         body: StartBody,
     ) -> Result<(FcgiUpstream, FcgiDownstream), StartFailure> {
         if let Some(sock) = item.sock.take() {
@@ -505,6 +527,7 @@ impl Factory for CgiplusWorkers {
 impl Transport for CgiplusWorkers {
     type Up = CgiplusUpstream;
     type Down = CgiplusDownstream;
+    type Env = CgiEnv;
 
     async fn start(
         item: &mut Lease<Self>,

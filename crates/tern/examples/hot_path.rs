@@ -22,8 +22,8 @@
 //! - `static exchange`: parse, the `Exchange`, the handler, the encoded
 //!   head: a cache hit's path through the pieces above, without the
 //!   server's phases (admit, route, rules, log);
-//! - `fcgi request`: a FastCGI request's records (BEGIN_REQUEST, 24
-//!   parameters, the empty streams);
+//! - `fcgi request`: a FastCGI request's records for wrk's head: its CGI
+//!   environment built as PARAMS, BEGIN_REQUEST and the empty STDIN;
 //! - `fcgi response`: decoding an application's answer ("Hello!", and
 //!   64 KiB in 8 KiB records) and parsing its CGI head; each time from a
 //!   fresh buffer, so the row includes a copy of the answer's bytes (as
@@ -37,13 +37,16 @@
 //!   phases, the HTTP/1 loop and the runtime).
 
 use std::hint::black_box;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use tern_config::{CacheConfig, StaticConfig};
+use tern_cgi::env::{EnvInput, ScriptVars};
+use tern_config::{CacheConfig, EnvPolicy, StaticConfig};
 use tern_gateway::fastcgi::{
-    encode, Connection, Decoder, DecoderConfig, ProtocolStatus, Record, RequestId, Role, Stream,
+    encode, Connection, Decoder, DecoderConfig, Params, ProtocolStatus, Record, RequestId, Role,
+    Stream,
 };
 use tern_h1::{BodyLength, DateCache, Limits, ResponseHead};
 use tern_handler::path::DecodedPath;
@@ -143,21 +146,44 @@ fn main() {
                 })
             })
         }),
-        ("fcgi request: 24 parameters", {
-            let params = fcgi_params();
+        ("fcgi request: wrk's head as PARAMS", {
+            // What the FastCGI handler builds: the CGI environment of a GET
+            // with wrk's head, written as PARAMS records, copied behind
+            // BEGIN_REQUEST with the empty STDIN.
+            let (parts, ()) = http::Request::builder()
+                .uri("/fcgi/hello")
+                .header("host", "127.0.0.1:18601")
+                .body(())
+                .expect("a request")
+                .into_parts();
+            let conn = ConnInfo {
+                peer: PeerAddr::Tcp("127.0.0.1:40000".parse().expect("an address")),
+                local: PeerAddr::Tcp("127.0.0.1:18601".parse().expect("an address")),
+                secure: false,
+                tls: None,
+            };
+            let policy = EnvPolicy::default();
             let mut out = BytesMut::with_capacity(4096);
             Box::new(move |n| {
+                let input = EnvInput {
+                    request: &parts,
+                    conn: &conn,
+                    script: ScriptVars {
+                        script_name: "/fcgi",
+                        script_filename: Path::new("/tmp/fcgiunix/www/fcgi"),
+                        path_info: "/hello",
+                        document_root: Path::new("/tmp/fcgiunix/www"),
+                    },
+                    content_length: None,
+                    policy: &policy,
+                    inherited: &[],
+                };
                 for _ in 0..n {
                     out.clear();
                     let id = RequestId::ONE;
+                    let params = Params::build(black_box(&input)).expect("an environment");
                     encode::begin_request(&mut out, id, Role::Responder, Connection::Keep);
-                    encode::params(
-                        &mut out,
-                        id,
-                        params.iter().map(|(k, v)| (k.as_bytes(), v.as_bytes())),
-                    )
-                    .expect("params fit");
-                    encode::end_stream(&mut out, id, Stream::Params);
+                    out.extend_from_slice(params.records());
                     encode::end_stream(&mut out, id, Stream::Stdin);
                     black_box(out.len());
                 }
@@ -415,36 +441,6 @@ impl Site {
         assert_eq!(resp.status(), http::StatusCode::OK);
         resp.headers().clone()
     }
-}
-
-/// The parameters tern sends for `GET /fcgi/hello`, of the usual sizes.
-fn fcgi_params() -> Vec<(&'static str, &'static str)> {
-    vec![
-        ("GATEWAY_INTERFACE", "CGI/1.1"),
-        ("SERVER_SOFTWARE", "tern"),
-        ("SERVER_PROTOCOL", "HTTP/1.1"),
-        ("SERVER_NAME", "127.0.0.1"),
-        ("SERVER_PORT", "18601"),
-        ("SERVER_ADDR", "127.0.0.1"),
-        ("REMOTE_ADDR", "127.0.0.1"),
-        ("REMOTE_PORT", "40000"),
-        ("REQUEST_METHOD", "GET"),
-        ("REQUEST_SCHEME", "http"),
-        ("REQUEST_URI", "/fcgi/hello"),
-        ("DOCUMENT_URI", "/fcgi/hello"),
-        ("DOCUMENT_ROOT", "/tmp/fcgiunix/www"),
-        ("SCRIPT_NAME", "/fcgi/hello"),
-        ("SCRIPT_FILENAME", "/tmp/fcgiunix/www/fcgi/hello"),
-        ("PATH_INFO", ""),
-        ("QUERY_STRING", ""),
-        ("CONTENT_LENGTH", ""),
-        ("CONTENT_TYPE", ""),
-        ("HTTP_HOST", "127.0.0.1:18601"),
-        ("HTTP_USER_AGENT", "wrk"),
-        ("HTTP_ACCEPT", "*/*"),
-        ("HTTPS", ""),
-        ("REDIRECT_STATUS", "200"),
-    ]
 }
 
 /// A piece that decodes an application's answer with `body` (in STDOUT

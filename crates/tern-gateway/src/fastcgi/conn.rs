@@ -13,15 +13,13 @@
 //! piece, so that no small record ever follows another write on its own.
 
 use std::io;
-use std::os::unix::ffi::OsStrExt as _;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use tern_cgi::env::CgiEnv;
 
 use super::socket::{rejoin, ReadHalf, Socket, WriteHalf};
 use super::{encode, Connection, Decoder, DecoderConfig, ProtocolStatus, Record, RequestId};
-use super::{Role, Stream};
+use super::{Params, Role, Stream};
 use crate::persist::{Broken, Downstream, Event, Upstream};
 
 /// The request id of every request: tern never multiplexes (see
@@ -39,7 +37,7 @@ const FIRST_READ: usize = 8 * 1024;
 pub use crate::persist::StartBody;
 
 /// Starts a request on `sock`: BEGIN_REQUEST (Responder, KEEP_CONN, id
-/// 1), `env` as PARAMS, the empty PARAMS and the body as `body` says, in
+/// 1), `params` and the empty PARAMS and the body as `body` says, in
 /// one write. The socket is registered with the current runtime until
 /// [`reunite`].
 ///
@@ -48,10 +46,10 @@ pub use crate::persist::StartBody;
 /// the socket is dropped with it.
 pub async fn start(
     sock: Socket,
-    env: &CgiEnv,
+    params: &Params,
     body: StartBody,
 ) -> io::Result<(FcgiUpstream, FcgiDownstream)> {
-    start_with(sock, env, body, Connection::Keep).await
+    start_with(sock, params, body, Connection::Keep).await
 }
 
 /// As [`start`], for a connection used for this one request: the
@@ -61,15 +59,15 @@ pub async fn start(
 /// As [`start`].
 pub async fn start_once(
     sock: Socket,
-    env: &CgiEnv,
+    params: &Params,
     body: StartBody,
 ) -> io::Result<(FcgiUpstream, FcgiDownstream)> {
-    start_with(sock, env, body, Connection::Close).await
+    start_with(sock, params, body, Connection::Close).await
 }
 
 async fn start_with(
     sock: Socket,
-    env: &CgiEnv,
+    params: &Params,
     body: StartBody,
     connection: Connection,
 ) -> io::Result<(FcgiUpstream, FcgiDownstream)> {
@@ -78,19 +76,15 @@ async fn start_with(
     // with the runtime only learns that from its first readiness event (a
     // trip through epoll for nothing). What does not fit is written once
     // registered.
-    // Only a streamed body needs its length (looked up by name: a scan).
+    // Only a streamed body needs its length.
     let remaining = match body {
-        StartBody::Streamed => env
-            .get("CONTENT_LENGTH")
-            .and_then(|v| std::str::from_utf8(v.as_bytes()).ok()?.parse::<u64>().ok()),
+        StartBody::Streamed => params.content_length(),
         StartBody::Empty | StartBody::Whole(_) => None,
     };
-    let mut buf = BytesMut::with_capacity(4096);
+    let records = params.records();
+    let mut buf = BytesMut::with_capacity((records.len() + 64).max(4096));
     encode::begin_request(&mut buf, ID, Role::Responder, connection);
-    let params = env.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes()));
-    encode::params(&mut buf, ID, params)
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-    encode::end_stream(&mut buf, ID, Stream::Params);
+    buf.extend_from_slice(records);
     let ended = match body {
         StartBody::Empty => true,
         StartBody::Whole(bytes) => {

@@ -69,11 +69,13 @@
 pub mod conn;
 mod decode;
 pub mod encode;
+mod params;
 mod record;
 pub mod responder;
 pub mod socket;
 
 pub use decode::{parse_pairs, Decoder, DecoderConfig};
+pub use params::Params;
 pub use record::{
     Connection, Header, Pair, ProtocolStatus, Record, RecordError, RecordType, RequestId, Role,
     Side, Stream, FLAG_KEEP_CONN, HEADER_LEN, MAX_CONTENT_LEN, MAX_PAIR_PART_LEN, VERSION_1,

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use http::request::Parts;
-use tern_cgi::env::CgiEnv;
 use tern_config::{FastCgiApp, FastCgiConfig};
 use tern_handler::path::DecodedPath;
 use tern_handler::{
@@ -18,8 +17,8 @@ use tern_pool::{Factory, Health, Pool, Stats};
 
 use super::{answer, counters, pool_config, report, run_on, start_pool, Body, Common, Outcome};
 use crate::dispatch::{self, Answer, Run};
-use crate::fastcgi::conn;
 use crate::fastcgi::socket::{self, Address};
+use crate::fastcgi::{conn, Params};
 use crate::relay::RelaySettings;
 use crate::workers::{FcgiConnections, FcgiProcesses};
 use crate::{spawn, Error};
@@ -210,7 +209,7 @@ fn spread<'a, F: Factory>(pools: &'a [Pool<F>], next: &AtomicUsize) -> Vec<&'a P
 async fn run_once(
     addr: &Address,
     connect_timeout: Duration,
-    env: CgiEnv,
+    env: Params,
     body: Body,
     settings: RelaySettings,
 ) -> Result<Answer, Error> {

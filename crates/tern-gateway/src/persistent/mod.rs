@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http::request::Parts;
 use http::Method;
-use tern_cgi::env::{self, CgiEnv, EnvInput, ScriptVars};
+use tern_cgi::env::{EnvInput, ScriptVars};
 use tern_cgi::response::Reply;
 use tern_config::{GatewayPolicy, PoolSettings};
 use tern_handler::path::DecodedPath;
@@ -37,7 +37,7 @@ use crate::input::{Input, Source};
 use crate::persist::{Downstream, StartBody, Upstream};
 use crate::relay::{self, Dirty, Finish, RelaySettings, Rest};
 use crate::resolve::ScriptDir;
-use crate::workers::{StartFailure, Transport, Unanswered};
+use crate::workers::{RequestEnv, StartFailure, Transport, Unanswered};
 use crate::Error;
 
 pub use cgiplus::CgiPlus;
@@ -112,16 +112,17 @@ impl Common {
         })
     }
 
-    /// The body readied and the environment built.
-    async fn prepare(
+    /// The body readied and the environment built, as the transport
+    /// carries it.
+    async fn prepare<E: RequestEnv>(
         &self,
         parts: &Parts,
         body: RequestBody,
         conn: &ConnInfo,
         target: &Target,
-    ) -> Result<(CgiEnv, Body), Error> {
+    ) -> Result<(E, Body), Error> {
         let input = Input::prepare(body, &parts.headers).await?;
-        let env = env::build(&EnvInput {
+        let env = E::build(&EnvInput {
             request: parts,
             conn,
             script: ScriptVars {
@@ -223,7 +224,7 @@ const PASSED_OVER: u32 = 16;
 /// transports' `unanswered`), never answered 502 for it.
 async fn run_on<F: Transport>(
     pools: &[&Pool<F>],
-    env: CgiEnv,
+    env: F::Env,
     body: Body,
     mut settings: RelaySettings,
 ) -> Result<Answer, Error> {

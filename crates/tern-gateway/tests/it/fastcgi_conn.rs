@@ -10,11 +10,11 @@ use std::os::unix::net::UnixListener;
 use std::os::unix::process::CommandExt as _;
 use std::process::{Child, Stdio};
 
-use tern_cgi::env::{self, CgiEnv, EnvInput, ScriptVars};
+use tern_cgi::env::{EnvInput, ScriptVars};
 use tern_config::EnvPolicy;
 use tern_gateway::fastcgi::conn::{self, StartBody};
 use tern_gateway::fastcgi::socket::{self, Address, Socket};
-use tern_gateway::fastcgi::{Decoder, DecoderConfig, Record, Side, Stream};
+use tern_gateway::fastcgi::{Decoder, DecoderConfig, Params, Record, Side, Stream};
 use tern_gateway::persist::{Broken, Downstream as _, Event, Upstream as _};
 use tern_handler::{ConnInfo, PeerAddr};
 
@@ -101,9 +101,9 @@ impl App {
     }
 }
 
-/// The CGI environment of a request for `target`, as the CGI handler
-/// builds it; `script` is SCRIPT_FILENAME.
-pub(crate) fn cgi_env(method: &str, target: &str, body_len: Option<u64>, script: &Path) -> CgiEnv {
+/// The CGI environment of a request for `target` as PARAMS, as the
+/// FastCGI handler builds it; `script` is SCRIPT_FILENAME.
+pub(crate) fn cgi_env(method: &str, target: &str, body_len: Option<u64>, script: &Path) -> Params {
     let (parts, ()) = http::Request::builder()
         .method(method)
         .uri(target)
@@ -118,7 +118,7 @@ pub(crate) fn cgi_env(method: &str, target: &str, body_len: Option<u64>, script:
         tls: None,
     };
     let script_name = parts.uri.path().to_owned();
-    env::build(&EnvInput {
+    Params::build(&EnvInput {
         request: &parts,
         conn: &conn,
         script: ScriptVars {
@@ -135,7 +135,7 @@ pub(crate) fn cgi_env(method: &str, target: &str, body_len: Option<u64>, script:
 }
 
 /// A GET for `target` with no body.
-pub(crate) fn get(target: &str) -> CgiEnv {
+pub(crate) fn get(target: &str) -> Params {
     cgi_env("GET", target, None, Path::new("/srv/app"))
 }
 
@@ -183,7 +183,7 @@ pub(crate) fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 /// pumps both at once.
 pub(crate) async fn exchange(
     sock: Socket,
-    env: &CgiEnv,
+    env: &Params,
     body: StartBody,
     pieces: Vec<Bytes>,
 ) -> Answer {
