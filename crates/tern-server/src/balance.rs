@@ -290,6 +290,9 @@ impl Balance {
         thread_local! {
             static LAST_MOVE: Cell<Option<Instant>> = const { Cell::new(None) };
         }
+        if self.loads.len() < 2 {
+            return None;
+        }
         let now = Instant::now();
         if LAST_MOVE
             .get()
@@ -338,7 +341,13 @@ impl Balance {
     }
 
     /// The runtime hooks that keep worker `me`'s load.
+    /// With one worker there is nowhere to move work, and nothing to
+    /// measure: no hooks (they read the clock at every park and wake, four
+    /// times a request at one connection).
     pub(crate) fn hooks(self: &Arc<Self>, me: usize, rt: &mut tokio::runtime::Builder) {
+        if self.loads.len() < 2 {
+            return;
+        }
         let (on_park, on_unpark) = (self.clone(), self.clone());
         rt.on_thread_park(move || on_park.parked(me))
             .on_thread_unpark(move || on_unpark.unparked(me));
@@ -352,6 +361,27 @@ mod tests {
     fn balance(workers: usize) -> (Balance, Vec<Inbox>) {
         ASSUME_SPARE.store(true, Ordering::Relaxed);
         Balance::new(workers)
+    }
+
+    /// One worker: nothing to balance, and its runtime is not hooked
+    /// (a hooked one marks itself busy when it wakes).
+    #[test]
+    fn one_worker_is_not_measured() {
+        for workers in [1, 2] {
+            let (b, _inboxes) = balance(workers);
+            let b = Arc::new(b);
+            let mut rt = tokio::runtime::Builder::new_current_thread();
+            rt.enable_all();
+            b.hooks(0, &mut rt);
+            let rt = rt.build().unwrap();
+            let busy = rt.block_on(async {
+                // Parks and wakes the runtime.
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                b.loads[0].busy_since.load(Ordering::Relaxed)
+            });
+            assert_eq!(busy != 0, workers == 2, "{workers} workers");
+            assert_eq!(b.moves(0), None);
+        }
     }
 
     #[test]
