@@ -516,3 +516,109 @@ where
     let mut both = out.split().freeze().chain(data);
     io.write_all_buf(&mut both).await
 }
+
+#[cfg(test)]
+mod tests {
+    use std::convert::Infallible;
+    use std::sync::{Arc, Mutex};
+    use std::task::Context;
+    use std::time::Duration;
+
+    use http_body::Frame;
+    use tern_handler::{PeerAddr, ResponseBody};
+
+    use super::*;
+    use crate::phase::log::{LogPhase, Sinks};
+
+    /// A stream that keeps what is written until it is flushed, as a TLS
+    /// session keeps records the socket had no room for.
+    struct Holding {
+        held: Vec<u8>,
+        sent: Arc<Mutex<Vec<u8>>>,
+    }
+
+    impl AsyncWrite for Holding {
+        fn poll_write(
+            mut self: Pin<&mut Self>,
+            _cx: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<std::io::Result<usize>> {
+            self.held.extend_from_slice(buf);
+            Poll::Ready(Ok(buf.len()))
+        }
+
+        fn poll_flush(
+            mut self: Pin<&mut Self>,
+            _cx: &mut Context<'_>,
+        ) -> Poll<std::io::Result<()>> {
+            let held = std::mem::take(&mut self.held);
+            self.sent.lock().unwrap().extend_from_slice(&held);
+            Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            self.poll_flush(cx)
+        }
+    }
+
+    impl SendFile for Holding {
+        const SENDS_FILES: bool = false;
+    }
+
+    /// A body that has one piece ready and then waits (a program that
+    /// wrote an event and has nothing more yet).
+    struct OneThenWaits(Option<Bytes>);
+
+    impl http_body::Body for OneThenWaits {
+        type Data = Bytes;
+        type Error = Infallible;
+
+        fn poll_frame(
+            mut self: Pin<&mut Self>,
+            _cx: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+            match self.0.take() {
+                Some(b) => Poll::Ready(Some(Ok(Frame::data(b)))),
+                None => Poll::Pending,
+            }
+        }
+    }
+
+    /// What a streamed body has given reaches the client before the next
+    /// piece is waited for, also through a stream that holds writes until
+    /// flushed (TLS): without the flush the event waited for the
+    /// program's next write.
+    #[tokio::test]
+    async fn a_streamed_piece_is_flushed_before_the_next_is_waited_for() {
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let mut io = Holding {
+            held: Vec::new(),
+            sent: sent.clone(),
+        };
+        let conn = ConnInfo {
+            peer: PeerAddr::Tcp("127.0.0.1:40000".parse().unwrap()),
+            local: PeerAddr::Tcp("127.0.0.1:8080".parse().unwrap()),
+            secure: true,
+            tls: None,
+        };
+        let req = Request::new(());
+        let activity = Arc::new(Activity::default());
+        let log = LogPhase::arm(&Sinks::default(), &activity, &req, &conn, 1);
+        let body = ResponseBody::stream(OneThenWaits(Some(Bytes::from_static(b"data: one\n\n"))));
+        let resp = http::Response::new(ServerBody::new(body, log));
+        let asked = Asked {
+            head: false,
+            keep_alive: true,
+            version: Version::HTTP_11,
+            max_head: 8192,
+        };
+        let mut out = BytesMut::new();
+        tokio::select! {
+            r = write_response(&mut io, &mut out, resp, &asked, true) => panic!("the body ended: {r:?}"),
+            () = tokio::time::sleep(Duration::from_millis(50)) => {}
+        }
+        let sent = String::from_utf8(sent.lock().unwrap().clone()).unwrap();
+        assert!(sent.starts_with("HTTP/1.1 200 OK\r\n"), "{sent:?}");
+        assert!(sent.ends_with("data: one\n\n\r\n"), "{sent:?}");
+    }
+}
