@@ -7,7 +7,7 @@
 use bytes::Bytes;
 use tern_cgi::env::{self, EnvInput, Layout};
 
-use super::parse_pairs;
+use super::decode::parse_pairs;
 use super::record::{padding_for, Header, RecordType, RequestId, HEADER_LEN, MAX_CONTENT_LEN};
 use super::record::{MAX_PAIR_PART_LEN, VERSION_1};
 
