@@ -342,6 +342,51 @@ mod tests {
         ));
     }
 
+    proptest::proptest! {
+        /// Any request's fields (repeated, empty, long, look-alike names
+        /// that collide, Shellshock values): the records carry exactly the
+        /// block's variables, or both ways refuse the request alike.
+        #[test]
+        fn the_records_always_agree_with_the_block(
+            fields in proptest::collection::vec(
+                (
+                    proptest::sample::select(vec![
+                        "accept", "cookie", "x-a", "x_a", "x-long", "proxy", "authorization",
+                        "content-type", "x.y",
+                    ]),
+                    proptest::string::string_regex("(\\(\\) \\{)?[ -~]{0,20}|v{120,300}").unwrap(),
+                ),
+                0..8,
+            ),
+            path_info in proptest::sample::select(vec!["", "/a", "/a/b c", "/a\0b"]),
+            shellshock in proptest::bool::ANY,
+        ) {
+            let mut b = http::Request::builder().uri("/app/x?q=1");
+            for (n, v) in &fields {
+                b = b.header(*n, v.as_str());
+            }
+            let p = b.body(()).unwrap().into_parts().0;
+            let c = conn();
+            let policy = EnvPolicy { refuse_shellshock: shellshock, ..EnvPolicy::default() };
+            let input = input(&p, &c, &policy, path_info, &[]);
+            match (env::build(&input), Params::build(&input)) {
+                (Ok(block), Ok(params)) => {
+                    let want: Vec<(Vec<u8>, Vec<u8>)> = block
+                        .iter()
+                        .map(|(n, v)| {
+                            use std::os::unix::ffi::OsStrExt as _;
+                            (n.as_bytes().to_vec(), v.as_bytes().to_vec())
+                        })
+                        .collect();
+                    proptest::prop_assert_eq!(decoded(params.records()), want);
+                    proptest::prop_assert_eq!(params.len(), block.len());
+                }
+                (Err(a), Err(b)) => proptest::prop_assert_eq!(a.to_string(), b.to_string()),
+                (a, b) => proptest::prop_assert!(false, "the block {:?}, the records {:?}", a.map(|e| e.len()), b.map(|p| p.len())),
+            }
+        }
+    }
+
     /// A length FastCGI cannot say is refused, not wrapped.
     #[test]
     fn a_length_past_31_bits_is_refused() {
