@@ -416,17 +416,11 @@ mod tests {
     /// must agree).
     fn read(out: &[u8], mode: Mode) -> Result<(Reply, Bytes), HeadError> {
         let mut r = HeadReader::new(mode, MAX_HEAD_BYTES);
-        let copied = match r.push(out) {
-            Ok(Some(x)) => Ok(x),
-            Ok(None) => Err(r.truncated()),
-            Err(e) => Err(e),
-        };
+        let copied = r.push(out).and_then(|x| x.ok_or_else(|| r.truncated()));
         let mut r = HeadReader::new(mode, MAX_HEAD_BYTES);
-        let sliced = match r.push_bytes(Bytes::copy_from_slice(out)) {
-            Ok(Some(x)) => Ok(x),
-            Ok(None) => Err(r.truncated()),
-            Err(e) => Err(e),
-        };
+        let sliced = r
+            .push_bytes(Bytes::copy_from_slice(out))
+            .and_then(|x| x.ok_or_else(|| r.truncated()));
         assert_eq!(copied, sliced, "{:?}", String::from_utf8_lossy(out));
         copied
     }

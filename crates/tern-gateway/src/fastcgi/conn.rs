@@ -37,8 +37,8 @@ const FIRST_READ: usize = 8 * 1024;
 pub use crate::persist::StartBody;
 
 /// Starts a request on `sock`: BEGIN_REQUEST (Responder, KEEP_CONN, id
-/// 1), `params` and the empty PARAMS and the body as `body` says, in
-/// one write. The socket is registered with the current runtime until
+/// 1), the PARAMS records of `params` (the empty one that ends them
+/// included) and the body as `body` says, in one write. The socket is registered with the current runtime until
 /// [`reunite`].
 ///
 /// # Cancel safety

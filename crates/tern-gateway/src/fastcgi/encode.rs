@@ -13,18 +13,24 @@ use super::record::{
 /// Appends one record: header, content, padding. `content` is at most
 /// [`MAX_CONTENT_LEN`] bytes (every caller splits before this).
 fn put_record(buf: &mut BytesMut, kind: RecordType, id: u16, content: &[u8]) {
-    debug_assert!(content.len() <= MAX_CONTENT_LEN);
     let padding_len = padding_for(content.len());
-    let header = Header {
-        record_type: kind as u8,
-        request_id: id,
-        content_len: content.len() as u16,
-        padding_len,
-    };
     buf.reserve(HEADER_LEN + content.len() + usize::from(padding_len));
-    buf.put_slice(&header.to_bytes());
+    buf.put_slice(&header(kind, id, content.len()));
     buf.put_slice(content);
     buf.put_bytes(0, usize::from(padding_len));
+}
+
+/// The header of a record of `content_len` bytes (at most
+/// [`MAX_CONTENT_LEN`]), padded as [`padding_for`] says.
+pub(super) fn header(kind: RecordType, id: u16, content_len: usize) -> [u8; HEADER_LEN] {
+    debug_assert!(content_len <= MAX_CONTENT_LEN);
+    Header {
+        record_type: kind as u8,
+        request_id: id,
+        content_len: content_len as u16,
+        padding_len: padding_for(content_len),
+    }
+    .to_bytes()
 }
 
 /// Appends BEGIN_REQUEST.
@@ -178,7 +184,7 @@ where
 
 /// The two lengths that start a pair, each 1 byte below 128 and 4 bytes
 /// (top bit set) from 128 on.
-fn pair_lengths(name_len: usize, value_len: usize) -> Result<LengthBytes, RecordError> {
+pub(super) fn pair_lengths(name_len: usize, value_len: usize) -> Result<LengthBytes, RecordError> {
     let mut out = LengthBytes::default();
     for len in [name_len, value_len] {
         if len < 0x80 {
@@ -197,7 +203,7 @@ fn pair_lengths(name_len: usize, value_len: usize) -> Result<LengthBytes, Record
 
 /// Up to two 4-byte lengths, without allocating.
 #[derive(Default)]
-struct LengthBytes {
+pub(super) struct LengthBytes {
     bytes: [u8; 8],
     len: usize,
 }

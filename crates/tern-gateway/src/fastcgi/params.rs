@@ -8,8 +8,8 @@ use bytes::Bytes;
 use tern_cgi::env::{self, EnvInput, Layout};
 
 use super::decode::parse_pairs;
-use super::record::{padding_for, Header, RecordType, RequestId, HEADER_LEN, MAX_CONTENT_LEN};
-use super::record::{MAX_PAIR_PART_LEN, VERSION_1};
+use super::encode;
+use super::record::{padding_for, RecordType, RequestId, HEADER_LEN, MAX_CONTENT_LEN};
 
 /// A request's PARAMS stream, ended: every record but BEGIN_REQUEST's
 /// before the body, for request id 1 (tern never multiplexes).
@@ -83,32 +83,11 @@ impl Pairs {
     fn content(&self) -> &[u8] {
         &self.buf[HEADER_LEN..]
     }
-
-    /// One length: a byte below 128, else 4 bytes with the top bit set.
-    fn length(&mut self, len: usize) {
-        if len < 0x80 {
-            self.buf.push(len as u8);
-            self.zeros += usize::from(len == 0);
-            return;
-        }
-        if len > MAX_PAIR_PART_LEN {
-            self.too_long.get_or_insert(len);
-        }
-        let wide = ((len & MAX_PAIR_PART_LEN) as u32 | 0x8000_0000).to_be_bytes();
-        self.buf.extend_from_slice(&wide);
-        self.zeros += wide.iter().filter(|&&b| b == 0).count();
-    }
 }
 
+/// The header of a PARAMS record of `content_len` bytes.
 fn header(content_len: usize) -> [u8; HEADER_LEN] {
-    Header {
-        record_type: RecordType::Params as u8,
-        request_id: RequestId::ONE.get(),
-        // Every caller passes at most MAX_CONTENT_LEN.
-        content_len: content_len as u16,
-        padding_len: padding_for(content_len),
-    }
-    .to_bytes()
+    encode::header(RecordType::Params, RequestId::ONE.get(), content_len)
 }
 
 impl Layout for Pairs {
@@ -129,8 +108,16 @@ impl Layout for Pairs {
             self.zeros += usize::from(value_len == 0) + usize::from(name_len == 0);
             return;
         }
-        self.length(name_len);
-        self.length(value_len);
+        match encode::pair_lengths(name_len, value_len) {
+            Ok(lengths) => {
+                self.zeros += lengths.iter().filter(|&&b| b == 0).count();
+                self.buf.extend_from_slice(&lengths);
+            }
+            // Nothing written: `finish` refuses the environment.
+            Err(_) => {
+                self.too_long.get_or_insert(name_len.max(value_len));
+            }
+        }
     }
 
     #[inline]
@@ -174,7 +161,6 @@ impl Layout for Pairs {
             out
         };
         out.extend_from_slice(&header(0));
-        debug_assert_eq!(out[0], VERSION_1);
         Ok((out, self.vars))
     }
 }
@@ -189,7 +175,7 @@ mod tests {
     use tern_handler::{ConnInfo, PeerAddr};
 
     use super::*;
-    use crate::fastcgi::{encode, Decoder, DecoderConfig, Record, Side, Stream};
+    use crate::fastcgi::{Decoder, DecoderConfig, Record, Side, Stream, MAX_PAIR_PART_LEN};
     use bytes::BytesMut;
 
     fn parts(headers: &[(&str, &str)]) -> Parts {
