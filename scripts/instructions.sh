@@ -4,16 +4,18 @@
 # 5-10% between runs; this count repeats to within a few instructions, so a
 # change of 1% in what the server's own code costs per request shows.
 #
-# Usage: scripts/instructions.sh [-n REQUESTS] [-H FIELD]... [-k] [-o PREFIX] URL -- COMMAND...
+# Usage: scripts/instructions.sh [-n REQUESTS] [-H FIELD]... [-N] [-k] [-o PREFIX] URL -- COMMAND...
 #   COMMAND runs the server in the foreground (it is run under callgrind, with
 #   its children); URL is a path it serves (http://127.0.0.1:PORT/PATH).
 #   -n  requests counted (2000); 300 more warm the server first
 #   -H  a request header field ("Name: value"), as ab's -H; repeat it for a
 #       browser's head (ab alone sends four fields)
+#   -N  a new connection per request (ab without -k): the accept, the
+#       connection's setup and its close are counted with each request
 #   -k  keep the callgrind files (PREFIX.PID.1): read them with
 #       callgrind_annotate --inclusive=yes PREFIX.PID.1
 #   -o  where those files go (/tmp/instructions)
-# The client is `ab -k -c 1` (keep-alive, one connection, HTTP/1.0), outside
+# The client is `ab -k -c 1` (keep-alive, one connection, HTTP/1.0; -N: ab -c 1), outside
 # valgrind; what is counted is every instruction the server's processes run
 # in user space between the warm-up and the end: its runtime, its parsing,
 # its handlers, its allocator and libc, and the application behind it when
@@ -23,14 +25,15 @@
 #   scripts/instructions.sh http://127.0.0.1:18601/0k.html -- target/release/tern serve --config t.toml
 #   scripts/instructions.sh http://127.0.0.1:18602/0k.html -- lighttpd -D -f lighttpd.conf
 set -euo pipefail
-n=2000 keep=0 prefix=/tmp/instructions fields=()
-while getopts "n:H:ko:" opt; do
+n=2000 keep=0 prefix=/tmp/instructions fields=() alive=-k
+while getopts "n:H:Nko:" opt; do
   case $opt in
     n) n=$OPTARG ;;
     H) fields+=(-H "$OPTARG") ;;
+    N) alive="" ;;
     k) keep=1 ;;
     o) prefix=$OPTARG ;;
-    *) sed -n '2,22p' "$0"; exit 2 ;;
+    *) sed -n '2,26p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -52,9 +55,9 @@ for _ in $(seq 1 240); do
   kill -0 $vg 2>/dev/null || { echo "the server exited: $prefix.log" >&2; exit 1; }
   sleep 0.25
 done
-ab -k -n 300 -c 1 "${fields[@]}" "$url" >/dev/null 2>&1
+ab $alive -n 300 -c 1 "${fields[@]}" "$url" >/dev/null 2>&1
 for p in $(servers); do callgrind_control -z "$p" >/dev/null 2>&1; done
-out=$(ab -k -n "$n" -c 1 "${fields[@]}" "$url" 2>&1)
+out=$(ab $alive -n "$n" -c 1 "${fields[@]}" "$url" 2>&1)
 for p in $(servers); do callgrind_control -d "$p" >/dev/null 2>&1; done
 failed=$(echo "$out" | awk '/^Failed requests/{print $3}')
 non2xx=$(echo "$out" | awk '/^Non-2xx/{print $3}')
