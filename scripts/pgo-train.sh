@@ -47,13 +47,12 @@ os.dup2(s.fileno(), 0)
 os.execv(sys.argv[2], ["hello.fcgi"])
 PY
 app=$!
-port=$((20000 + RANDOM % 20000))
 cat > "$work/tern.toml" <<CONF
 [[listen]]
-address = "127.0.0.1:$port"
+address = "127.0.0.1:0"
 
 [[listen]]
-address = "127.0.0.1:$((port + 1))"
+address = "127.0.0.1:0"
 [listen.tls]
 internal = { names = ["127.0.0.1"], dir = "$work/pki" }
 
@@ -81,15 +80,22 @@ max_connections = 1
 [access_log]
 path = "$work/access.log"
 CONF
-"$bin" serve --config "$work/tern.toml" 2>"$work/server.log" &
+"$bin" serve --config "$work/tern.toml" >"$work/out" 2>"$work/server.log" &
 server=$!
+# The ports the system chose, as tern prints them.
+plain="" tls=""
 for _ in $(seq 1 100); do
-  curl -fs -o /dev/null "http://127.0.0.1:$port/0k.html" && break
-  kill -0 "$server" 2>/dev/null || { cat "$work/server.log" >&2; exit 1; }
+  plain=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$work/out" | head -1 || true)
+  tls=$(grep -o 'https://127\.0\.0\.1:[0-9]*' "$work/out" | head -1 || true)
+  [ -n "$plain" ] && [ -n "$tls" ] && break
+  kill -0 "$server" 2>/dev/null || break
   sleep 0.1
 done
-plain=http://127.0.0.1:$port
-tls=https://127.0.0.1:$((port + 1))
+if [ -z "$tls" ]; then
+  echo "pgo-train.sh: tern did not start:" >&2
+  cat "$work/server.log" >&2
+  exit 1
+fi
 # load STATUS BENCH_ARGS...: a load of SECONDS, all answered with STATUS.
 load() {
   local want=$1
