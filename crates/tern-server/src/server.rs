@@ -406,7 +406,7 @@ fn spawn_conn(
     // on its way into the task (the tracker's wrapper, the runtime's
     // context, the task cell), and each move copies all of it, a few
     // kilobytes; boxed, each copies a pointer. A new connection's cost
-    // in instructions fell by a twentieth (docs/PERFORMANCE.md, session 19).
+    // in instructions fell by 6.5% (docs/PERFORMANCE.md, session 19).
     w.conns.spawn(Box::pin(async move {
         // Counted closed on this thread when it ends or moves on (the
         // next worker counts it open).
