@@ -5,7 +5,10 @@
 # Usage (as EXTRA_SERVER_CMD): scripts/peers-tern.sh TERN_BINARY {port} {docroot}
 set -euo pipefail
 tern=$1 port=$2 root=$3
-cfg=$(mktemp /tmp/tern-peers.XXXXXX.toml)
+# One file per port, written again each run: tern runs in the foreground
+# until peers.sh kills its process group, so a temporary file would never
+# be removed and one would be left behind per run.
+cfg=/tmp/tern-peers-$port.toml
 cat > "$cfg" <<CONF
 [[listen]]
 address = "127.0.0.1:$port"
