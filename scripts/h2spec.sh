@@ -76,15 +76,10 @@ EOF
 
 "$tern" serve --config "$work/tern.toml" >"$work/out" 2>"$work/log" &
 pid=$!
-port=""
-tls_port=""
-for _ in $(seq 1 100); do
-  port=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$work/out" | head -1 | sed 's/.*://' || true)
-  tls_port=$(grep -o 'https://127\.0\.0\.1:[0-9]*' "$work/out" | head -1 | sed 's/.*://' || true)
-  [ -n "$port" ] && [ -n "$tls_port" ] && break
-  sleep 0.1
-done
-[ -n "$tls_port" ] || { echo "h2spec.sh: tern did not start:" >&2; cat "$work/log" >&2; exit 1; }
+. scripts/lib/tern-ports.sh
+port=$(tern_ports "$work/out" "$pid" http 1 || true)
+tls_port=$(tern_ports "$work/out" "$pid" https 1 || true)
+[ -n "$port" ] && [ -n "$tls_port" ] || { echo "h2spec.sh: tern did not start:" >&2; cat "$work/log" >&2; exit 1; }
 
 failed=0
 for over in cleartext tls; do

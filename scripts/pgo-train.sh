@@ -83,19 +83,15 @@ CONF
 "$bin" serve --config "$work/tern.toml" >"$work/out" 2>"$work/server.log" &
 server=$!
 # The ports the system chose, as tern prints them.
-plain="" tls=""
-for _ in $(seq 1 100); do
-  plain=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$work/out" | head -1 || true)
-  tls=$(grep -o 'https://127\.0\.0\.1:[0-9]*' "$work/out" | head -1 || true)
-  [ -n "$plain" ] && [ -n "$tls" ] && break
-  kill -0 "$server" 2>/dev/null || break
-  sleep 0.1
-done
-if [ -z "$tls" ]; then
+. "$(dirname "$0")/lib/tern-ports.sh"
+plain=$(tern_ports "$work/out" "$server" http 1 || true)
+tls=$(tern_ports "$work/out" "$server" https 1 || true)
+if [ -z "$plain" ] || [ -z "$tls" ]; then
   echo "pgo-train.sh: tern did not start:" >&2
   cat "$work/server.log" >&2
   exit 1
 fi
+plain=http://127.0.0.1:$plain tls=https://127.0.0.1:$tls
 # load STATUS BENCH_ARGS...: a load of SECONDS, all answered with STATUS.
 load() {
   local want=$1

@@ -76,12 +76,8 @@ EOF
 
 "$tern" serve --config "$work/tern.toml" >"$work/out" 2>"$work/log" &
 pid=$!
-ports=""
-for _ in $(seq 1 100); do
-  ports=$(grep -o 'https://127\.0\.0\.1:[0-9]*' "$work/out" | sed 's/.*://' | tr '\n' ' ' || true)
-  [ "$(echo $ports | wc -w)" -eq 2 ] && break
-  sleep 0.1
-done
+. scripts/lib/tern-ports.sh
+ports=$(tern_ports "$work/out" "$pid" https 2 || true)
 set -- $ports
 [ $# -eq 2 ] || { echo "tls-scan.sh: tern did not start:" >&2; cat "$work/log" >&2; exit 1; }
 intermediate=$1 modern=$2
