@@ -38,8 +38,8 @@ pub use crate::persist::StartBody;
 
 /// Starts a request on `sock`: BEGIN_REQUEST (Responder, KEEP_CONN, id
 /// 1), the PARAMS records of `params` (the empty one that ends them
-/// included) and the body as `body` says, in one write. The socket is registered with the current runtime until
-/// [`reunite`].
+/// included) and the body as `body` says, in one write. The socket is
+/// registered with the current runtime until [`reunite`].
 ///
 /// # Cancel safety
 /// Not cancel safe: a dropped start may have written part of the head;
