@@ -445,7 +445,7 @@ impl Drop for Closed {
 
 #[cfg(test)]
 mod tests {
-    use std::io::{Read as _, Write as _};
+    use std::io::Write as _;
     use std::net::TcpStream;
 
     use http::Response;
@@ -526,7 +526,7 @@ mod tests {
         while !(got.windows(12).any(|w| w == b"tern-worker-")
             && got.last().is_some_and(u8::is_ascii_digit))
         {
-            let n = c.read(&mut buf).expect("a response");
+            let n = tern_testkit::read_some(c, &mut buf).expect("a response");
             assert!(n > 0, "closed early: {}", String::from_utf8_lossy(&got));
             got.extend_from_slice(&buf[..n]);
         }

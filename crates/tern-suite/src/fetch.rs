@@ -28,6 +28,8 @@ pub fn get_length(port: u16, path: &str, timeout: Duration) -> Result<(u16, u64)
         match s.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => data.extend_from_slice(&buf[..n]),
+            // A stop and continue (^Z, fg) interrupts a read with a timeout.
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e.to_string()),
         }
     }

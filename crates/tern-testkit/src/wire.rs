@@ -5,6 +5,23 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
+/// One `read` that is tried again when it is interrupted.
+///
+/// A blocking read on a socket with a read timeout fails with `EINTR`
+/// when the process is stopped and continued (signal(7): even with no
+/// signal handler), as a CI host's freezer or a checkpoint does; a test
+/// that took that for the server's answer failed for no fault of the
+/// server. `read_exact` and `read_to_end` retry already; a bare `read`
+/// does not.
+pub fn read_some(s: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    loop {
+        match s.read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            r => return r,
+        }
+    }
+}
+
 /// A parsed response.
 #[derive(Debug, Clone)]
 pub struct Response {
@@ -38,7 +55,7 @@ impl Response {
             if let Some(i) = find(&buf, b"\r\n\r\n") {
                 break i + 4;
             }
-            let n = s.read(&mut chunk)?;
+            let n = read_some(s, &mut chunk)?;
             if n == 0 {
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::UnexpectedEof,
@@ -71,7 +88,7 @@ impl Response {
         } else if let Some(len) = get("content-length") {
             let len: usize = len.parse().map_err(std::io::Error::other)?;
             while rest.len() < len {
-                let n = s.read(&mut chunk)?;
+                let n = read_some(s, &mut chunk)?;
                 if n == 0 {
                     break;
                 }
@@ -97,7 +114,7 @@ fn dechunk(s: &mut TcpStream, mut buf: Vec<u8>) -> std::io::Result<Vec<u8>> {
     let mut out = Vec::new();
     let mut chunk = [0u8; 16384];
     let mut fill = |buf: &mut Vec<u8>| -> std::io::Result<()> {
-        let n = s.read(&mut chunk)?;
+        let n = read_some(s, &mut chunk)?;
         if n == 0 {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::UnexpectedEof,

@@ -384,7 +384,12 @@ fn get(admin: &str, path: &str, timeout: Option<Duration>) -> anyhow::Result<Got
     let mut head = Vec::new();
     let mut byte = [0u8; 1];
     while !head.ends_with(b"\r\n\r\n") {
-        if stream.read(&mut byte)? == 0 {
+        // `read_exact` tries again when a stop and continue (^Z, fg)
+        // interrupts the read, which has a timeout; a bare `read` failed.
+        if let Err(e) = stream.read_exact(&mut byte) {
+            if e.kind() != std::io::ErrorKind::UnexpectedEof {
+                return Err(e.into());
+            }
             anyhow::bail!("the admin listener closed the connection before answering");
         }
         head.push(byte[0]);

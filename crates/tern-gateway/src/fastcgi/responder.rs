@@ -334,7 +334,10 @@ impl Reader {
                 Ok(None) => {}
                 Err(e) => return Err(io::Error::new(io::ErrorKind::InvalidData, e)),
             }
-            let n = conn.read(&mut self.chunk)?;
+            let n = match conn.read(&mut self.chunk) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                r => r?,
+            };
             if n == 0 {
                 return match self.buf.is_empty() {
                     true => Ok(None),
@@ -570,7 +573,7 @@ mod tests {
                     return out;
                 }
             }
-            let n = client.read(&mut chunk).unwrap();
+            let n = tern_testkit::read_some(client, &mut chunk).unwrap();
             if n == 0 {
                 return out;
             }
@@ -627,7 +630,10 @@ mod tests {
         client.write_all(&request(Connection::Close, b"")).unwrap();
         assert_eq!(records(&mut client).len(), 3);
         worker.join().unwrap();
-        assert_eq!(client.read(&mut [0; 8]).unwrap(), 0);
+        assert_eq!(
+            tern_testkit::read_some(&mut client, &mut [0; 8]).unwrap(),
+            0
+        );
     }
 
     #[test]
@@ -647,7 +653,7 @@ mod tests {
         let mut got = Vec::new();
         while got.len() < 2 {
             let mut chunk = [0u8; 256];
-            let n = client.read(&mut chunk).unwrap();
+            let n = tern_testkit::read_some(&mut client, &mut chunk).unwrap();
             assert_ne!(n, 0, "closed early");
             buf.extend_from_slice(&chunk[..n]);
             while let Some(r) = dec.decode(&mut buf).unwrap() {

@@ -3,7 +3,6 @@
 //! on a listening socket passed as its fd 0, over Unix sockets and TCP on
 //! 127.0.0.1. The helpers here serve the php-fpm and fcgiwrap tests too.
 
-use std::io::Read as _;
 use std::net::TcpListener;
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixListener;
@@ -593,7 +592,7 @@ async fn connect_errors_name_the_address() {
 /// Reads what arrives in one read, as records.
 fn one_read(s: &mut std::os::unix::net::UnixStream) -> Vec<Record> {
     let mut chunk = vec![0u8; 1 << 20];
-    let n = s.read(&mut chunk).unwrap();
+    let n = tern_testkit::read_some(s, &mut chunk).unwrap();
     let mut buf = bytes::BytesMut::from(&chunk[..n]);
     let mut dec = Decoder::new(DecoderConfig {
         side: Side::Application,

@@ -1,7 +1,7 @@
 //! Bad requests get the right status, one log line naming the cause, and
 //! harm nobody else.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
@@ -107,7 +107,10 @@ fn slow_head_is_disconnected_after_header_read_timeout_and_logged() {
     let mut buf = [0u8; 64];
     // The server closes the connection: read returns 0 (or a reset), not
     // our own read timeout.
-    assert!(closed_by_peer(s.read(&mut buf)), "not closed by the server");
+    assert!(
+        closed_by_peer(tern_testkit::read_some(&mut s, &mut buf)),
+        "not closed by the server"
+    );
     let took = start.elapsed();
     assert!(took >= Duration::from_millis(400), "closed after {took:?}");
     assert!(took < Duration::from_secs(6), "closed after {took:?}");
@@ -132,7 +135,7 @@ fn slow_head_is_disconnected_after_header_read_timeout_and_logged() {
         }
     }
     if !closed {
-        closed = closed_by_peer(s.read(&mut buf));
+        closed = closed_by_peer(tern_testkit::read_some(&mut s, &mut buf));
     }
     assert!(
         closed,
@@ -162,7 +165,10 @@ fn idle_keepalive_connection_is_closed_after_keepalive_timeout() {
     assert_eq!(r.status, 200);
     let start = Instant::now();
     let mut buf = [0u8; 16];
-    assert!(closed_by_peer(s.read(&mut buf)), "not closed by the server");
+    assert!(
+        closed_by_peer(tern_testkit::read_some(&mut s, &mut buf)),
+        "not closed by the server"
+    );
     let took = start.elapsed();
     assert!(
         took >= Duration::from_millis(250) && took < Duration::from_secs(3),
@@ -191,7 +197,7 @@ fn connections_beyond_the_limit_wait_without_harming_others() {
     c.write_all(b"GET / HTTP/1.1\r\nHost: test\r\n\r\n")
         .unwrap();
     let mut buf = [0u8; 16];
-    let waited = c.read(&mut buf);
+    let waited = tern_testkit::read_some(&mut c, &mut buf);
     assert!(
         waited.is_err(),
         "third connection was served at the limit: {waited:?}"

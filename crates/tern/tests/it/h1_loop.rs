@@ -4,7 +4,7 @@
 //! pipelined ones, requests it hands to hyper, malformed heads, streamed
 //! script output) must get the same bytes back from both, `Date` aside.
 
-use std::io::{Read as _, Write as _};
+use std::io::Write as _;
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
@@ -61,7 +61,7 @@ fn exchange(addr: SocketAddr, parts: &[&[u8]]) -> Vec<u8> {
     let mut chunk = [0u8; 65536];
     let mut read_some = |s: &mut TcpStream, got: &mut Vec<u8>, until: Instant| {
         while Instant::now() < until {
-            match s.read(&mut chunk) {
+            match tern_testkit::read_some(s, &mut chunk) {
                 Ok(0) => return true,
                 Ok(n) => got.extend_from_slice(&chunk[..n]),
                 Err(e)

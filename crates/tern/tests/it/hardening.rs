@@ -4,7 +4,7 @@
 //! clients that half-close, slow request bodies on script routes, ETags,
 //! and the demo's listing.
 
-use std::io::{Read as _, Write as _};
+use std::io::Write as _;
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::os::unix::fs::MetadataExt as _;
 use std::time::{Duration, Instant};
@@ -85,7 +85,7 @@ fn h2(addr: SocketAddr, req: http::request::Builder) -> (u16, String) {
 fn closed_after(mut s: TcpStream) -> bool {
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let mut buf = [0u8; 64];
-    matches!(s.read(&mut buf), Ok(0) | Err(_))
+    matches!(tern_testkit::read_some(&mut s, &mut buf), Ok(0) | Err(_))
 }
 
 #[test]
@@ -346,7 +346,7 @@ fn trickle(addr: SocketAddr, path: &str, for_: Duration) -> std::thread::JoinHan
             if s.write_all(b"x").is_err() {
                 break;
             }
-            match s.read(&mut buf) {
+            match tern_testkit::read_some(&mut s, &mut buf) {
                 Ok(0) => break,
                 Ok(n) => {
                     got.extend_from_slice(&buf[..n]);
@@ -357,7 +357,7 @@ fn trickle(addr: SocketAddr, path: &str, for_: Duration) -> std::thread::JoinHan
         }
         s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
         if got.is_empty() {
-            let n = s.read(&mut buf).ok()?;
+            let n = tern_testkit::read_some(&mut s, &mut buf).ok()?;
             got.extend_from_slice(&buf[..n]);
         }
         let text = String::from_utf8_lossy(&got);
@@ -529,7 +529,7 @@ fn goaway_after(addr: SocketAddr, raw: &[u8]) -> Option<u32> {
             }
             i += 9 + flen;
         }
-        match s.read(&mut chunk) {
+        match tern_testkit::read_some(&mut s, &mut chunk) {
             Ok(0) | Err(_) => return None,
             Ok(n) => buf.extend_from_slice(&chunk[..n]),
         }

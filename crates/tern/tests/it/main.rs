@@ -138,7 +138,7 @@ fn http2_prior_knowledge_is_served() {
     let len = block.len();
     req.extend_from_slice(&[0, 0, len as u8, 0x1, 0x5, 0, 0, 0, 1]); // END_STREAM|END_HEADERS, stream 1
     req.extend_from_slice(&block);
-    use std::io::{Read, Write};
+    use std::io::Write;
     let mut s = std::net::TcpStream::connect(t.addr()).unwrap();
     s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
         .unwrap();
@@ -147,7 +147,7 @@ fn http2_prior_knowledge_is_served() {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
     let data = 'outer: loop {
-        let n = s.read(&mut chunk).unwrap();
+        let n = tern_testkit::read_some(&mut s, &mut chunk).unwrap();
         assert!(n > 0, "closed");
         buf.extend_from_slice(&chunk[..n]);
         let mut i = 0;
