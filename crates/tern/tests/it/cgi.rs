@@ -440,7 +440,7 @@ fn a_streamed_response_reaches_the_client_as_the_script_writes_it() {
     let mut got = Vec::new();
     let mut chunk = [0u8; 4096];
     while !String::from_utf8_lossy(&got).contains("first") {
-        match std::io::Read::read(&mut s, &mut chunk) {
+        match tern_testkit::read_some(&mut s, &mut chunk) {
             Ok(0) => panic!("the connection ended before the first line: {got:?}"),
             Ok(n) => got.extend_from_slice(&chunk[..n]),
             Err(e) => panic!(
