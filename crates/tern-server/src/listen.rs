@@ -223,15 +223,19 @@ impl WorkerListener {
         self.index
     }
 
-    /// Accepts one connection.
+    /// Accepts one connection; true if it was already waiting (the
+    /// accept did not wait).
     ///
     /// # Cancel safety
     /// Cancel safe: a connection is either returned or left in the backlog.
-    pub(crate) async fn accept(&self) -> io::Result<(Stream, ConnInfo)> {
+    pub(crate) async fn accept(&self) -> io::Result<(Stream, ConnInfo, bool)> {
         match &self.kind {
             WorkerKind::Tcp(l) => {
                 // TCP_NODELAY comes from the listener (see `bind_tcp`).
-                let (s, peer) = l.accept().await?;
+                let (s, peer, waiting) = match poll_once(|cx| l.poll_accept(cx)).await {
+                    Some(r) => r.map(|(s, p)| (s, p, true))?,
+                    None => l.accept().await.map(|(s, p)| (s, p, false))?,
+                };
                 // The local address is the listener's, unless it listens on
                 // every address (0.0.0.0, ::): only then is a getsockname
                 // per connection needed to know which one the client chose.
@@ -250,6 +254,7 @@ impl WorkerListener {
                         secure: false,
                         tls: None,
                     },
+                    waiting,
                 ))
             }
             WorkerKind::Unix(l) => {
@@ -262,10 +267,24 @@ impl WorkerListener {
                         secure: false,
                         tls: None,
                     },
+                    false,
                 ))
             }
         }
     }
+}
+
+/// `poll` once: its value if ready, `None` if it would wait (the task's
+/// waker is left registered, which the wait that follows wants anyway).
+async fn poll_once<T>(
+    mut poll: impl FnMut(&mut std::task::Context<'_>) -> std::task::Poll<T>,
+) -> Option<T> {
+    use std::task::Poll;
+    std::future::poll_fn(|cx| match poll(cx) {
+        Poll::Ready(v) => Poll::Ready(Some(v)),
+        Poll::Pending => Poll::Ready(None),
+    })
+    .await
 }
 
 impl Drop for BoundListener {
@@ -290,7 +309,10 @@ fn bind_tcp(addr: SocketAddr) -> io::Result<StdTcpListener> {
     // gives accepted sockets the listener's setting, which spares a
     // `setsockopt` per connection.
     socket.set_nodelay(true)?;
-    defer_accept(&socket);
+    {
+        use std::os::fd::AsFd;
+        defer_accept(socket.as_fd(), true);
+    }
     socket.bind(&addr.into())?;
     socket.listen(BACKLOG)?;
     Ok(socket.into())
@@ -308,18 +330,19 @@ const DEFER_ACCEPT_SECS: libc::c_int = 1;
 /// c=10, 0 B: 19.2-19.3 -> 15.8-16.3 µs of server CPU per request. Every
 /// client of HTTP and TLS speaks first; a connection that never does is
 /// held by the kernel, not by tern, and reaches tern after about a second.
-/// A failure is logged and the listener works without it.
-fn defer_accept(socket: &Socket) {
+/// It is on from the start and follows the load from then on (see
+/// [`Deferral`]). A failure is logged and the listener works without it.
+fn defer_accept(fd: std::os::fd::BorrowedFd<'_>, on: bool) {
     use std::os::fd::AsRawFd;
-    let secs = DEFER_ACCEPT_SECS;
+    let secs: libc::c_int = if on { DEFER_ACCEPT_SECS } else { 0 };
     // No safe binding has this option (rustix and socket2 lack it).
     #[allow(unsafe_code)]
-    // SAFETY: the descriptor is the open socket `socket` owns for the
-    // whole call; the value is a `c_int` on the stack, passed with its
-    // size, as the option expects; the kernel only reads it.
+    // SAFETY: the descriptor is an open socket, borrowed for the whole
+    // call; the value is a `c_int` on the stack, passed with its size, as
+    // the option expects; the kernel only reads it.
     let r = unsafe {
         libc::setsockopt(
-            socket.as_raw_fd(),
+            fd.as_raw_fd(),
             libc::IPPROTO_TCP,
             libc::TCP_DEFER_ACCEPT,
             (&secs as *const libc::c_int).cast(),
@@ -328,7 +351,67 @@ fn defer_accept(socket: &Socket) {
     };
     if r != 0 {
         let e = io::Error::last_os_error();
-        tracing::warn!(error = %e, "TCP_DEFER_ACCEPT not set: connections are accepted at the handshake");
+        tracing::warn!(error = %e, on, "TCP_DEFER_ACCEPT not changed");
+    }
+}
+
+/// Whether new connections are held until their first bytes: while the
+/// server is busy, and not while it is idle.
+///
+/// Holding spares a wake-up per connection, which is what a busy server
+/// needs. On an idle one it costs latency: without it the acceptor wakes
+/// at the handshake, while the client is still writing its request, and
+/// has accepted by the time the request comes; with it, waking starts only
+/// then. At one client with a new connection per request (ab -c 1, 0 B),
+/// lighttpd with `server.defer-accept = 1` answered 0.89x as fast as
+/// lighttpd without it, and tern always holding 0.81x; tern never holding
+/// spent a quarter more CPU per request at ten clients (docs/PERFORMANCE.md,
+/// session 20).
+///
+/// An accept counts as busy when it found its connection already waiting
+/// or other connections are open, as idle otherwise. Each busy one counts
+/// up, each idle one down, and the setting turns only at either end of the
+/// count: a load that mixes the two keeps the setting it has, and a
+/// change costs one `setsockopt`.
+#[derive(Debug)]
+pub(crate) struct Deferral {
+    on: bool,
+    count: u8,
+}
+
+/// Accepts in a row that found a connection waiting, or had to wait for
+/// one, before the setting turns.
+const DEFERRAL_TURN: u8 = 8;
+
+impl Deferral {
+    /// As the listener is bound: on, with no accepts counted.
+    pub(crate) fn new() -> Self {
+        Deferral {
+            on: true,
+            count: DEFERRAL_TURN,
+        }
+    }
+
+    /// Counts an accept made `busy` (or not); turns the listener's setting
+    /// when the count reaches an end.
+    pub(crate) fn count(&mut self, busy: bool, listener: &WorkerListener) {
+        self.count = match busy {
+            true => (self.count + 1).min(DEFERRAL_TURN),
+            false => self.count.saturating_sub(1),
+        };
+        let want = match self.count {
+            0 => false,
+            DEFERRAL_TURN => true,
+            _ => self.on,
+        };
+        if want != self.on {
+            self.on = want;
+            if let WorkerKind::Tcp(l) = &listener.kind {
+                use std::os::fd::AsFd;
+                defer_accept(l.as_fd(), want);
+                tracing::debug!(listener = %listener.local, deferred = want, "TCP_DEFER_ACCEPT");
+            }
+        }
     }
 }
 

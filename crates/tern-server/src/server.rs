@@ -29,7 +29,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::balance::{Balance, Handed, Inbox};
 use crate::conn;
-use crate::listen::{BoundListener, PausedListener, Stream, WorkerListener};
+use crate::listen::{BoundListener, Deferral, PausedListener, Stream, WorkerListener};
 use crate::service::Shared;
 use crate::site::Site;
 use crate::slot::{PerClient, Slot};
@@ -79,6 +79,8 @@ impl ServerHandle {
 struct Workers {
     shared: Arc<Shared>,
     permits: Arc<Semaphore>,
+    /// How many `permits` there are (`max_connections` at the start).
+    max_connections: usize,
     /// Connections per client address (`max_connections_per_client`).
     per_client: Option<Arc<PerClient>>,
     /// Connection tasks.
@@ -128,6 +130,7 @@ impl Server {
         let w = Workers {
             shared: self.shared.clone(),
             permits: Arc::new(Semaphore::new(site.limits.max_connections)),
+            max_connections: site.limits.max_connections,
             per_client: PerClient::new(
                 site.limits.max_connections_per_client,
                 site.limits.max_connections,
@@ -294,6 +297,8 @@ async fn accept_loop(me: usize, mut listener: PausedListener, w: Workers) {
 /// Accepts connections until this worker is no longer needed (then
 /// returns the listener) or the server stops accepting.
 async fn accept(me: usize, listener: WorkerListener, w: &Workers) -> Option<WorkerListener> {
+    // The first worker, which always accepts, sets the deferral for all.
+    let mut deferral = (me == 0).then(Deferral::new);
     loop {
         // At the connection limit, wait here: new connections queue in the
         // kernel's backlog and existing ones are unharmed.
@@ -306,7 +311,14 @@ async fn accept(me: usize, listener: WorkerListener, w: &Workers) -> Option<Work
             _ = w.stop_accepting.cancelled() => return None,
         };
         let (stream, info) = match accepted {
-            Ok(x) => x,
+            Ok((stream, info, waiting)) => {
+                if let Some(d) = &mut deferral {
+                    // Others open besides this one's (its permit is taken).
+                    let open = w.max_connections - w.permits.available_permits();
+                    d.count(waiting || open > 1, &listener);
+                }
+                (stream, info)
+            }
             Err(e) => {
                 // EMFILE and friends: log, back off briefly, keep serving.
                 tracing::error!("accept on {}: {e}", listener.local_addr());

@@ -69,3 +69,63 @@ fn v6_listen_port(pid: u32) -> Option<u16> {
     }
     None
 }
+
+/// The kernel holds a new connection until its first bytes while
+/// connections queue up on the listener, and not while tern waits for them
+/// (listen.rs, `Deferral`). Seen from the kernel's side of a connection
+/// that has not spoken: held, it is still half open (SYN_RECV); not held,
+/// it is established as soon as the handshake is, however busy tern is.
+#[test]
+fn new_connections_are_held_until_they_speak_only_while_they_queue_up() {
+    let t = Tern::start_in(
+        BIN,
+        &config("[server]\nworkers = 1\n", ""),
+        docroot(&[("index.html", b"hi")]),
+    );
+    // One client at a time: every accept waits for its connection.
+    for _ in 0..10 {
+        assert_eq!(get(&t, "/").status, 200);
+    }
+    assert_eq!(silent_state(t.addr()), ESTABLISHED, "held while idle");
+
+    // Bursts of clients at once, until accepts find connections waiting.
+    let held = (0..10).any(|_| {
+        let burst: Vec<_> = (0..64)
+            .map(|_| {
+                let addr = t.addr();
+                std::thread::spawn(move || {
+                    request(
+                        addr,
+                        b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                    )
+                    .map(|r| r.status)
+                })
+            })
+            .collect();
+        for c in burst {
+            assert_eq!(c.join().unwrap().unwrap(), 200);
+        }
+        silent_state(t.addr()) == SYN_RECV
+    });
+    assert!(held, "not held under load");
+}
+
+/// /proc/net/tcp's states (include/net/tcp_states.h).
+const ESTABLISHED: &str = "01";
+const SYN_RECV: &str = "03";
+
+/// Opens a connection to `addr` that sends nothing and returns the
+/// state of the server's side of it, from /proc/net/tcp.
+fn silent_state(addr: std::net::SocketAddr) -> String {
+    let c = std::net::TcpStream::connect(addr).unwrap();
+    let ours = c.local_addr().unwrap().port();
+    let hex = |port: u16| format!(":{port:04X}");
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
+    table
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|f| f[1].ends_with(&hex(addr.port())) && f[2].ends_with(&hex(ours)))
+        .map(|f| f[3].to_owned())
+        .unwrap_or_else(|| panic!("no server side of {ours} in /proc/net/tcp:\n{table}"))
+}
