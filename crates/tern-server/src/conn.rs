@@ -6,7 +6,8 @@
 //! malformed head), or by hyper throughout with `http1 = "hyper"`;
 //! HTTP/2 by hyper.
 //!
-//! The stack, bottom up: the socket, `TimedIo` (timeouts: they count the
+//! The stack, bottom up: the socket (`Lazy`: out of the reactor until it
+//! has to wait), `TimedIo` (timeouts: they count the
 //! handshake), TLS, `Plaintext` (bytes read ahead, HTTP/1 versions, the
 //! held-back half-close), `HpackGuard` on HTTP/2, the loop.
 

@@ -4,7 +4,9 @@
 //! concrete handler: the `tern` binary builds a [`Site`] of
 //! `Arc<dyn Handler>`s and hands it over.
 //!
-//! A request's way: `listen` (accept, TCP_NODELAY) -> `conn` (timeouts;
+//! A request's way: `listen` (accept, TCP_NODELAY, TCP_DEFER_ACCEPT by
+//! load) -> `lazy` (the socket joins the reactor only when it must wait)
+//! -> `conn` (timeouts;
 //! `h1`, tern's HTTP/1 loop, or hyper) -> `service` (the phases, in
 //! `phase/`: admit, rewrite, route, authorize, the handler, respond) ->
 //! `body` (byte count; at its end the log phase) -> `sendfile` (a large
@@ -82,6 +84,7 @@ mod conn;
 mod explain;
 mod h1;
 mod hpack_guard;
+mod lazy;
 mod listen;
 mod phase;
 mod plaintext;

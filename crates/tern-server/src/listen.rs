@@ -5,6 +5,7 @@
 
 use std::io;
 use std::net::SocketAddr;
+use std::os::fd::AsFd;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,8 +13,11 @@ use std::sync::Arc;
 use socket2::{Domain, Protocol, Socket, Type};
 use tern_config::ListenAddr;
 use tern_handler::{ConnInfo, PeerAddr};
-use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
+use tokio::io::unix::AsyncFd;
+use tokio::io::{AsyncRead, AsyncWrite, Interest};
+use tokio::net::{TcpStream, UnixStream};
+
+use crate::lazy::Lazy;
 
 type StdTcpListener = std::net::TcpListener;
 type StdUnixListener = std::os::unix::net::UnixListener;
@@ -57,15 +61,16 @@ pub(crate) struct WorkerListener {
 
 #[derive(Debug)]
 enum WorkerKind {
-    Tcp(TcpListener),
-    Unix(UnixListener),
+    Tcp(AsyncFd<StdTcpListener>),
+    Unix(AsyncFd<StdUnixListener>),
 }
 
-/// An accepted connection.
+/// An accepted connection, outside the reactor until it has to wait (see
+/// lazy.rs).
 #[derive(Debug)]
 pub(crate) enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
+    Tcp(Lazy<TcpStream>),
+    Unix(Lazy<UnixStream>),
 }
 
 /// An accepted connection on its way to another worker: registered with
@@ -107,12 +112,13 @@ impl Accepted for UnixStream {
 }
 
 impl Detached {
-    /// Registers the connection with the current worker's runtime.
-    pub(crate) fn attach(self) -> io::Result<Stream> {
-        Ok(match self {
-            Detached::Tcp(s) => Stream::Tcp(TcpStream::from_std(s)?),
-            Detached::Unix(s) => Stream::Unix(UnixStream::from_std(s)?),
-        })
+    /// The connection on the current worker, which registers it with its
+    /// runtime when it has to wait.
+    pub(crate) fn attach(self) -> Stream {
+        match self {
+            Detached::Tcp(s) => Stream::Tcp(Lazy::Plain(s)),
+            Detached::Unix(s) => Stream::Unix(Lazy::Plain(s)),
+        }
     }
 }
 
@@ -185,8 +191,8 @@ impl PausedListener {
     /// Registers the handle with the current worker's runtime.
     pub(crate) fn resume(self) -> io::Result<WorkerListener> {
         let kind = match self.kind {
-            PausedKind::Tcp(l) => WorkerKind::Tcp(TcpListener::from_std(l)?),
-            PausedKind::Unix(l) => WorkerKind::Unix(UnixListener::from_std(l)?),
+            PausedKind::Tcp(l) => WorkerKind::Tcp(register(l)?),
+            PausedKind::Unix(l) => WorkerKind::Unix(register(l)?),
         };
         Ok(WorkerListener {
             kind,
@@ -204,8 +210,8 @@ impl WorkerListener {
     /// Takes the handle out of the runtime's poll set.
     pub(crate) fn pause(self) -> io::Result<PausedListener> {
         let kind = match self.kind {
-            WorkerKind::Tcp(l) => PausedKind::Tcp(l.into_std()?),
-            WorkerKind::Unix(l) => PausedKind::Unix(l.into_std()?),
+            WorkerKind::Tcp(l) => PausedKind::Tcp(l.into_inner()),
+            WorkerKind::Unix(l) => PausedKind::Unix(l.into_inner()),
         };
         Ok(PausedListener {
             kind,
@@ -232,9 +238,12 @@ impl WorkerListener {
         match &self.kind {
             WorkerKind::Tcp(l) => {
                 // TCP_NODELAY comes from the listener (see `bind_tcp`).
-                let (s, peer, waiting) = match poll_once(|cx| l.poll_accept(cx)).await {
-                    Some(r) => r.map(|(s, p)| (s, p, true))?,
-                    None => l.accept().await.map(|(s, p)| (s, p, false))?,
+                let ((fd, peer), waiting) =
+                    accept_from(l, |l, f| rustix::net::acceptfrom_with(l, f)).await?;
+                let s = std::net::TcpStream::from(fd);
+                let peer = match peer.map(SocketAddr::try_from) {
+                    Some(Ok(peer)) => peer,
+                    _ => s.peer_addr()?,
                 };
                 // The local address is the listener's, unless it listens on
                 // every address (0.0.0.0, ::): only then is a getsockname
@@ -247,7 +256,7 @@ impl WorkerListener {
                         .unwrap_or(self.local.clone()),
                 };
                 Ok((
-                    Stream::Tcp(s),
+                    Stream::Tcp(Lazy::Plain(s)),
                     ConnInfo {
                         peer: PeerAddr::Tcp(peer),
                         local,
@@ -258,33 +267,68 @@ impl WorkerListener {
                 ))
             }
             WorkerKind::Unix(l) => {
-                let (s, _) = l.accept().await?;
+                let (fd, waiting) = accept_from(l, |l, f| rustix::net::accept_with(l, f)).await?;
                 Ok((
-                    Stream::Unix(s),
+                    Stream::Unix(Lazy::Plain(fd.into())),
                     ConnInfo {
                         peer: PeerAddr::Unix(Arc::from("")),
                         local: self.local.clone(),
                         secure: false,
                         tls: None,
                     },
-                    false,
+                    waiting,
                 ))
             }
         }
     }
 }
 
-/// `poll` once: its value if ready, `None` if it would wait (the task's
-/// waker is left registered, which the wait that follows wants anyway).
-async fn poll_once<T>(
-    mut poll: impl FnMut(&mut std::task::Context<'_>) -> std::task::Poll<T>,
-) -> Option<T> {
+/// Registers listener `l`'s readability with the current worker's reactor.
+fn register<L: std::os::fd::AsRawFd>(l: L) -> io::Result<AsyncFd<L>> {
+    #[allow(unsafe_code)]
+    // SAFETY: `l` is a std listener: it owns its descriptor and keeps that
+    // same one until the `AsyncFd` is dropped or `into_inner` gives `l`
+    // back; nothing replaces it meanwhile (`get_mut` is never called).
+    let registered = unsafe { AsyncFd::register_with_interest(l, Interest::READABLE) };
+    Ok(registered?)
+}
+
+/// Accepts on `listener` with `accept` (a non-blocking, close-on-exec
+/// socket, not registered with the reactor: see lazy.rs); true if the
+/// connection was already waiting (the accept did not wait for it).
+async fn accept_from<L: AsFd + std::os::fd::AsRawFd, R>(
+    listener: &AsyncFd<L>,
+    accept: impl Fn(&L, rustix::net::SocketFlags) -> rustix::io::Result<R>,
+) -> io::Result<(R, bool)> {
+    use rustix::net::SocketFlags;
     use std::task::Poll;
-    std::future::poll_fn(|cx| match poll(cx) {
-        Poll::Ready(v) => Poll::Ready(Some(v)),
-        Poll::Pending => Poll::Ready(None),
-    })
-    .await
+    let mut waited = false;
+    loop {
+        // Ready at once or not: a wait means the listener was idle.
+        let ready = std::future::poll_fn(|cx| match listener.poll_read_ready(cx) {
+            Poll::Ready(r) => Poll::Ready(Some(r)),
+            Poll::Pending => Poll::Ready(None),
+        })
+        .await;
+        let mut guard = match ready {
+            Some(guard) => guard?,
+            None => {
+                waited = true;
+                listener.readable().await?
+            }
+        };
+        let tried = guard.try_io(|l| loop {
+            match accept(l.get_ref(), SocketFlags::NONBLOCK | SocketFlags::CLOEXEC) {
+                Err(rustix::io::Errno::INTR) => {}
+                r => return r.map_err(io::Error::from),
+            }
+        });
+        match tried {
+            Ok(r) => return r.map(|r| (r, !waited)),
+            // Would block: the readiness is cleared; wait for the next.
+            Err(_) => continue,
+        }
+    }
 }
 
 impl Drop for BoundListener {

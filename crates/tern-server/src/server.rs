@@ -386,10 +386,8 @@ const HEARTBEAT: Duration = Duration::from_secs(1);
 /// Serves the connections other workers hand to this one.
 async fn receive(me: usize, mut inbox: Inbox, w: Workers) {
     while let Some(h) = inbox.recv().await {
-        match h.stream.attach() {
-            Ok(stream) => spawn_conn(&w, me, stream, h.info, h.index, h.permit, h.moved_here),
-            Err(e) => tracing::warn!("a connection handed over: {e}"),
-        }
+        let stream = h.stream.attach();
+        spawn_conn(&w, me, stream, h.info, h.index, h.permit, h.moved_here);
     }
 }
 
