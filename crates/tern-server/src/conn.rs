@@ -7,9 +7,9 @@
 //! HTTP/2 by hyper.
 //!
 //! The stack, bottom up: the socket (`Lazy`: out of the reactor until it
-//! has to wait), `TimedIo` (timeouts: they count the
-//! handshake), TLS, `Plaintext` (bytes read ahead, HTTP/1 versions, the
-//! held-back half-close), `HpackGuard` on HTTP/2, the loop.
+//! has to wait), `TimedIo` (timeouts: they count the handshake), TLS,
+//! `Plaintext` (bytes read ahead, HTTP/1 versions, the held-back
+//! half-close), `HpackGuard` on HTTP/2, the loop.
 
 use std::future::Future as _;
 use std::pin::Pin;

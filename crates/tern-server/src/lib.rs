@@ -6,11 +6,10 @@
 //!
 //! A request's way: `listen` (accept, TCP_NODELAY, TCP_DEFER_ACCEPT by
 //! load) -> `lazy` (the socket joins the reactor only when it must wait)
-//! -> `conn` (timeouts;
-//! `h1`, tern's HTTP/1 loop, or hyper) -> `service` (the phases, in
-//! `phase/`: admit, rewrite, route, authorize, the handler, respond) ->
-//! `body` (byte count; at its end the log phase) -> `sendfile` (a large
-//! cached body from its file, on `h1`).
+//! -> `conn` (timeouts; `h1`, tern's HTTP/1 loop, or hyper) -> `service`
+//! (the phases, in `phase/`: admit, rewrite, route, authorize, the
+//! handler, respond) -> `body` (byte count; at its end the log phase) ->
+//! `sendfile` (a large cached body from its file, on `h1`).
 #![deny(unsafe_code)]
 
 /// `AsyncWrite` for a reader-side layer `$t<T>` that passes every write
