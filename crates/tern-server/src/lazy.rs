@@ -20,7 +20,6 @@ use rustix::net::SendFlags;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpStream, UnixStream};
 
-use crate::listen::{Accepted, Detached};
 use crate::sendfile::SendFile;
 
 /// A tokio socket type, and the plain socket it is made from.
@@ -36,9 +35,6 @@ pub(crate) trait Registers:
     /// Registers `plain` with the current worker's reactor.
     fn register(plain: Self::Plain) -> io::Result<Self>;
 
-    /// The socket on its way to another worker.
-    fn detached(plain: Self::Plain) -> Detached;
-
     /// Takes the socket off the reactor.
     fn unregister(self) -> io::Result<Self::Plain>;
 }
@@ -50,10 +46,6 @@ impl Registers for TcpStream {
 
     fn register(plain: Self::Plain) -> io::Result<Self> {
         TcpStream::from_std(plain)
-    }
-
-    fn detached(plain: Self::Plain) -> Detached {
-        Detached::Tcp(plain)
     }
 
     fn unregister(self) -> io::Result<Self::Plain> {
@@ -68,10 +60,6 @@ impl Registers for UnixStream {
 
     fn register(plain: Self::Plain) -> io::Result<Self> {
         UnixStream::from_std(plain)
-    }
-
-    fn detached(plain: Self::Plain) -> Detached {
-        Detached::Unix(plain)
     }
 
     fn unregister(self) -> io::Result<Self::Plain> {
@@ -120,10 +108,7 @@ impl<T: Registers> Lazy<T> {
         }
         match self {
             Lazy::Polled(t) => Ok(Pin::new(t)),
-            _ => Err(io::Error::new(
-                io::ErrorKind::NotConnected,
-                "the socket could not join the reactor",
-            )),
+            _ => Err(lost()),
         }
     }
 }
@@ -245,17 +230,22 @@ impl<T: Registers> SendFile for Lazy<T> {
     }
 }
 
-impl<T: Registers> Accepted for Lazy<T> {
-    fn detach(self) -> io::Result<Detached> {
+impl<T: Registers> Lazy<T> {
+    /// The socket, off the reactor if it had joined it.
+    pub(crate) fn into_plain(self) -> io::Result<T::Plain> {
         match self {
-            Lazy::Plain(plain) => Ok(T::detached(plain)),
-            Lazy::Polled(t) => Ok(T::detached(t.unregister()?)),
-            Lazy::Lost => Err(io::Error::new(
-                io::ErrorKind::NotConnected,
-                "the socket could not join the reactor",
-            )),
+            Lazy::Plain(plain) => Ok(plain),
+            Lazy::Polled(t) => t.unregister(),
+            Lazy::Lost => Err(lost()),
         }
     }
+}
+
+fn lost() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::NotConnected,
+        "the socket could not join the reactor",
+    )
 }
 
 #[cfg(test)]

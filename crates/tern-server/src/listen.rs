@@ -111,6 +111,18 @@ impl Accepted for UnixStream {
     }
 }
 
+impl Accepted for Lazy<TcpStream> {
+    fn detach(self) -> io::Result<Detached> {
+        Ok(Detached::Tcp(self.into_plain()?))
+    }
+}
+
+impl Accepted for Lazy<UnixStream> {
+    fn detach(self) -> io::Result<Detached> {
+        Ok(Detached::Unix(self.into_plain()?))
+    }
+}
+
 impl Detached {
     /// The connection on the current worker, which registers it with its
     /// runtime when it has to wait.
