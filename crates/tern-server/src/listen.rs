@@ -1,7 +1,9 @@
 //! Listening sockets: TCP (IPv4, IPv6) and Unix, bound before the server
 //! runs so that a bad address is a startup error, and accepted with
-//! TCP_NODELAY on every connection (set once, on the listener). A TCP
-//! connection is accepted once its first bytes have come (TCP_DEFER_ACCEPT).
+//! TCP_NODELAY on every connection (set once, on the listener). While the
+//! server is busy, a TCP connection is accepted once its first bytes have
+//! come (TCP_DEFER_ACCEPT, see [`Deferral`]); accepted sockets stay out of
+//! the reactor until they have to wait (lazy.rs).
 
 use std::io;
 use std::net::SocketAddr;
