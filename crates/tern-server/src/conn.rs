@@ -457,6 +457,8 @@ mod tests {
             me: 0,
             balance: Arc::new(crate::balance::Balance::new(1).0),
         };
+        // As the listener hands it over (see lazy.rs), registered here.
+        let c = crate::lazy::Lazy::Polled(c);
         let task = super::serve(
             c,
             Arc::new(conn),
