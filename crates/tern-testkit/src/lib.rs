@@ -11,7 +11,7 @@ mod wire;
 
 pub use exchange::Req;
 pub use process::Tern;
-pub use wire::{read_some, request, Response};
+pub use wire::{read_some, request, Response, TimedRead};
 
 /// Writes `body` to `dest` with permission bits `mode` through `install(1)`,
 /// so that the (threaded) test process never holds the file open for

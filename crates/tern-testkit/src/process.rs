@@ -2,7 +2,7 @@
 //! (the error log) captured, stopped by PID when dropped (SIGTERM, then
 //! SIGKILL if it has not exited within two seconds).
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -78,10 +78,13 @@ impl Tern {
         let done: Arc<AtomicBool> = Arc::clone(&drained[0]);
         std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
-            while let Ok(n) = crate::read_some(&mut stderr, &mut buf) {
-                if n == 0 {
-                    break;
-                }
+            loop {
+                let n = match stderr.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(_) => break,
+                };
                 sink.lock()
                     .unwrap()
                     .push_str(&String::from_utf8_lossy(&buf[..n]));

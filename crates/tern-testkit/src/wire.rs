@@ -5,22 +5,61 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
-/// One `read` that is tried again when it is interrupted.
+/// One `read` that is tried again when it is interrupted, within the
+/// socket's own read timeout.
 ///
 /// A blocking read on a socket with a read timeout fails with `EINTR`
 /// when the process is stopped and continued (signal(7): even with no
 /// signal handler), as a CI host's freezer or a checkpoint does; a test
 /// that took that for the server's answer failed for no fault of the
 /// server. `read_exact` and `read_to_end` retry already; a bare `read`
-/// does not.
-pub fn read_some(s: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    loop {
+/// does not. The retry waits only for what is left of the timeout: a
+/// test that waits 500 ms for nothing to come must not wait longer
+/// because it was interrupted (the timeout is set back afterwards).
+pub fn read_some<S: TimedRead>(s: &mut S, buf: &mut [u8]) -> std::io::Result<usize> {
+    let timeout = s.read_timeout()?;
+    let start = std::time::Instant::now();
+    let r = loop {
         match s.read(buf) {
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            r => return r,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            r => break r,
         }
+        if let Some(t) = timeout {
+            match t.checked_sub(start.elapsed()) {
+                Some(left) if !left.is_zero() => s.set_read_timeout(Some(left))?,
+                _ => break Err(std::io::ErrorKind::WouldBlock.into()),
+            }
+        }
+    };
+    if timeout.is_some() {
+        s.set_read_timeout(timeout)?;
     }
+    r
 }
+
+/// A socket whose reads can time out.
+pub trait TimedRead: Read {
+    /// The read timeout (`None`: reads block).
+    fn read_timeout(&self) -> std::io::Result<Option<Duration>>;
+    /// Sets the read timeout.
+    fn set_read_timeout(&self, t: Option<Duration>) -> std::io::Result<()>;
+}
+
+macro_rules! timed_read {
+    ($t:ty) => {
+        impl TimedRead for $t {
+            fn read_timeout(&self) -> std::io::Result<Option<Duration>> {
+                <$t>::read_timeout(self)
+            }
+            fn set_read_timeout(&self, t: Option<Duration>) -> std::io::Result<()> {
+                <$t>::set_read_timeout(self, t)
+            }
+        }
+    };
+}
+
+timed_read!(TcpStream);
+timed_read!(std::os::unix::net::UnixStream);
 
 /// A parsed response.
 #[derive(Debug, Clone)]
