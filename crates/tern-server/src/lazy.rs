@@ -20,17 +20,14 @@ use rustix::net::SendFlags;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpStream, UnixStream};
 
-use crate::sendfile::SendFile;
+use crate::sendfile::{SendFile, Socket};
 
 /// A tokio socket type, and the plain socket it is made from.
 pub(crate) trait Registers:
-    AsyncRead + AsyncWrite + SendFile + Unpin + Send + Sized + 'static
+    AsyncRead + AsyncWrite + SendFile + Socket + Unpin + Send + Sized + 'static
 {
     /// The socket outside any reactor (non-blocking).
     type Plain: AsFd + Unpin + Send + 'static;
-
-    /// The flags of a write with more to follow (see [`SendFile`]).
-    const MORE: SendFlags;
 
     /// Registers `plain` with the current worker's reactor.
     fn register(plain: Self::Plain) -> io::Result<Self>;
@@ -41,8 +38,6 @@ pub(crate) trait Registers:
 
 impl Registers for TcpStream {
     type Plain = std::net::TcpStream;
-    // `MSG_NOSIGNAL`: a client gone is an error here, never a signal.
-    const MORE: SendFlags = SendFlags::MORE.union(SendFlags::NOSIGNAL);
 
     fn register(plain: Self::Plain) -> io::Result<Self> {
         TcpStream::from_std(plain)
@@ -55,8 +50,6 @@ impl Registers for TcpStream {
 
 impl Registers for UnixStream {
     type Plain = std::os::unix::net::UnixStream;
-    // A Unix socket has no segments to fill: `MSG_MORE` means nothing there.
-    const MORE: SendFlags = SendFlags::NOSIGNAL;
 
     fn register(plain: Self::Plain) -> io::Result<Self> {
         UnixStream::from_std(plain)
@@ -109,6 +102,15 @@ impl<T: Registers> Lazy<T> {
         match self {
             Lazy::Polled(t) => Ok(Pin::new(t)),
             _ => Err(lost()),
+        }
+    }
+
+    /// The socket, off the reactor if it had joined it.
+    pub(crate) fn into_plain(self) -> io::Result<T::Plain> {
+        match self {
+            Lazy::Plain(plain) => Ok(plain),
+            Lazy::Polled(t) => t.unregister(),
+            Lazy::Lost => Err(lost()),
         }
     }
 }
@@ -211,8 +213,11 @@ impl<T: Registers> SendFile for Lazy<T> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        plain_or_polled!(self, |fd| rustix::net::send(fd, buf, T::MORE), |t| t
-            .poll_write_more(cx, buf))
+        plain_or_polled!(
+            self,
+            |fd| rustix::net::send(fd, buf, <T as Socket>::MORE),
+            |t| t.poll_write_more(cx, buf)
+        )
     }
 
     fn poll_send_file(
@@ -227,17 +232,6 @@ impl<T: Registers> SendFile for Lazy<T> {
             |fd| rustix::fs::sendfile(fd, file, Some(&mut *offset), len),
             |t| t.poll_send_file(cx, file, offset, len)
         )
-    }
-}
-
-impl<T: Registers> Lazy<T> {
-    /// The socket, off the reactor if it had joined it.
-    pub(crate) fn into_plain(self) -> io::Result<T::Plain> {
-        match self {
-            Lazy::Plain(plain) => Ok(plain),
-            Lazy::Polled(t) => t.unregister(),
-            Lazy::Lost => Err(lost()),
-        }
     }
 }
 

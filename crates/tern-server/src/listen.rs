@@ -7,7 +7,7 @@
 
 use std::io;
 use std::net::SocketAddr;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -298,7 +298,7 @@ impl WorkerListener {
 }
 
 /// Registers listener `l`'s readability with the current worker's reactor.
-fn register<L: std::os::fd::AsRawFd>(l: L) -> io::Result<AsyncFd<L>> {
+fn register<L: AsRawFd>(l: L) -> io::Result<AsyncFd<L>> {
     #[allow(unsafe_code)]
     // SAFETY: `l` is a std listener: it owns its descriptor and keeps that
     // same one until the `AsyncFd` is dropped or `into_inner` gives `l`
@@ -310,7 +310,7 @@ fn register<L: std::os::fd::AsRawFd>(l: L) -> io::Result<AsyncFd<L>> {
 /// Accepts on `listener` with `accept` (a non-blocking, close-on-exec
 /// socket, not registered with the reactor: see lazy.rs); true if the
 /// connection was already waiting (the accept did not wait for it).
-async fn accept_from<L: AsFd + std::os::fd::AsRawFd, R>(
+async fn accept_from<L: AsRawFd, R>(
     listener: &AsyncFd<L>,
     accept: impl Fn(&L, rustix::net::SocketFlags) -> rustix::io::Result<R>,
 ) -> io::Result<(R, bool)> {
@@ -367,10 +367,7 @@ fn bind_tcp(addr: SocketAddr) -> io::Result<StdTcpListener> {
     // gives accepted sockets the listener's setting, which spares a
     // `setsockopt` per connection.
     socket.set_nodelay(true)?;
-    {
-        use std::os::fd::AsFd;
-        defer_accept(socket.as_fd(), true);
-    }
+    defer_accept(socket.as_fd(), true);
     socket.bind(&addr.into())?;
     socket.listen(BACKLOG)?;
     Ok(socket.into())
@@ -390,8 +387,7 @@ const DEFER_ACCEPT_SECS: libc::c_int = 1;
 /// held by the kernel, not by tern, and reaches tern after about a second.
 /// It is on from the start and follows the load from then on (see
 /// [`Deferral`]). A failure is logged and the listener works without it.
-fn defer_accept(fd: std::os::fd::BorrowedFd<'_>, on: bool) {
-    use std::os::fd::AsRawFd;
+fn defer_accept(fd: BorrowedFd<'_>, on: bool) {
     let secs: libc::c_int = if on { DEFER_ACCEPT_SECS } else { 0 };
     // No safe binding has this option (rustix and socket2 lack it).
     #[allow(unsafe_code)]
@@ -465,7 +461,6 @@ impl Deferral {
         if want != self.on {
             self.on = want;
             if let WorkerKind::Tcp(l) = &listener.kind {
-                use std::os::fd::AsFd;
                 defer_accept(l.as_fd(), want);
                 tracing::debug!(listener = %listener.local, deferred = want, "TCP_DEFER_ACCEPT");
             }

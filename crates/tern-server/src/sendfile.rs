@@ -56,8 +56,10 @@ pub(crate) trait SendFile {
     }
 }
 
-/// A tokio socket's write readiness, as [`poll_write_op`] uses it.
-trait Socket: AsFd {
+/// A tokio socket's write readiness, as [`poll_write_op`] uses it, and
+/// its flags for a write with more to follow (lazy.rs sends with them
+/// too, before the socket joins the reactor).
+pub(crate) trait Socket: AsFd {
     /// `MSG_MORE` where it means something, and never `SIGPIPE`.
     const MORE: SendFlags;
     fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;

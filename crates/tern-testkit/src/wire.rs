@@ -17,22 +17,28 @@ use std::time::Duration;
 /// test that waits 500 ms for nothing to come must not wait longer
 /// because it was interrupted (the timeout is set back afterwards).
 pub fn read_some<S: TimedRead>(s: &mut S, buf: &mut [u8]) -> std::io::Result<usize> {
-    let timeout = s.read_timeout()?;
     let start = std::time::Instant::now();
+    // The socket's timeout, asked for at the first interruption only: an
+    // uninterrupted read costs no `getsockopt`.
+    let mut timeout: Option<Option<Duration>> = None;
     let r = loop {
         match s.read(buf) {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             r => break r,
         }
-        if let Some(t) = timeout {
+        let t = match timeout {
+            Some(t) => t,
+            None => *timeout.insert(s.read_timeout()?),
+        };
+        if let Some(t) = t {
             match t.checked_sub(start.elapsed()) {
                 Some(left) if !left.is_zero() => s.set_read_timeout(Some(left))?,
                 _ => break Err(std::io::ErrorKind::WouldBlock.into()),
             }
         }
     };
-    if timeout.is_some() {
-        s.set_read_timeout(timeout)?;
+    if let Some(Some(t)) = timeout {
+        s.set_read_timeout(Some(t))?;
     }
     r
 }

@@ -277,12 +277,7 @@ fn server_cpu(site: &Site) -> Result<[(f64, f64); 2], String> {
         // has the same: the Date field is of fixed length).
         conn.write_all(WRK_HEAD).map_err(|e| e.to_string())?;
         let mut one = vec![0; 4096];
-        let len = loop {
-            match conn.read(&mut one) {
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                r => break r.map_err(|e| e.to_string())?,
-            }
-        };
+        let len = tern_testkit::read_some(&mut conn, &mut one).map_err(|e| e.to_string())?;
         if !one[..len].ends_with(b"\r\n\r\n") {
             return Err(format!(
                 "an odd first answer: {:?}",
