@@ -118,14 +118,67 @@ const SYN_RECV: &str = "03";
 /// state of the server's side of it, from /proc/net/tcp.
 fn silent_state(addr: std::net::SocketAddr) -> String {
     let c = std::net::TcpStream::connect(addr).unwrap();
-    let ours = c.local_addr().unwrap().port();
+    server_side(addr, &c)[3].clone()
+}
+
+/// The fields of /proc/net/tcp's row for the server's side of `client`,
+/// a connection to `addr`.
+fn server_side(addr: std::net::SocketAddr, client: &std::net::TcpStream) -> Vec<String> {
+    let ours = client.local_addr().unwrap().port();
     let hex = |port: u16| format!(":{port:04X}");
     let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
     table
         .lines()
         .skip(1)
-        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .map(|l| l.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
         .find(|f| f[1].ends_with(&hex(addr.port())) && f[2].ends_with(&hex(ours)))
-        .map(|f| f[3].to_owned())
         .unwrap_or_else(|| panic!("no server side of {ours} in /proc/net/tcp:\n{table}"))
+}
+
+/// A client that asks for a large file and stops reading holds about a
+/// megabyte of it in tern's socket (TCP_NOTSENT_LOWAT, listen.rs), not
+/// as much as the kernel would take (3.8 MB of this 4 MB body without
+/// it): what waits for a slow reader waits in tern, which sends it when
+/// the socket has room.
+#[test]
+fn a_client_that_stops_reading_holds_about_a_megabyte_of_the_body_in_the_kernel() {
+    let body = vec![b'x'; 4_000_000];
+    let t = Tern::start_in(BIN, &config("", ""), docroot(&[("big.bin", &body)]));
+    let mut c = std::net::TcpStream::connect(t.addr()).unwrap();
+    c.write_all(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    // tx_queue: bytes written and not yet acknowledged. It grows while
+    // tern writes and stops where the socket refuses more.
+    let queued = || {
+        let f = server_side(t.addr(), &c);
+        usize::from_str_radix(f[4].split(':').next().unwrap(), 16).unwrap()
+    };
+    let end = Instant::now() + Duration::from_secs(10);
+    let mut last = queued();
+    let settled = loop {
+        std::thread::sleep(Duration::from_millis(200));
+        let now = queued();
+        if now == last && now > 0 {
+            break now;
+        }
+        assert!(Instant::now() < end, "the queue never settled (last {now})");
+        last = now;
+    };
+    // The limit, one segment's overshoot and the client's window.
+    assert!(
+        (512 << 10..2 << 20).contains(&settled),
+        "{settled} bytes queued for a client that reads nothing"
+    );
+    // The rest still comes once the client reads.
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut got = Vec::new();
+    let mut buf = vec![0; 1 << 16];
+    let head_end = |got: &[u8]| got.windows(4).position(|w| w == b"\r\n\r\n");
+    while head_end(&got).is_none_or(|h| got.len() < h + 4 + body.len()) {
+        let n = tern_testkit::read_some(&mut c, &mut buf).unwrap();
+        assert!(n > 0, "closed after {} bytes", got.len());
+        got.extend_from_slice(&buf[..n]);
+    }
+    let start = head_end(&got).unwrap() + 4;
+    assert!(got[start..] == body[..], "the body arrived changed");
 }
