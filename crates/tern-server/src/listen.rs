@@ -416,7 +416,9 @@ fn defer_accept(fd: BorrowedFd<'_>, on: bool) {
 /// req/s (lighttpd 938-1,054), ab c=1 452 -> 746, the other rows level;
 /// 512 KiB and 2 MiB did less well, and below 256 KiB the copy costs more
 /// CPU per request (more wake-ups to refill). Bodies under it (every
-/// small file, every 64 KB one) never meet it.
+/// small file, every 64 KB one) never meet it. What it cannot fix: over
+/// loopback the copy is fast or slow by where the scheduler puts tern's
+/// worker and the client (the same row's two modes, PERFORMANCE.md).
 const NOTSENT_LOWAT: libc::c_int = 1 << 20;
 
 /// Sets a TCP socket option that takes an `int`.
