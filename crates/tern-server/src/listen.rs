@@ -102,18 +102,6 @@ pub(crate) trait Accepted:
     fn detach(self) -> io::Result<Detached>;
 }
 
-impl Accepted for TcpStream {
-    fn detach(self) -> io::Result<Detached> {
-        Ok(Detached::Tcp(self.into_std()?))
-    }
-}
-
-impl Accepted for UnixStream {
-    fn detach(self) -> io::Result<Detached> {
-        Ok(Detached::Unix(self.into_std()?))
-    }
-}
-
 impl Accepted for Lazy<TcpStream> {
     fn detach(self) -> io::Result<Detached> {
         Ok(Detached::Tcp(self.into_plain()?))
