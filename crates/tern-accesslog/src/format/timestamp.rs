@@ -57,7 +57,9 @@ pub(crate) fn parse_clf(s: &str) -> Option<SystemTime> {
     if hhmm.len() != 4 {
         return None;
     }
-    let offset = offset_secs(sign, number(&hhmm[..2], 2)?, number(&hhmm[2..], 2)?)?;
+    // Checked: four bytes need not be four characters.
+    let (hh, mm) = hhmm.split_at_checked(2)?;
+    let offset = offset_secs(sign, number(hh, 2)?, number(mm, 2)?)?;
     civil.to_time(offset)
 }
 
@@ -341,6 +343,9 @@ mod tests {
             "10/Oct/2000:13:55:36 0000",
             "10/Oct/2000:13:55:36:00 +0000",
             "10/Oct/+200:13:55:36 +0000",
+            // Four bytes of offset that are two characters, cut inside one.
+            "10/Oct/2000:13:55:36 +\u{1fdd}0",
+            "10/Oct/2000:13:55:36 +0\u{1fdd}",
         ] {
             assert_eq!(parse_clf(bad), None, "{bad}");
         }
