@@ -19,6 +19,8 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use tokio::time::{Instant, Sleep};
 
+use crate::fed::FedBody;
+
 type BoxError = Box<dyn StdError + Send + Sync>;
 type BoxBody = Pin<Box<dyn Body<Data = Bytes, Error = BoxError> + Send>>;
 
@@ -213,9 +215,10 @@ pub enum BodyError {
         /// The limit in bytes.
         limit: u64,
     },
-    /// The connection failed while the body was being read.
+    /// The connection failed while the body was being read, or the body's
+    /// framing was broken (a bad chunk, the client gone mid-body).
     #[error("reading the request body: {0}")]
-    Read(#[source] hyper::Error),
+    Read(#[source] BoxError),
     /// The client sent the body too slowly (the handler answers 408).
     #[error("the client sent {received} bytes of the body in {waited:?} of waiting, below the minimum rate")]
     TooSlow {
@@ -308,6 +311,7 @@ enum Inner {
     Empty,
     Full(Option<Bytes>),
     Incoming(Incoming),
+    Fed(FedBody),
 }
 
 impl std::fmt::Debug for RequestBody {
@@ -326,6 +330,20 @@ impl RequestBody {
     pub fn incoming(body: Incoming, limit: u64, pace: BodyPace) -> Self {
         RequestBody {
             inner: Inner::Incoming(body),
+            limit,
+            seen: 0,
+            pace: Some(pace),
+            pacer: None,
+            leftover: None,
+        }
+    }
+
+    /// A body the connection feeds as it arrives (see [`fed_body`]
+    /// (crate::fed_body)), under the same limit and pace as
+    /// [`RequestBody::incoming`].
+    pub fn fed(body: FedBody, limit: u64, pace: BodyPace) -> Self {
+        RequestBody {
+            inner: Inner::Fed(body),
             limit,
             seen: 0,
             pace: Some(pace),
@@ -420,26 +438,30 @@ impl Body for RequestBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
         let this = &mut *self;
-        let frame = match &mut this.inner {
+        let polled = match &mut this.inner {
             Inner::Empty => return Poll::Ready(None),
             Inner::Full(b) => return Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
-            Inner::Incoming(inc) => match Pin::new(inc).poll_frame(cx) {
-                Poll::Pending => {
-                    return match this.wait(cx) {
-                        Poll::Pending => Poll::Pending,
-                        Poll::Ready(e) => {
-                            this.inner = Inner::Empty;
-                            Poll::Ready(Some(Err(e)))
-                        }
-                    };
-                }
-                Poll::Ready(None) => return Poll::Ready(None),
-                Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(BodyError::Read(e)))),
-                Poll::Ready(Some(Ok(f))) => {
-                    this.arrived();
-                    f
-                }
-            },
+            Inner::Incoming(inc) => Pin::new(inc)
+                .poll_frame(cx)
+                .map(|f| f.map(|r| r.map_err(BoxError::from))),
+            Inner::Fed(fed) => fed.poll_frame(cx),
+        };
+        let frame = match polled {
+            Poll::Pending => {
+                return match this.wait(cx) {
+                    Poll::Pending => Poll::Pending,
+                    Poll::Ready(e) => {
+                        this.inner = Inner::Empty;
+                        Poll::Ready(Some(Err(e)))
+                    }
+                };
+            }
+            Poll::Ready(None) => return Poll::Ready(None),
+            Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(BodyError::Read(e)))),
+            Poll::Ready(Some(Ok(f))) => {
+                this.arrived();
+                f
+            }
         };
         if let Some(data) = frame.data_ref() {
             this.seen += data.len() as u64;
@@ -456,6 +478,7 @@ impl Body for RequestBody {
             Inner::Empty => true,
             Inner::Full(b) => b.is_none(),
             Inner::Incoming(i) => i.is_end_stream(),
+            Inner::Fed(f) => f.is_end_stream(),
         }
     }
 
@@ -464,6 +487,7 @@ impl Body for RequestBody {
             Inner::Empty => SizeHint::with_exact(0),
             Inner::Full(b) => SizeHint::with_exact(b.as_ref().map_or(0, |b| b.len() as u64)),
             Inner::Incoming(i) => i.size_hint(),
+            Inner::Fed(_) => SizeHint::default(),
         }
     }
 }

@@ -10,6 +10,7 @@
 mod body;
 mod error;
 mod exchange;
+mod fed;
 pub mod path;
 mod pattern;
 mod report;
@@ -26,6 +27,7 @@ pub use exchange::{
     AuthUser, ClientCert, ConnInfo, Exchange, InternalRedirect, OriginalTarget, PeerAddr,
     Redirected, RequestId, RouteMatch, ScriptEnv, TlsInfo, MAX_LOCAL_REDIRECTS,
 };
+pub use fed::{fed_body, BodySender, FedBody, ReaderGone};
 pub use pattern::RoutePattern;
 pub use report::{PoolReport, ServedBy, WaitHistogram, WorkerReport, QUEUE_WAIT_BUCKETS};
 

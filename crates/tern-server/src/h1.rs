@@ -1,18 +1,32 @@
 //! tern's own HTTP/1.1 connection loop, on `tern-h1`'s codec: the
 //! default (`[server] http1 = "hyper"` leaves every request to hyper).
 //!
-//! It serves the requests that carry no body: HTTP/1.1 or 1.0 (answered
-//! 1.0, as hyper does), no `Content-Length` other than 0, no
-//! `Transfer-Encoding`, no `Expect`, no upgrade, not CONNECT. At the first
-//! request it does not serve itself it hands the connection to hyper with
-//! every byte read and not yet served, and hyper serves the rest of the
-//! connection as it always did. A head the codec refuses goes to hyper
-//! the same way, so a malformed request is answered exactly as before (the
-//! same status, the same log line), and a request whose framing matters (a
-//! body: where smuggling lives) never takes the new path. The new path
-//! can be no looser than hyper; what it changes is the cost of the common
-//! request: the head parsed in place, no dispatcher, the response head and
-//! a small body in one write.
+//! It serves HTTP/1.1 and 1.0 requests (1.0 answered 1.0, as hyper
+//! does), with or without a body (`Content-Length` or `chunked`, and
+//! `Expect: 100-continue`); not an upgrade, CONNECT, or another
+//! expectation. At the first request it does not serve itself it hands
+//! the connection to hyper with every byte read and not yet served, and
+//! hyper serves the rest of the connection as it always did. A head the
+//! codec refuses goes to hyper the same way, so a malformed request is
+//! answered exactly as before (the same status, the same log line). The
+//! codec's framing decisions are hyper's or stricter (`tern-h1`'s doc, its
+//! differential test), so the new path can be no looser than hyper; what
+//! it changes is the cost of the common request: the head parsed in
+//! place, no dispatcher, the response head and a small body in one write.
+//!
+//! A request body goes to the handler as the loop decodes it (a
+//! [`BodySender`], one piece at a time: the loop reads the next only once
+//! the handler took the last). `100 Continue` is sent when the handler
+//! first asks for the body, as hyper sends it; a handler that answers
+//! without asking never makes the client send its body. tern's handlers
+//! read a body whole before their answer's head, or never (the scripts'
+//! request buffering), so the loop feeds the body while the handler works
+//! and settles the rest once the answer is there: what of it has arrived
+//! is discarded and the connection goes on; a body still arriving closes
+//! the connection after the answer, which goes out first, and the loop
+//! then reads and discards what the client still sends for a while
+//! (nginx's lingering close), so that its reset does not destroy the
+//! answer before the client has read it.
 //!
 //! What it keeps from hyper's loop, with the same pieces underneath
 //! (`Plaintext` over `TimedIo`, the service's phases): pipelining (heads
@@ -26,12 +40,15 @@
 use std::cell::RefCell;
 use std::pin::Pin;
 use std::task::Poll;
+use std::time::Duration;
 
 use bytes::{Buf as _, Bytes, BytesMut};
 use http::{header, Method, Request, Version};
 use http_body::Body as _;
-use tern_h1::{BodyEncoding, BodyLength, DateCache, Parsed, ResponseHead};
-use tern_handler::{worth_sending_from_file, ConnInfo};
+use tern_h1::{BodyDecoder, BodyEncoding, BodyLength, DateCache, Decoded, Parsed, ResponseHead};
+use tern_handler::{
+    fed_body, worth_sending_from_file, BodyPace, BodySender, ConnInfo, FedBody, RequestBody,
+};
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, ReadBuf};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
@@ -39,7 +56,7 @@ use crate::balance::Place;
 use crate::body::ServerBody;
 use crate::report::report;
 use crate::sendfile::{send_file, SendFile};
-use crate::service::{NoBody, Svc};
+use crate::service::{ConnBody, Svc};
 use crate::timeout::Activity;
 
 /// Body bytes copied behind the head into one write; a larger frame is
@@ -55,6 +72,19 @@ const READ_ROOM: usize = 4096;
 
 /// The most a read into the worker's scratch buffer takes (see [`read_some`]).
 const SCRATCH: usize = 8192;
+
+/// Room kept free in the read buffer before a read of a request body.
+const BODY_READ: usize = 16 << 10;
+
+/// What the client is told before it sends a body it waits to send.
+const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
+
+/// After an answer that closes a connection whose body was still
+/// arriving: how long what the client still sends is read and discarded
+/// at most, and the longest silence that ends it sooner (nginx's
+/// `lingering_time` and `lingering_timeout`, shorter).
+const LINGER: Duration = Duration::from_secs(5);
+const LINGER_SILENCE: Duration = Duration::from_secs(1);
 
 thread_local! {
     /// The `Date` value, formatted once a second per worker.
@@ -106,12 +136,10 @@ fn limits(l: &tern_config::Limits) -> tern_h1::Limits {
 /// Whether the loop serves this request itself (see the module doc).
 fn serves(p: &Parsed) -> bool {
     matches!(p.version, Version::HTTP_11 | Version::HTTP_10)
-        && matches!(
-            p.framing,
-            tern_h1::Framing::None | tern_h1::Framing::Length(0)
-        )
         && p.method != Method::CONNECT
-        && !p.has_expect
+        // `100-continue` on a request with a body; any other expectation
+        // (or that one where it means nothing) is hyper's.
+        && (!p.has_expect || p.expect_continue)
         // Any `Upgrade` field, not only an upgrade the codec recognizes
         // (`Parsed::upgrade`, which needs the connection option too).
         && !p.has_upgrade
@@ -150,7 +178,7 @@ impl Loop<'_> {
             stopping: false,
         };
         loop {
-            let (req, asked) = match self.next(&mut w, &limits).await {
+            let (req, asked, feed) = match self.next(&mut w, &limits).await {
                 Ok(next) => next,
                 Err(ended) => return ended,
             };
@@ -158,7 +186,7 @@ impl Loop<'_> {
             // keeps no room for a request's state (the handler's future,
             // the response): an allocator round trip per request costs
             // less than a kilobyte and a half held per idle connection.
-            if !Box::pin(self.exchange(&mut w, req, asked)).await {
+            if !Box::pin(self.exchange(&mut w, req, asked, feed)).await {
                 return Ended::Closed;
             }
             // Between two requests: the balance may move the connection.
@@ -188,7 +216,7 @@ impl Loop<'_> {
         &self,
         w: &mut Wire<'_, '_, S>,
         limits: &tern_h1::Limits,
-    ) -> Result<(Request<NoBody>, Asked), Ended>
+    ) -> Result<(Request<LoopBody>, Asked, Option<Feed>), Ended>
     where
         S: AsyncRead + AsyncWrite + SendFile + Unpin,
     {
@@ -198,7 +226,7 @@ impl Loop<'_> {
             match tern_h1::parse_head(&w.buf, limits) {
                 Ok(Some(p)) if serves(&p) => {
                     w.buf.advance(p.head_len);
-                    return Ok(request(p, limits.max_head_bytes));
+                    return Ok(request(p, limits));
                 }
                 Ok(Some(_)) | Err(_) => return Err(Ended::ToHyper(w.buf.split().freeze())),
                 Ok(None) => {}
@@ -235,10 +263,17 @@ impl Loop<'_> {
         }
     }
 
-    /// Answers one request and writes the answer, reading on meanwhile: a
-    /// client that leaves stops the handler, as under hyper; a pipelined
-    /// head waits in `buf`. Whether the connection goes on.
-    async fn exchange<S>(&self, w: &mut Wire<'_, '_, S>, req: Request<NoBody>, asked: Asked) -> bool
+    /// Answers one request and writes the answer, reading on meanwhile
+    /// (the request's body, for its handler; then ahead): a client that
+    /// leaves stops the handler, as under hyper; a pipelined head waits in
+    /// `buf`. Whether the connection goes on.
+    async fn exchange<S>(
+        &self,
+        w: &mut Wire<'_, '_, S>,
+        req: Request<LoopBody>,
+        asked: Asked,
+        mut feed: Option<Feed>,
+    ) -> bool
     where
         S: AsyncRead + AsyncWrite + SendFile + Unpin,
     {
@@ -249,20 +284,28 @@ impl Loop<'_> {
                 biased;
                 r = &mut answer => break r.unwrap_or_else(|never| match never {}),
                 () = &mut w.stop, if !w.stopping => w.stopping = true,
-                read = w.io.read_buf(&mut w.buf), if w.buf.len() < asked.max_head => {
+                read = pump(w.io, &mut w.buf, feed.as_mut(), asked.max_head) => {
                     if self.gone(read) {
                         return false;
                     }
                 }
             }
         };
-        let keep_alive = asked.keep_alive && !w.stopping;
+        // Whether the body, if any, was read to its end: only then does the
+        // next request start where the buffer says.
+        let whole = feed.as_mut().is_none_or(|f| f.settle(&mut w.buf));
+        let keep_alive = asked.keep_alive && !w.stopping && whole;
         let written = match write_response(w.io, &mut w.out, resp, &asked, keep_alive).await {
             Ok(going_on) => sent(w.io).await.map(|()| going_on),
             Err(e) => Err(e),
         };
         match written {
-            Ok(going_on) => going_on,
+            Ok(going_on) => {
+                if !whole {
+                    linger(w).await;
+                }
+                going_on
+            }
             Err(e) => {
                 tracing::debug!(peer = %conn.peer, "connection error: {e}");
                 false
@@ -271,21 +314,222 @@ impl Loop<'_> {
     }
 }
 
+/// What the connection reads while a handler works: the request's body
+/// for it, piece by piece; then ahead (a pipelined head, or the client's
+/// end), up to `max_head` bytes. The bytes read, 0 when the client closed.
+async fn pump<S>(
+    io: &mut S,
+    buf: &mut BytesMut,
+    feed: Option<&mut Feed>,
+    max_head: usize,
+) -> std::io::Result<usize>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    match feed {
+        Some(f) if !f.ended && !f.broken => f.step(io, buf).await,
+        _ if buf.len() < max_head => io.read_buf(buf).await,
+        _ => std::future::pending().await,
+    }
+}
+
+/// A request body on its way from the connection to its handler.
+struct Feed {
+    decoder: BodyDecoder,
+    /// The handler's end; `None` once the body ended or failed, or the
+    /// handler let go of it.
+    tx: Option<BodySender>,
+    /// While `100 Continue` is owed: how much of it is written.
+    cont: Option<usize>,
+    /// The body has been read to its end: the next request starts at the
+    /// front of the buffer.
+    ended: bool,
+    /// The body's framing is broken: where the next request starts is
+    /// unknown.
+    broken: bool,
+}
+
+impl Feed {
+    /// Moves the body on by one piece: a piece handed to the handler, or
+    /// a read. The bytes moved (a piece's, or a read's), 0 when the
+    /// client closed first. Cancel safe: it may be dropped at any await
+    /// (the handler answered) and called again.
+    async fn step<S>(&mut self, io: &mut S, buf: &mut BytesMut) -> std::io::Result<usize>
+    where
+        S: AsyncRead + AsyncWrite + Unpin,
+    {
+        loop {
+            let Some(tx) = self.tx.as_mut() else {
+                // The handler let go of the body: nothing more is read
+                // for it until its answer is there (see `settle`).
+                return std::future::pending().await;
+            };
+            if std::future::poll_fn(|cx| tx.poll_ready(cx)).await.is_err() {
+                self.tx = None;
+                continue;
+            }
+            // The handler asked for the body: the client waiting for
+            // leave to send it gets it now, once.
+            while let Some(written) = self.cont {
+                if written == CONTINUE.len() {
+                    io.flush().await?;
+                    self.cont = None;
+                    break;
+                }
+                let rest = &CONTINUE[written..];
+                let n = std::future::poll_fn(|cx| Pin::new(&mut *io).poll_write(cx, rest)).await?;
+                if n == 0 {
+                    return Err(std::io::ErrorKind::WriteZero.into());
+                }
+                self.cont = Some(written + n);
+            }
+            match self.decoder.decode(buf) {
+                Ok(Decoded::Data(data)) => {
+                    let n = data.len();
+                    tx.send(data);
+                    // A length's last piece ends the body with it: the
+                    // handler needs no further turn to learn of the end.
+                    if matches!(&self.decoder, BodyDecoder::Length(d) if d.remaining() == 0) {
+                        self.ended = true;
+                        if let Some(tx) = self.tx.take() {
+                            tx.finish(http::HeaderMap::new());
+                        }
+                    }
+                    return Ok(n);
+                }
+                Ok(Decoded::End(trailers)) => {
+                    self.ended = true;
+                    if let Some(tx) = self.tx.take() {
+                        tx.finish(trailers);
+                    }
+                    return Ok(1);
+                }
+                Ok(Decoded::NeedMore) => {
+                    if buf.capacity() - buf.len() < READ_ROOM {
+                        buf.reserve(BODY_READ);
+                    }
+                    let n = io.read_buf(buf).await?;
+                    if n == 0 {
+                        if let Some(tx) = self.tx.take() {
+                            tx.fail("the client closed the connection before the end of the body");
+                        }
+                        return Ok(0);
+                    }
+                }
+                Err(e) => {
+                    self.broken = true;
+                    if let Some(tx) = self.tx.take() {
+                        tx.fail(e);
+                    }
+                    return Ok(1);
+                }
+            }
+        }
+    }
+
+    /// Once the answer is there: the body's bytes already read are
+    /// discarded, and whether the body is now read to its end (the
+    /// connection can go on). A handler that still holds the body gets an
+    /// error from it.
+    fn settle(&mut self, buf: &mut BytesMut) -> bool {
+        self.tx = None;
+        while !self.ended && !self.broken {
+            match self.decoder.decode(buf) {
+                Ok(Decoded::Data(_)) => {}
+                Ok(Decoded::End(_)) => self.ended = true,
+                Ok(Decoded::NeedMore) => break,
+                Err(_) => self.broken = true,
+            }
+        }
+        self.ended && !self.broken
+    }
+}
+
+/// The connection's sending side closed after an answer that left a body
+/// unread, then what the client still sends read and discarded, at most
+/// for [`LINGER`] and until it is silent for [`LINGER_SILENCE`] (or the
+/// server stops): closed with unread bytes, the socket would reset, and a
+/// reset can destroy the answer before the client has read it.
+async fn linger<S>(w: &mut Wire<'_, '_, S>)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    if w.io.shutdown().await.is_err() {
+        return;
+    }
+    let until = tokio::time::Instant::now() + LINGER;
+    loop {
+        let deadline = until.min(tokio::time::Instant::now() + LINGER_SILENCE);
+        tokio::select! {
+            biased;
+            () = &mut w.stop, if !w.stopping => return,
+            read = tokio::time::timeout_at(deadline, discard_some(w.io)) => match read {
+                Ok(Ok(n)) if n > 0 => {}
+                _ => return,
+            },
+        }
+    }
+}
+
+/// Reads what the client sent into the worker's scratch buffer, and
+/// forgets it.
+async fn discard_some<S>(io: &mut S) -> std::io::Result<usize>
+where
+    S: AsyncRead + Unpin,
+{
+    std::future::poll_fn(|cx| {
+        SCRATCH_BUF.with_borrow_mut(|scratch| {
+            let mut read = ReadBuf::new(scratch);
+            std::task::ready!(Pin::new(&mut *io).poll_read(cx, &mut read))?;
+            Poll::Ready(Ok(read.filled().len()))
+        })
+    })
+    .await
+}
+
+/// A request's body as the loop hands it to the service: none, or the
+/// handler's end of the body the loop feeds.
+pub(crate) struct LoopBody(Option<FedBody>);
+
+impl ConnBody for LoopBody {
+    fn into_request_body(self, _: Version, limit: u64, pace: BodyPace) -> (RequestBody, bool) {
+        let body = match self.0 {
+            None => RequestBody::empty(),
+            Some(fed) => RequestBody::fed(fed, limit, pace),
+        };
+        (body, false)
+    }
+}
+
 /// The request the service is given, from its parsed head (consumed here,
-/// so that no part of it is kept across a wait).
-fn request(parsed: Parsed, max_head: usize) -> (Request<NoBody>, Asked) {
+/// so that no part of it is kept across a wait), and the feed of its body.
+fn request(parsed: Parsed, limits: &tern_h1::Limits) -> (Request<LoopBody>, Asked, Option<Feed>) {
     let asked = Asked {
         head: parsed.method == Method::HEAD,
         keep_alive: parsed.keep_alive,
         version: parsed.version,
-        max_head,
+        max_head: limits.max_head_bytes,
     };
-    let mut req = Request::new(NoBody);
+    let (feed, body) = match parsed.framing {
+        tern_h1::Framing::None | tern_h1::Framing::Length(0) => (None, None),
+        framing => {
+            let (tx, rx) = fed_body(parsed.expect_continue);
+            let feed = Feed {
+                decoder: BodyDecoder::new(framing, limits),
+                tx: Some(tx),
+                cont: parsed.expect_continue.then_some(0),
+                ended: false,
+                broken: false,
+            };
+            (Some(feed), Some(rx))
+        }
+    };
+    let mut req = Request::new(LoopBody(body));
     *req.method_mut() = parsed.method;
     *req.uri_mut() = parsed.target;
     *req.version_mut() = parsed.version;
     *req.headers_mut() = parsed.headers;
-    (req, asked)
+    (req, asked, feed)
 }
 
 /// What a request's head asked of its answer.

@@ -200,7 +200,12 @@ fn incoming(
             BodyError::TooLarge { limit } => {
                 wasmtime_wasi_http::Error::HttpRequestBodySize(Some(limit))
             }
-            BodyError::Read(e) => wasmtime_wasi_http::Error::Hyper(e),
+            // hyper's own error as it is; a body tern's HTTP/1 loop
+            // decoded broke its framing, or its client left.
+            BodyError::Read(e) => match e.downcast::<hyper::Error>() {
+                Ok(e) => wasmtime_wasi_http::Error::Hyper(*e),
+                Err(_) => wasmtime_wasi_http::Error::HttpProtocolError,
+            },
             BodyError::TooSlow { .. } => wasmtime_wasi_http::Error::ConnectionReadTimeout,
         })
     });

@@ -85,6 +85,62 @@ fn large_body_is_413_and_logged() {
     );
 }
 
+/// A client still sending a body that the answer refused reads the whole
+/// answer and then the end of the connection, not a reset: after the
+/// answer tern's loop closes its side and reads and discards what the
+/// client still sends for a while (a lingering close), where closing with
+/// the body unread would reset the connection, and a reset can destroy
+/// the answer before the client reads it.
+#[test]
+fn a_client_still_sending_a_refused_body_reads_the_answer_not_a_reset() {
+    if std::env::var("TERN_TEST_HTTP1").is_ok_and(|h| h == "hyper") {
+        // hyper's loop closes at once: the loop under test is tern's.
+        return;
+    }
+    let t = site("max_body_bytes = 100");
+    for round in 0..5 {
+        let mut s = TcpStream::connect(t.addr()).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        const LEN: usize = 20 << 20;
+        s.write_all(
+            format!("POST / HTTP/1.1\r\nHost: test\r\nContent-Length: {LEN}\r\n\r\n").as_bytes(),
+        )
+        .unwrap();
+        let mut w = s.try_clone().unwrap();
+        let writer = std::thread::spawn(move || {
+            let chunk = vec![b'b'; 1 << 16];
+            let mut sent = 0;
+            while sent < LEN {
+                match w.write(&chunk) {
+                    Ok(n) => sent += n,
+                    Err(_) => break,
+                }
+            }
+        });
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        let end = loop {
+            match tern_testkit::read_some(&mut s, &mut buf) {
+                Ok(0) => break Ok(()),
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+                Err(e) => break Err(e),
+            }
+        };
+        let text = String::from_utf8_lossy(&got);
+        assert!(
+            text.starts_with("HTTP/1.1 413 "),
+            "round {round}: {text:?} ({end:?})"
+        );
+        assert!(
+            text.ends_with("413 Payload Too Large\n"),
+            "round {round}: {text:?}"
+        );
+        assert!(end.is_ok(), "round {round}: {end:?} after {text:?}");
+        drop(s);
+        writer.join().unwrap();
+    }
+}
+
 #[test]
 fn other_methods_are_405_with_allow() {
     let t = site("");
