@@ -4,12 +4,14 @@
 # 5-10% between runs; this count repeats to within a few instructions, so a
 # change of 1% in what the server's own code costs per request shows.
 #
-# Usage: scripts/instructions.sh [-n REQUESTS] [-H FIELD]... [-N] [-k] [-o PREFIX] URL -- COMMAND...
+# Usage: scripts/instructions.sh [-n REQUESTS] [-H FIELD]... [-p FILE] [-N] [-k] [-o PREFIX] URL -- COMMAND...
 #   COMMAND runs the server in the foreground (it is run under callgrind, with
 #   its children); URL is a path it serves (http://127.0.0.1:PORT/PATH).
 #   -n  requests counted (2000); 300 more warm the server first
 #   -H  a request header field ("Name: value"), as ab's -H; repeat it for a
 #       browser's head (ab alone sends four fields)
+#   -p  POST the file as each request's body (ab -p, Content-Type
+#       application/x-www-form-urlencoded)
 #   -N  a new connection per request (ab without -k): the accept, the
 #       connection's setup and its close are counted with each request
 #   -k  keep the callgrind files (PREFIX.PID.1): read them with
@@ -26,14 +28,15 @@
 #   scripts/instructions.sh http://127.0.0.1:18602/0k.html -- lighttpd -D -f lighttpd.conf
 set -euo pipefail
 n=2000 keep=0 prefix=/tmp/instructions fields=() alive=-k
-while getopts "n:H:Nko:" opt; do
+while getopts "n:H:p:Nko:" opt; do
   case $opt in
     n) n=$OPTARG ;;
     H) fields+=(-H "$OPTARG") ;;
+    p) fields+=(-p "$OPTARG" -T application/x-www-form-urlencoded) ;;
     N) alive="" ;;
     k) keep=1 ;;
     o) prefix=$OPTARG ;;
-    *) sed -n '2,26p' "$0"; exit 2 ;;
+    *) sed -n '2,28p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))

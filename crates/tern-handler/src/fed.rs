@@ -3,9 +3,11 @@
 //! connection keeps and the [`FedBody`] that becomes the handler's
 //! [`RequestBody`](crate::RequestBody) (`RequestBody::fed`).
 //!
-//! One frame is held at a time: the connection reads the next piece only
-//! once the handler has taken the last, so a body never piles up in
-//! memory faster than its handler reads it. A body whose client waits for
+//! The connection hands over what one read brought (every piece of the
+//! body it holds) and reads again only once the handler has taken them
+//! all, so a body never piles up in memory faster than its handler reads
+//! it, and a body that arrived with its head is there at the handler's
+//! first look. A body whose client waits for
 //! `100 Continue` is *gated*: the sender is not ready until the handler
 //! first asks for data ([`BodySender::asked`]), which is when the
 //! connection sends `100 Continue` (RFC 9110 §10.1.1: a handler that
@@ -15,6 +17,7 @@
 //! ends the body with an error, never with a clean end: a handler must not
 //! take a body cut short for a whole one.
 
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 
@@ -32,7 +35,7 @@ pub struct ReaderGone;
 /// first asks for data (see the module doc).
 pub fn fed_body(gated: bool) -> (BodySender, FedBody) {
     let chan = Arc::new(Chan(Mutex::new(State {
-        frame: None,
+        frames: VecDeque::new(),
         end: End::Open,
         asked: false,
         gated,
@@ -60,9 +63,9 @@ impl Chan {
 }
 
 struct State {
-    /// The frame the reader has not taken yet.
-    frame: Option<Frame<Bytes>>,
-    /// How the body ends after `frame`.
+    /// The frames the reader has not taken yet.
+    frames: VecDeque<Frame<Bytes>>,
+    /// How the body ends after `frames`.
     end: End,
     /// The reader has asked for data at least once.
     asked: bool,
@@ -93,15 +96,14 @@ impl std::fmt::Debug for BodySender {
 }
 
 impl BodySender {
-    /// Ready when the reader can take a frame (the last one was taken and,
-    /// on a gated body, the reader has asked); `Err` once the reader has
-    /// let go of the body.
+    /// Ready when the reader has taken every frame sent (and, on a gated
+    /// body, has asked); `Err` once the reader has let go of the body.
     pub fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), ReaderGone>> {
         let mut s = self.chan.lock();
         if s.reader_gone {
             return Poll::Ready(Err(ReaderGone));
         }
-        if s.frame.is_none() && (s.asked || !s.gated) {
+        if s.frames.is_empty() && (s.asked || !s.gated) {
             return Poll::Ready(Ok(()));
         }
         if !s.feeder.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
@@ -115,14 +117,13 @@ impl BodySender {
         self.chan.lock().asked
     }
 
-    /// Hands the reader a piece of the body. Call only when
-    /// [`BodySender::poll_ready`] said ready (a frame not yet taken is
-    /// replaced otherwise).
+    /// Hands the reader a piece of the body, after those it has not taken
+    /// yet. (A connection sends what one read brought, once
+    /// [`BodySender::poll_ready`] says the last were taken.)
     pub fn send(&mut self, data: Bytes) {
         let reader = {
             let mut s = self.chan.lock();
-            debug_assert!(s.frame.is_none(), "sent before the last frame was taken");
-            s.frame = Some(Frame::data(data));
+            s.frames.push_back(Frame::data(data));
             s.reader.take()
         };
         if let Some(w) = reader {
@@ -148,8 +149,8 @@ impl BodySender {
         self.over = true;
         let reader = {
             let mut s = self.chan.lock();
-            if last.is_some() {
-                s.frame = last;
+            if let Some(last) = last {
+                s.frames.push_back(last);
             }
             s.end = end;
             s.reader.take()
@@ -189,7 +190,7 @@ impl FedBody {
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         let (polled, feeder) = {
             let mut s = self.chan.lock();
-            if let Some(frame) = s.frame.take() {
+            if let Some(frame) = s.frames.pop_front() {
                 (Poll::Ready(Some(Ok(frame))), s.feeder.take())
             } else {
                 match std::mem::replace(&mut s.end, End::Ended) {
@@ -215,7 +216,7 @@ impl FedBody {
     /// Whether nothing more will come: the end was reached and taken.
     pub(crate) fn is_end_stream(&self) -> bool {
         let s = self.chan.lock();
-        s.frame.is_none() && matches!(s.end, End::Ended)
+        s.frames.is_empty() && matches!(s.end, End::Ended)
     }
 }
 
@@ -247,21 +248,27 @@ mod tests {
         let (mut tx, mut rx) = fed_body(false);
         poll_fn(|cx| tx.poll_ready(cx)).await.unwrap();
         tx.send(Bytes::from_static(b"ab"));
-        // One frame at a time: not ready until it is taken.
-        assert!(tx
-            .poll_ready(&mut Context::from_waker(Waker::noop()))
-            .is_pending());
+        tx.send(Bytes::from_static(b"c"));
+        // Not ready again until both are taken.
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(tx.poll_ready(&mut cx).is_pending());
         let f = poll_fn(|cx| rx.poll_frame(cx)).await.unwrap().unwrap();
         assert_eq!(data(f), "ab");
-        poll_fn(|cx| tx.poll_ready(cx)).await.unwrap();
-        tx.send(Bytes::from_static(b"c"));
-        let mut trailers = HeaderMap::new();
-        trailers.insert("x-t", "1".parse().unwrap());
-        // The last data frame is taken before the trailers replace it.
+        assert!(tx.poll_ready(&mut cx).is_pending());
         let f = poll_fn(|cx| rx.poll_frame(cx)).await.unwrap().unwrap();
         assert_eq!(data(f), "c");
+        poll_fn(|cx| tx.poll_ready(cx)).await.unwrap();
+        tx.send(Bytes::from_static(b"d"));
+        let mut trailers = HeaderMap::new();
+        trailers.insert("x-t", "1".parse().unwrap());
+        // The end comes after what was sent before it.
         tx.finish(trailers);
-        assert!(!rx.is_end_stream(), "the trailers are still to come");
+        assert!(
+            !rx.is_end_stream(),
+            "a piece and the trailers are still to come"
+        );
+        let f = poll_fn(|cx| rx.poll_frame(cx)).await.unwrap().unwrap();
+        assert_eq!(data(f), "d");
         let f = poll_fn(|cx| rx.poll_frame(cx)).await.unwrap().unwrap();
         assert_eq!(f.into_trailers().unwrap()["x-t"], "1");
         assert!(poll_fn(|cx| rx.poll_frame(cx)).await.is_none());

@@ -2,8 +2,8 @@
 //! HTTP/1.1 or HTTP/2 (by ALPN, or prior knowledge detected from the first
 //! bytes), with the connection's timeouts, graceful shutdown, and one log
 //! line when it ends badly. HTTP/1 is served by tern's own loop (`h1.rs`)
-//! until a request it leaves to hyper (a body, an upgrade, a
-//! malformed head), or by hyper throughout with `http1 = "hyper"`;
+//! until a request it leaves to hyper (an upgrade, CONNECT, a malformed
+//! head), or by hyper throughout with `http1 = "hyper"`;
 //! HTTP/2 by hyper.
 //!
 //! The stack, bottom up: the socket (`Lazy`: out of the reactor until it

@@ -15,18 +15,19 @@
 //! place, no dispatcher, the response head and a small body in one write.
 //!
 //! A request body goes to the handler as the loop decodes it (a
-//! [`BodySender`], one piece at a time: the loop reads the next only once
-//! the handler took the last). `100 Continue` is sent when the handler
-//! first asks for the body, as hyper sends it; a handler that answers
-//! without asking never makes the client send its body. tern's handlers
-//! read a body whole before their answer's head, or never (the scripts'
-//! request buffering), so the loop feeds the body while the handler works
-//! and settles the rest once the answer is there: what of it has arrived
-//! is discarded and the connection goes on; a body still arriving closes
-//! the connection after the answer, which goes out first, and the loop
-//! then reads and discards what the client still sends for a while
-//! (nginx's lingering close), so that its reset does not destroy the
-//! answer before the client has read it.
+//! [`BodySender`](tern_handler::BodySender), `h1/feed.rs`): what one read
+//! brought, and the next read only once the handler took it all (a body
+//! that came with its head is there at the handler's first look). `100
+//! Continue` is sent when the handler first asks for the body, as hyper
+//! sends it; a handler that answers without asking never makes the client
+//! send its body. tern's handlers read a body whole before their answer's
+//! head, or never (the scripts' request buffering), so the loop feeds the
+//! body while the handler works and settles the rest once the answer is
+//! there: what of it has arrived is discarded and the connection goes on; a
+//! body still arriving closes the connection after the answer, which goes
+//! out first, and the loop then reads and discards what the client still
+//! sends for a while (nginx's lingering close), so that its reset does not
+//! destroy the answer before the client has read it.
 //!
 //! What it keeps from hyper's loop, with the same pieces underneath
 //! (`Plaintext` over `TimedIo`, the service's phases): pipelining (heads
@@ -40,15 +41,12 @@
 use std::cell::RefCell;
 use std::pin::Pin;
 use std::task::Poll;
-use std::time::Duration;
 
 use bytes::{Buf as _, Bytes, BytesMut};
 use http::{header, Method, Request, Version};
 use http_body::Body as _;
-use tern_h1::{BodyDecoder, BodyEncoding, BodyLength, DateCache, Decoded, Parsed, ResponseHead};
-use tern_handler::{
-    fed_body, worth_sending_from_file, BodyPace, BodySender, ConnInfo, FedBody, RequestBody,
-};
+use tern_h1::{BodyEncoding, BodyLength, DateCache, Parsed, ResponseHead};
+use tern_handler::{worth_sending_from_file, ConnInfo};
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, ReadBuf};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
@@ -56,8 +54,12 @@ use crate::balance::Place;
 use crate::body::ServerBody;
 use crate::report::report;
 use crate::sendfile::{send_file, SendFile};
-use crate::service::{ConnBody, Svc};
+use crate::service::Svc;
 use crate::timeout::Activity;
+
+mod feed;
+
+use feed::{linger, pump, Feed, LoopBody};
 
 /// Body bytes copied behind the head into one write; a larger frame is
 /// written from its own buffer, beside what is pending (one vectored write).
@@ -72,19 +74,6 @@ const READ_ROOM: usize = 4096;
 
 /// The most a read into the worker's scratch buffer takes (see [`read_some`]).
 const SCRATCH: usize = 8192;
-
-/// Room kept free in the read buffer before a read of a request body.
-const BODY_READ: usize = 16 << 10;
-
-/// What the client is told before it sends a body it waits to send.
-const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
-
-/// After an answer that closes a connection whose body was still
-/// arriving: how long what the client still sends is read and discarded
-/// at most, and the longest silence that ends it sooner (nginx's
-/// `lingering_time` and `lingering_timeout`, shorter).
-const LINGER: Duration = Duration::from_secs(5);
-const LINGER_SILENCE: Duration = Duration::from_secs(1);
 
 thread_local! {
     /// The `Date` value, formatted once a second per worker.
@@ -278,6 +267,9 @@ impl Loop<'_> {
         S: AsyncRead + AsyncWrite + SendFile + Unpin,
     {
         let conn: &ConnInfo = &self.svc.conn;
+        if let Some(f) = feed.as_mut() {
+            f.prime(&mut w.buf);
+        }
         let mut answer = std::pin::pin!(self.svc.respond(req, !asked.keep_alive));
         let resp = loop {
             tokio::select! {
@@ -314,193 +306,6 @@ impl Loop<'_> {
     }
 }
 
-/// What the connection reads while a handler works: the request's body
-/// for it, piece by piece; then ahead (a pipelined head, or the client's
-/// end), up to `max_head` bytes. The bytes read, 0 when the client closed.
-async fn pump<S>(
-    io: &mut S,
-    buf: &mut BytesMut,
-    feed: Option<&mut Feed>,
-    max_head: usize,
-) -> std::io::Result<usize>
-where
-    S: AsyncRead + AsyncWrite + Unpin,
-{
-    match feed {
-        Some(f) if !f.ended && !f.broken => f.step(io, buf).await,
-        _ if buf.len() < max_head => io.read_buf(buf).await,
-        _ => std::future::pending().await,
-    }
-}
-
-/// A request body on its way from the connection to its handler.
-struct Feed {
-    decoder: BodyDecoder,
-    /// The handler's end; `None` once the body ended or failed, or the
-    /// handler let go of it.
-    tx: Option<BodySender>,
-    /// While `100 Continue` is owed: how much of it is written.
-    cont: Option<usize>,
-    /// The body has been read to its end: the next request starts at the
-    /// front of the buffer.
-    ended: bool,
-    /// The body's framing is broken: where the next request starts is
-    /// unknown.
-    broken: bool,
-}
-
-impl Feed {
-    /// Moves the body on by one piece: a piece handed to the handler, or
-    /// a read. The bytes moved (a piece's, or a read's), 0 when the
-    /// client closed first. Cancel safe: it may be dropped at any await
-    /// (the handler answered) and called again.
-    async fn step<S>(&mut self, io: &mut S, buf: &mut BytesMut) -> std::io::Result<usize>
-    where
-        S: AsyncRead + AsyncWrite + Unpin,
-    {
-        loop {
-            let Some(tx) = self.tx.as_mut() else {
-                // The handler let go of the body: nothing more is read
-                // for it until its answer is there (see `settle`).
-                return std::future::pending().await;
-            };
-            if std::future::poll_fn(|cx| tx.poll_ready(cx)).await.is_err() {
-                self.tx = None;
-                continue;
-            }
-            // The handler asked for the body: the client waiting for
-            // leave to send it gets it now, once.
-            while let Some(written) = self.cont {
-                if written == CONTINUE.len() {
-                    io.flush().await?;
-                    self.cont = None;
-                    break;
-                }
-                let rest = &CONTINUE[written..];
-                let n = std::future::poll_fn(|cx| Pin::new(&mut *io).poll_write(cx, rest)).await?;
-                if n == 0 {
-                    return Err(std::io::ErrorKind::WriteZero.into());
-                }
-                self.cont = Some(written + n);
-            }
-            match self.decoder.decode(buf) {
-                Ok(Decoded::Data(data)) => {
-                    let n = data.len();
-                    tx.send(data);
-                    // A length's last piece ends the body with it: the
-                    // handler needs no further turn to learn of the end.
-                    if matches!(&self.decoder, BodyDecoder::Length(d) if d.remaining() == 0) {
-                        self.ended = true;
-                        if let Some(tx) = self.tx.take() {
-                            tx.finish(http::HeaderMap::new());
-                        }
-                    }
-                    return Ok(n);
-                }
-                Ok(Decoded::End(trailers)) => {
-                    self.ended = true;
-                    if let Some(tx) = self.tx.take() {
-                        tx.finish(trailers);
-                    }
-                    return Ok(1);
-                }
-                Ok(Decoded::NeedMore) => {
-                    if buf.capacity() - buf.len() < READ_ROOM {
-                        buf.reserve(BODY_READ);
-                    }
-                    let n = io.read_buf(buf).await?;
-                    if n == 0 {
-                        if let Some(tx) = self.tx.take() {
-                            tx.fail("the client closed the connection before the end of the body");
-                        }
-                        return Ok(0);
-                    }
-                }
-                Err(e) => {
-                    self.broken = true;
-                    if let Some(tx) = self.tx.take() {
-                        tx.fail(e);
-                    }
-                    return Ok(1);
-                }
-            }
-        }
-    }
-
-    /// Once the answer is there: the body's bytes already read are
-    /// discarded, and whether the body is now read to its end (the
-    /// connection can go on). A handler that still holds the body gets an
-    /// error from it.
-    fn settle(&mut self, buf: &mut BytesMut) -> bool {
-        self.tx = None;
-        while !self.ended && !self.broken {
-            match self.decoder.decode(buf) {
-                Ok(Decoded::Data(_)) => {}
-                Ok(Decoded::End(_)) => self.ended = true,
-                Ok(Decoded::NeedMore) => break,
-                Err(_) => self.broken = true,
-            }
-        }
-        self.ended && !self.broken
-    }
-}
-
-/// The connection's sending side closed after an answer that left a body
-/// unread, then what the client still sends read and discarded, at most
-/// for [`LINGER`] and until it is silent for [`LINGER_SILENCE`] (or the
-/// server stops): closed with unread bytes, the socket would reset, and a
-/// reset can destroy the answer before the client has read it.
-async fn linger<S>(w: &mut Wire<'_, '_, S>)
-where
-    S: AsyncRead + AsyncWrite + Unpin,
-{
-    if w.io.shutdown().await.is_err() {
-        return;
-    }
-    let until = tokio::time::Instant::now() + LINGER;
-    loop {
-        let deadline = until.min(tokio::time::Instant::now() + LINGER_SILENCE);
-        tokio::select! {
-            biased;
-            () = &mut w.stop, if !w.stopping => return,
-            read = tokio::time::timeout_at(deadline, discard_some(w.io)) => match read {
-                Ok(Ok(n)) if n > 0 => {}
-                _ => return,
-            },
-        }
-    }
-}
-
-/// Reads what the client sent into the worker's scratch buffer, and
-/// forgets it.
-async fn discard_some<S>(io: &mut S) -> std::io::Result<usize>
-where
-    S: AsyncRead + Unpin,
-{
-    std::future::poll_fn(|cx| {
-        SCRATCH_BUF.with_borrow_mut(|scratch| {
-            let mut read = ReadBuf::new(scratch);
-            std::task::ready!(Pin::new(&mut *io).poll_read(cx, &mut read))?;
-            Poll::Ready(Ok(read.filled().len()))
-        })
-    })
-    .await
-}
-
-/// A request's body as the loop hands it to the service: none, or the
-/// handler's end of the body the loop feeds.
-pub(crate) struct LoopBody(Option<FedBody>);
-
-impl ConnBody for LoopBody {
-    fn into_request_body(self, _: Version, limit: u64, pace: BodyPace) -> (RequestBody, bool) {
-        let body = match self.0 {
-            None => RequestBody::empty(),
-            Some(fed) => RequestBody::fed(fed, limit, pace),
-        };
-        (body, false)
-    }
-}
-
 /// The request the service is given, from its parsed head (consumed here,
 /// so that no part of it is kept across a wait), and the feed of its body.
 fn request(parsed: Parsed, limits: &tern_h1::Limits) -> (Request<LoopBody>, Asked, Option<Feed>) {
@@ -513,15 +318,8 @@ fn request(parsed: Parsed, limits: &tern_h1::Limits) -> (Request<LoopBody>, Aske
     let (feed, body) = match parsed.framing {
         tern_h1::Framing::None | tern_h1::Framing::Length(0) => (None, None),
         framing => {
-            let (tx, rx) = fed_body(parsed.expect_continue);
-            let feed = Feed {
-                decoder: BodyDecoder::new(framing, limits),
-                tx: Some(tx),
-                cont: parsed.expect_continue.then_some(0),
-                ended: false,
-                broken: false,
-            };
-            (Some(feed), Some(rx))
+            let (feed, body) = Feed::new(framing, parsed.expect_continue, limits);
+            (Some(feed), Some(body))
         }
     };
     let mut req = Request::new(LoopBody(body));

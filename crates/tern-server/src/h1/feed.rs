@@ -1,0 +1,271 @@
+//! A request's body on its way from tern's HTTP/1 loop to its handler
+//! (see the loop's doc, `h1.rs`): [`Feed`] decodes it and hands over
+//! what each read brought, with `100 Continue` when the handler first asks,
+//! and settles what is left of it once the answer is there; [`linger`]
+//! closes a connection whose body was still arriving without resetting
+//! it.
+
+use std::pin::Pin;
+use std::task::Poll;
+use std::time::Duration;
+
+use bytes::BytesMut;
+use http::Version;
+use tern_h1::{BodyDecoder, Decoded, Framing};
+use tern_handler::{fed_body, BodyPace, BodySender, FedBody, RequestBody};
+use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, ReadBuf};
+
+use super::{Wire, READ_ROOM, SCRATCH_BUF};
+use crate::service::ConnBody;
+
+/// Room kept free in the read buffer before a read of a request body.
+const BODY_READ: usize = 16 << 10;
+
+/// What the client is told before it sends a body it waits to send.
+const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
+
+/// After an answer that closes a connection whose body was still
+/// arriving: how long what the client still sends is read and discarded
+/// at most, and the longest silence that ends it sooner (nginx's
+/// `lingering_time` and `lingering_timeout`, shorter).
+const LINGER: Duration = Duration::from_secs(5);
+const LINGER_SILENCE: Duration = Duration::from_secs(1);
+
+/// What the connection reads while a handler works: the request's body
+/// for it, as it arrives; then ahead (a pipelined head, or the client's
+/// end), up to `max_head` bytes. The bytes read, 0 when the client closed.
+pub(super) async fn pump<S>(
+    io: &mut S,
+    buf: &mut BytesMut,
+    feed: Option<&mut Feed>,
+    max_head: usize,
+) -> std::io::Result<usize>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    match feed {
+        Some(f) if !f.ended && !f.broken => f.step(io, buf).await,
+        _ if buf.len() < max_head => io.read_buf(buf).await,
+        _ => std::future::pending().await,
+    }
+}
+
+/// A request body on its way from the connection to its handler.
+pub(super) struct Feed {
+    decoder: BodyDecoder,
+    /// The handler's end; `None` once the body ended or failed, or the
+    /// handler let go of it.
+    tx: Option<BodySender>,
+    /// While `100 Continue` is owed: how much of it is written.
+    cont: Option<usize>,
+    /// The body has been read to its end: the next request starts at the
+    /// front of the buffer.
+    ended: bool,
+    /// The body's framing is broken: where the next request starts is
+    /// unknown.
+    broken: bool,
+}
+
+impl Feed {
+    /// The feed of a body framed as `framing`, and the handler's end of
+    /// it; `expect_continue`: the client waits for `100 Continue`.
+    pub(super) fn new(
+        framing: Framing,
+        expect_continue: bool,
+        limits: &tern_h1::Limits,
+    ) -> (Feed, FedBody) {
+        let (tx, body) = fed_body(expect_continue);
+        let feed = Feed {
+            decoder: BodyDecoder::new(framing, limits),
+            tx: Some(tx),
+            cont: expect_continue.then_some(0),
+            ended: false,
+            broken: false,
+        };
+        (feed, body)
+    }
+
+    /// Before the handler first asks: what of the body arrived with its
+    /// head is handed over at once (unless the client waits for `100
+    /// Continue`), so that a body read whole with its head never makes
+    /// its handler wait (nor arm the body's pace clock).
+    pub(super) fn prime(&mut self, buf: &mut BytesMut) {
+        if self.cont.is_none() {
+            self.hand_over(buf);
+        }
+    }
+
+    /// Moves the body on: what has been read of it handed to the handler
+    /// once it took the last, or else a read. The bytes moved, 0 when the
+    /// client closed first. Cancel safe: it may be dropped at any await
+    /// (the handler answered) and called again.
+    async fn step<S>(&mut self, io: &mut S, buf: &mut BytesMut) -> std::io::Result<usize>
+    where
+        S: AsyncRead + AsyncWrite + Unpin,
+    {
+        loop {
+            let Some(tx) = self.tx.as_mut() else {
+                // The handler let go of the body: nothing more is read
+                // for it until its answer is there (see `settle`).
+                return std::future::pending().await;
+            };
+            if std::future::poll_fn(|cx| tx.poll_ready(cx)).await.is_err() {
+                self.tx = None;
+                continue;
+            }
+            // The handler asked for the body: the client waiting for
+            // leave to send it gets it now, once.
+            while let Some(written) = self.cont {
+                if written == CONTINUE.len() {
+                    io.flush().await?;
+                    self.cont = None;
+                    break;
+                }
+                let rest = &CONTINUE[written..];
+                let n = std::future::poll_fn(|cx| Pin::new(&mut *io).poll_write(cx, rest)).await?;
+                if n == 0 {
+                    return Err(std::io::ErrorKind::WriteZero.into());
+                }
+                self.cont = Some(written + n);
+            }
+            let moved = self.hand_over(buf);
+            if moved > 0 {
+                return Ok(moved);
+            }
+            if buf.capacity() - buf.len() < READ_ROOM {
+                buf.reserve(BODY_READ);
+            }
+            if io.read_buf(buf).await? == 0 {
+                if let Some(tx) = self.tx.take() {
+                    tx.fail("the client closed the connection before the end of the body");
+                }
+                return Ok(0);
+            }
+        }
+    }
+
+    /// Hands the handler every piece of the body `buf` holds, and its end
+    /// or its failure when they are there. The bytes handed over (at
+    /// least 1 when the body ended or failed).
+    fn hand_over(&mut self, buf: &mut BytesMut) -> usize {
+        let Some(tx) = self.tx.as_mut() else {
+            return 0;
+        };
+        let mut moved = 0;
+        loop {
+            match self.decoder.decode(buf) {
+                Ok(Decoded::Data(data)) => {
+                    moved += data.len();
+                    tx.send(data);
+                    // A length's last piece ends the body with it: the
+                    // handler needs no further turn to learn of the end.
+                    if matches!(&self.decoder, BodyDecoder::Length(d) if d.remaining() == 0) {
+                        self.end(Ok(http::HeaderMap::new()));
+                        return moved;
+                    }
+                }
+                Ok(Decoded::End(trailers)) => {
+                    self.end(Ok(trailers));
+                    return moved.max(1);
+                }
+                Ok(Decoded::NeedMore) => return moved,
+                Err(e) => {
+                    self.end(Err(e));
+                    return moved.max(1);
+                }
+            }
+        }
+    }
+
+    /// The body ended (with these trailers) or its framing broke.
+    fn end(&mut self, end: Result<http::HeaderMap, tern_h1::BodyError>) {
+        let tx = self.tx.take();
+        match end {
+            Ok(trailers) => {
+                self.ended = true;
+                if let Some(tx) = tx {
+                    tx.finish(trailers);
+                }
+            }
+            Err(e) => {
+                self.broken = true;
+                if let Some(tx) = tx {
+                    tx.fail(e);
+                }
+            }
+        }
+    }
+
+    /// Once the answer is there: the body's bytes already read are
+    /// discarded, and whether the body is now read to its end (the
+    /// connection can go on). A handler that still holds the body gets an
+    /// error from it.
+    pub(super) fn settle(&mut self, buf: &mut BytesMut) -> bool {
+        self.tx = None;
+        while !self.ended && !self.broken {
+            match self.decoder.decode(buf) {
+                Ok(Decoded::Data(_)) => {}
+                Ok(Decoded::End(_)) => self.ended = true,
+                Ok(Decoded::NeedMore) => break,
+                Err(_) => self.broken = true,
+            }
+        }
+        self.ended && !self.broken
+    }
+}
+
+/// The connection's sending side closed after an answer that left a body
+/// unread, then what the client still sends read and discarded, at most
+/// for [`LINGER`] and until it is silent for [`LINGER_SILENCE`] (or the
+/// server stops): closed with unread bytes, the socket would reset, and a
+/// reset can destroy the answer before the client has read it.
+pub(super) async fn linger<S>(w: &mut Wire<'_, '_, S>)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    if w.io.shutdown().await.is_err() {
+        return;
+    }
+    let until = tokio::time::Instant::now() + LINGER;
+    loop {
+        let deadline = until.min(tokio::time::Instant::now() + LINGER_SILENCE);
+        tokio::select! {
+            biased;
+            () = &mut w.stop, if !w.stopping => return,
+            read = tokio::time::timeout_at(deadline, discard_some(w.io)) => match read {
+                Ok(Ok(n)) if n > 0 => {}
+                _ => return,
+            },
+        }
+    }
+}
+
+/// Reads what the client sent into the worker's scratch buffer, and
+/// forgets it.
+async fn discard_some<S>(io: &mut S) -> std::io::Result<usize>
+where
+    S: AsyncRead + Unpin,
+{
+    std::future::poll_fn(|cx| {
+        SCRATCH_BUF.with_borrow_mut(|scratch| {
+            let mut read = ReadBuf::new(scratch);
+            std::task::ready!(Pin::new(&mut *io).poll_read(cx, &mut read))?;
+            Poll::Ready(Ok(read.filled().len()))
+        })
+    })
+    .await
+}
+
+/// A request's body as the loop hands it to the service: none, or the
+/// handler's end of the body the loop feeds.
+pub(super) struct LoopBody(pub(super) Option<FedBody>);
+
+impl ConnBody for LoopBody {
+    fn into_request_body(self, _: Version, limit: u64, pace: BodyPace) -> (RequestBody, bool) {
+        let body = match self.0 {
+            None => RequestBody::empty(),
+            Some(fed) => RequestBody::fed(fed, limit, pace),
+        };
+        (body, false)
+    }
+}
