@@ -54,7 +54,7 @@ use crate::balance::Place;
 use crate::body::ServerBody;
 use crate::report::report;
 use crate::sendfile::{send_file, SendFile};
-use crate::service::Svc;
+use crate::service::{RespFuture, Svc};
 use crate::timeout::Activity;
 
 mod feed;
@@ -205,7 +205,7 @@ impl Loop<'_> {
         &self,
         w: &mut Wire<'_, '_, S>,
         limits: &tern_h1::Limits,
-    ) -> Result<(Request<LoopBody>, Asked, Option<Feed>), Ended>
+    ) -> Result<(Request<LoopBody>, Asked, Option<Box<Feed>>), Ended>
     where
         S: AsyncRead + AsyncWrite + SendFile + Unpin,
     {
@@ -261,31 +261,37 @@ impl Loop<'_> {
         w: &mut Wire<'_, '_, S>,
         req: Request<LoopBody>,
         asked: Asked,
-        mut feed: Option<Feed>,
+        feed: Option<Box<Feed>>,
     ) -> bool
     where
         S: AsyncRead + AsyncWrite + SendFile + Unpin,
     {
         let conn: &ConnInfo = &self.svc.conn;
-        if let Some(f) = feed.as_mut() {
-            f.prime(&mut w.buf);
-        }
         let mut answer = std::pin::pin!(self.svc.respond(req, !asked.keep_alive));
-        let resp = loop {
-            tokio::select! {
-                biased;
-                r = &mut answer => break r.unwrap_or_else(|never| match never {}),
-                () = &mut w.stop, if !w.stopping => w.stopping = true,
-                read = pump(w.io, &mut w.buf, feed.as_mut(), asked.max_head) => {
-                    if self.gone(read) {
-                        return false;
+        // With whether the body, if any, was read to its end: only then
+        // does the next request start where the buffer says.
+        let (resp, whole) = match feed {
+            None => loop {
+                tokio::select! {
+                    biased;
+                    r = &mut answer => break (r.unwrap_or_else(|never| match never {}), true),
+                    () = &mut w.stop, if !w.stopping => w.stopping = true,
+                    read = w.io.read_buf(&mut w.buf), if w.buf.len() < asked.max_head => {
+                        if self.gone(read) {
+                            return false;
+                        }
                     }
+                }
+            },
+            // Boxed, as the linger below: the many requests without a
+            // body carry no room for the state of a body's feed.
+            Some(feed) => {
+                match Box::pin(self.fed(w, answer.as_mut(), feed, asked.max_head)).await {
+                    Some(answered) => answered,
+                    None => return false,
                 }
             }
         };
-        // Whether the body, if any, was read to its end: only then does the
-        // next request start where the buffer says.
-        let whole = feed.as_mut().is_none_or(|f| f.settle(&mut w.buf));
         let keep_alive = asked.keep_alive && !w.stopping && whole;
         let written = match write_response(w.io, &mut w.out, resp, &asked, keep_alive).await {
             Ok(going_on) => sent(w.io).await.map(|()| going_on),
@@ -294,7 +300,7 @@ impl Loop<'_> {
         match written {
             Ok(going_on) => {
                 if !whole {
-                    linger(w).await;
+                    Box::pin(linger(w)).await;
                 }
                 going_on
             }
@@ -306,9 +312,44 @@ impl Loop<'_> {
     }
 }
 
+impl Loop<'_> {
+    /// The handler's answer while the request's body is fed to it
+    /// (`h1/feed.rs`), and whether the body was then read to its end;
+    /// `None` when the client left first.
+    async fn fed<S>(
+        &self,
+        w: &mut Wire<'_, '_, S>,
+        mut answer: Pin<&mut RespFuture>,
+        mut feed: Box<Feed>,
+        max_head: usize,
+    ) -> Option<(http::Response<ServerBody>, bool)>
+    where
+        S: AsyncRead + AsyncWrite + Unpin,
+    {
+        feed.prime(&mut w.buf);
+        let resp = loop {
+            tokio::select! {
+                biased;
+                r = &mut answer => break r.unwrap_or_else(|never| match never {}),
+                () = &mut w.stop, if !w.stopping => w.stopping = true,
+                read = pump(w.io, &mut w.buf, &mut feed, max_head) => {
+                    if self.gone(read) {
+                        return None;
+                    }
+                }
+            }
+        };
+        let whole = feed.settle(&mut w.buf);
+        Some((resp, whole))
+    }
+}
+
 /// The request the service is given, from its parsed head (consumed here,
 /// so that no part of it is kept across a wait), and the feed of its body.
-fn request(parsed: Parsed, limits: &tern_h1::Limits) -> (Request<LoopBody>, Asked, Option<Feed>) {
+fn request(
+    parsed: Parsed,
+    limits: &tern_h1::Limits,
+) -> (Request<LoopBody>, Asked, Option<Box<Feed>>) {
     let asked = Asked {
         head: parsed.method == Method::HEAD,
         keep_alive: parsed.keep_alive,
@@ -319,7 +360,7 @@ fn request(parsed: Parsed, limits: &tern_h1::Limits) -> (Request<LoopBody>, Aske
         tern_h1::Framing::None | tern_h1::Framing::Length(0) => (None, None),
         framing => {
             let (feed, body) = Feed::new(framing, parsed.expect_continue, limits);
-            (Some(feed), Some(body))
+            (Some(Box::new(feed)), Some(body))
         }
     };
     let mut req = Request::new(LoopBody(body));

@@ -37,16 +37,18 @@ const LINGER_SILENCE: Duration = Duration::from_secs(1);
 pub(super) async fn pump<S>(
     io: &mut S,
     buf: &mut BytesMut,
-    feed: Option<&mut Feed>,
+    feed: &mut Feed,
     max_head: usize,
 ) -> std::io::Result<usize>
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    match feed {
-        Some(f) if !f.ended && !f.broken => f.step(io, buf).await,
-        _ if buf.len() < max_head => io.read_buf(buf).await,
-        _ => std::future::pending().await,
+    if !feed.ended && !feed.broken {
+        feed.step(io, buf).await
+    } else if buf.len() < max_head {
+        io.read_buf(buf).await
+    } else {
+        std::future::pending().await
     }
 }
 
@@ -267,5 +269,103 @@ impl ConnBody for LoopBody {
             Some(fed) => RequestBody::fed(fed, limit, pace),
         };
         (body, false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use http_body_util::BodyExt as _;
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    use super::*;
+
+    fn limits() -> tern_h1::Limits {
+        tern_h1::Limits::default()
+    }
+
+    fn body(fed: FedBody) -> RequestBody {
+        let pace = BodyPace {
+            timeout: Duration::from_secs(5),
+            min_rate: 0,
+        };
+        RequestBody::fed(fed, u64::MAX, pace)
+    }
+
+    /// A body that came whole with its head, chunked and pipelined, is the
+    /// handler's before the connection reads anything; the next request
+    /// stays in the buffer.
+    #[tokio::test]
+    async fn a_body_that_came_with_its_head_is_there_at_the_first_look() {
+        let mut buf = BytesMut::from(&b"2\r\nhe\r\n3\r\nllo\r\n0\r\n\r\nGET /next"[..]);
+        let (mut feed, fed) = Feed::new(Framing::Chunked, false, &limits());
+        feed.prime(&mut buf);
+        assert!(feed.ended);
+        let got = body(fed).collect().await.unwrap().to_bytes();
+        assert_eq!(got, "hello");
+        assert_eq!(&buf[..], b"GET /next");
+        assert!(feed.settle(&mut buf), "the connection goes on");
+    }
+
+    /// `100 Continue` goes out only once the handler asks for the body,
+    /// and then before the body is read.
+    #[tokio::test]
+    async fn continue_is_sent_when_the_handler_asks() {
+        let (mut ours, mut client) = tokio::io::duplex(1024);
+        let mut buf = BytesMut::new();
+        let (mut feed, fed) = Feed::new(Framing::Length(4), true, &limits());
+        feed.prime(&mut buf);
+        // Not asked yet: the step waits, and nothing is written.
+        let idle = tokio::time::timeout(Duration::from_millis(50), feed.step(&mut ours, &mut buf));
+        assert!(idle.await.is_err());
+        let mut line = [0u8; 64];
+        let nothing = tokio::time::timeout(Duration::from_millis(20), client.read(&mut line));
+        assert!(nothing.await.is_err(), "written before the handler asked");
+        let reader = tokio::spawn(async move { body(fed).collect().await.unwrap().to_bytes() });
+        let step = tokio::spawn(async move {
+            while !feed.ended {
+                assert!(feed.step(&mut ours, &mut buf).await.unwrap() > 0);
+            }
+        });
+        let n = client.read(&mut line).await.unwrap();
+        assert_eq!(&line[..n], b"HTTP/1.1 100 Continue\r\n\r\n");
+        client.write_all(b"ping").await.unwrap();
+        step.await.unwrap();
+        assert_eq!(reader.await.unwrap(), "ping");
+    }
+
+    /// Once the answer is there, what has arrived of an unread body is
+    /// discarded and the connection goes on; a body still arriving, or a
+    /// broken one, ends it.
+    #[test]
+    fn the_rest_of_a_body_is_settled_after_the_answer() {
+        let (mut feed, fed) = Feed::new(Framing::Length(5), false, &limits());
+        drop(fed);
+        let mut buf = BytesMut::from(&b"helloGET /"[..]);
+        assert!(feed.settle(&mut buf));
+        assert_eq!(&buf[..], b"GET /");
+
+        let (mut feed, _fed) = Feed::new(Framing::Length(10), false, &limits());
+        let mut buf = BytesMut::from(&b"hello"[..]);
+        assert!(!feed.settle(&mut buf), "five bytes are still to come");
+
+        let (mut feed, _fed) = Feed::new(Framing::Chunked, false, &limits());
+        let mut buf = BytesMut::from(&b"zz\r\n"[..]);
+        assert!(!feed.settle(&mut buf), "a bad chunk size");
+    }
+
+    /// A body whose framing breaks fails for its handler, after the
+    /// pieces before the break.
+    #[tokio::test]
+    async fn a_broken_chunk_fails_the_body() {
+        let mut buf = BytesMut::from(&b"2\r\nhe\r\nxyz\r\n"[..]);
+        let (mut feed, fed) = Feed::new(Framing::Chunked, false, &limits());
+        feed.prime(&mut buf);
+        assert!(feed.broken);
+        let mut body = body(fed);
+        let first = body.frame().await.unwrap().unwrap();
+        assert_eq!(first.into_data().unwrap(), "he");
+        assert!(body.frame().await.unwrap().is_err());
     }
 }
