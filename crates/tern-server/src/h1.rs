@@ -46,15 +46,16 @@ use bytes::{Buf as _, Bytes, BytesMut};
 use http::{header, Method, Request, Version};
 use http_body::Body as _;
 use tern_h1::{BodyEncoding, BodyLength, DateCache, Parsed, ResponseHead};
-use tern_handler::{worth_sending_from_file, ConnInfo};
+use tern_handler::worth_sending_from_file;
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, ReadBuf};
+use tokio_util::either::Either;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use crate::balance::Place;
 use crate::body::ServerBody;
 use crate::report::report;
 use crate::sendfile::{send_file, SendFile};
-use crate::service::{RespFuture, Svc};
+use crate::service::{NoBody, Svc};
 use crate::timeout::Activity;
 
 mod feed;
@@ -167,7 +168,7 @@ impl Loop<'_> {
             stopping: false,
         };
         loop {
-            let (req, asked, feed) = match self.next(&mut w, &limits).await {
+            let next = match self.next(&mut w, &limits).await {
                 Ok(next) => next,
                 Err(ended) => return ended,
             };
@@ -175,7 +176,18 @@ impl Loop<'_> {
             // keeps no room for a request's state (the handler's future,
             // the response): an allocator round trip per request costs
             // less than a kilobyte and a half held per idle connection.
-            if !Box::pin(self.exchange(&mut w, req, asked, feed)).await {
+            // Apart: a request without a body (the many) carries no room
+            // for a body's feed. (Made before the wait, not awaited in the
+            // match: the request matched would be kept across it.)
+            let exchange = match next {
+                Next::Plain(req, asked) => {
+                    Either::Left(Box::pin(self.exchange(&mut w, req, asked)))
+                }
+                Next::Fed(req, asked, feed) => {
+                    Either::Right(Box::pin(self.exchange_fed(&mut w, req, asked, feed)))
+                }
+            };
+            if !exchange.await {
                 return Ended::Closed;
             }
             // Between two requests: the balance may move the connection.
@@ -205,7 +217,7 @@ impl Loop<'_> {
         &self,
         w: &mut Wire<'_, '_, S>,
         limits: &tern_h1::Limits,
-    ) -> Result<(Request<LoopBody>, Asked, Option<Box<Feed>>), Ended>
+    ) -> Result<Next, Ended>
     where
         S: AsyncRead + AsyncWrite + SendFile + Unpin,
     {
@@ -252,123 +264,128 @@ impl Loop<'_> {
         }
     }
 
-    /// Answers one request and writes the answer, reading on meanwhile
-    /// (the request's body, for its handler; then ahead): a client that
-    /// leaves stops the handler, as under hyper; a pipelined head waits in
-    /// `buf`. Whether the connection goes on.
-    async fn exchange<S>(
-        &self,
-        w: &mut Wire<'_, '_, S>,
-        req: Request<LoopBody>,
-        asked: Asked,
-        feed: Option<Box<Feed>>,
-    ) -> bool
+    /// Answers one request without a body and writes the answer, reading
+    /// ahead meanwhile: a client that leaves stops the handler, as under
+    /// hyper; a pipelined head waits in `buf`. Whether the connection goes
+    /// on.
+    async fn exchange<S>(&self, w: &mut Wire<'_, '_, S>, req: Request<NoBody>, asked: Asked) -> bool
     where
         S: AsyncRead + AsyncWrite + SendFile + Unpin,
     {
-        let conn: &ConnInfo = &self.svc.conn;
         let mut answer = std::pin::pin!(self.svc.respond(req, !asked.keep_alive));
-        // With whether the body, if any, was read to its end: only then
-        // does the next request start where the buffer says.
-        let (resp, whole) = match feed {
-            None => loop {
-                tokio::select! {
-                    biased;
-                    r = &mut answer => break (r.unwrap_or_else(|never| match never {}), true),
-                    () = &mut w.stop, if !w.stopping => w.stopping = true,
-                    read = w.io.read_buf(&mut w.buf), if w.buf.len() < asked.max_head => {
-                        if self.gone(read) {
-                            return false;
-                        }
-                    }
-                }
-            },
-            // Boxed, as the linger below: the many requests without a
-            // body carry no room for the state of a body's feed.
-            Some(feed) => {
-                match Box::pin(self.fed(w, answer.as_mut(), feed, asked.max_head)).await {
-                    Some(answered) => answered,
-                    None => return false,
-                }
-            }
-        };
-        let keep_alive = asked.keep_alive && !w.stopping && whole;
-        let written = match write_response(w.io, &mut w.out, resp, &asked, keep_alive).await {
-            Ok(going_on) => sent(w.io).await.map(|()| going_on),
-            Err(e) => Err(e),
-        };
-        match written {
-            Ok(going_on) => {
-                if !whole {
-                    Box::pin(linger(w)).await;
-                }
-                going_on
-            }
-            Err(e) => {
-                tracing::debug!(peer = %conn.peer, "connection error: {e}");
-                false
-            }
-        }
-    }
-}
-
-impl Loop<'_> {
-    /// The handler's answer while the request's body is fed to it
-    /// (`h1/feed.rs`), and whether the body was then read to its end;
-    /// `None` when the client left first.
-    async fn fed<S>(
-        &self,
-        w: &mut Wire<'_, '_, S>,
-        mut answer: Pin<&mut RespFuture>,
-        mut feed: Box<Feed>,
-        max_head: usize,
-    ) -> Option<(http::Response<ServerBody>, bool)>
-    where
-        S: AsyncRead + AsyncWrite + Unpin,
-    {
-        feed.prime(&mut w.buf);
         let resp = loop {
             tokio::select! {
                 biased;
                 r = &mut answer => break r.unwrap_or_else(|never| match never {}),
                 () = &mut w.stop, if !w.stopping => w.stopping = true,
-                read = pump(w.io, &mut w.buf, &mut feed, max_head) => {
+                read = w.io.read_buf(&mut w.buf), if w.buf.len() < asked.max_head => {
                     if self.gone(read) {
-                        return None;
+                        return false;
                     }
                 }
             }
         };
+        let keep_alive = asked.keep_alive && !w.stopping;
+        self.reply(w, resp, &asked, keep_alive).await
+    }
+
+    /// Answers one request with a body, fed to its handler as it arrives
+    /// (`h1/feed.rs`), and writes the answer: as [`Loop::exchange`], with
+    /// what is left of the body settled once the answer is there, and the
+    /// connection closed (without a reset) when the body was still
+    /// arriving.
+    async fn exchange_fed<S>(
+        &self,
+        w: &mut Wire<'_, '_, S>,
+        req: Request<LoopBody>,
+        asked: Asked,
+        mut feed: Box<Feed>,
+    ) -> bool
+    where
+        S: AsyncRead + AsyncWrite + SendFile + Unpin,
+    {
+        feed.prime(&mut w.buf);
+        let mut answer = std::pin::pin!(self.svc.respond(req, !asked.keep_alive));
+        let resp = loop {
+            tokio::select! {
+                biased;
+                r = &mut answer => break r.unwrap_or_else(|never| match never {}),
+                () = &mut w.stop, if !w.stopping => w.stopping = true,
+                read = pump(w.io, &mut w.buf, &mut feed, asked.max_head) => {
+                    if self.gone(read) {
+                        return false;
+                    }
+                }
+            }
+        };
+        // Only a body read to its end leaves the next request where the
+        // buffer says.
         let whole = feed.settle(&mut w.buf);
-        Some((resp, whole))
+        let keep_alive = asked.keep_alive && !w.stopping && whole;
+        let going_on = self.reply(w, resp, &asked, keep_alive).await;
+        if !whole {
+            linger(w).await;
+        }
+        going_on
+    }
+
+    /// Writes an answer; whether the connection goes on after it.
+    async fn reply<S>(
+        &self,
+        w: &mut Wire<'_, '_, S>,
+        resp: http::Response<ServerBody>,
+        asked: &Asked,
+        keep_alive: bool,
+    ) -> bool
+    where
+        S: AsyncRead + AsyncWrite + SendFile + Unpin,
+    {
+        let written = match write_response(w.io, &mut w.out, resp, asked, keep_alive).await {
+            Ok(going_on) => sent(w.io).await.map(|()| going_on),
+            Err(e) => Err(e),
+        };
+        written.unwrap_or_else(|e| {
+            tracing::debug!(peer = %self.svc.conn.peer, "connection error: {e}");
+            false
+        })
     }
 }
 
+/// A request the loop serves: without a body, or with one and its feed.
+enum Next {
+    Plain(Request<NoBody>, Asked),
+    Fed(Request<LoopBody>, Asked, Box<Feed>),
+}
+
 /// The request the service is given, from its parsed head (consumed here,
-/// so that no part of it is kept across a wait), and the feed of its body.
-fn request(
-    parsed: Parsed,
-    limits: &tern_h1::Limits,
-) -> (Request<LoopBody>, Asked, Option<Box<Feed>>) {
+/// so that no part of it is kept across a wait), with the feed of its
+/// body.
+fn request(parsed: Parsed, limits: &tern_h1::Limits) -> Next {
     let asked = Asked {
         head: parsed.method == Method::HEAD,
         keep_alive: parsed.keep_alive,
         version: parsed.version,
         max_head: limits.max_head_bytes,
     };
-    let (feed, body) = match parsed.framing {
-        tern_h1::Framing::None | tern_h1::Framing::Length(0) => (None, None),
+    match parsed.framing {
+        tern_h1::Framing::None | tern_h1::Framing::Length(0) => {
+            Next::Plain(head_only(parsed, NoBody), asked)
+        }
         framing => {
             let (feed, body) = Feed::new(framing, parsed.expect_continue, limits);
-            (Some(Box::new(feed)), Some(body))
+            Next::Fed(head_only(parsed, LoopBody(body)), asked, Box::new(feed))
         }
-    };
-    let mut req = Request::new(LoopBody(body));
+    }
+}
+
+/// The request of a parsed head, with `body`.
+fn head_only<B>(parsed: Parsed, body: B) -> Request<B> {
+    let mut req = Request::new(body);
     *req.method_mut() = parsed.method;
     *req.uri_mut() = parsed.target;
     *req.version_mut() = parsed.version;
     *req.headers_mut() = parsed.headers;
-    (req, asked, feed)
+    req
 }
 
 /// What a request's head asked of its answer.
@@ -608,7 +625,7 @@ mod tests {
     use std::time::Duration;
 
     use http_body::Frame;
-    use tern_handler::{PeerAddr, ResponseBody};
+    use tern_handler::{ConnInfo, PeerAddr, ResponseBody};
 
     use super::*;
     use crate::phase::log::{LogPhase, Sinks};

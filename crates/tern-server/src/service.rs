@@ -100,7 +100,8 @@ pub(crate) struct Svc {
 }
 
 /// A request body as a connection layer hands it to the service: hyper's
-/// [`Incoming`], or tern's own HTTP/1 loop's (`h1.rs`).
+/// [`Incoming`], or tern's own HTTP/1 loop's (`h1.rs`): [`NoBody`], or the
+/// body it feeds (`h1/feed.rs`).
 pub(crate) trait ConnBody {
     /// The body under the site's limit and pace, and whether it is an
     /// HTTP/2 body still arriving (see [`Leftover`]).
@@ -121,6 +122,16 @@ impl ConnBody for Incoming {
     ) -> (RequestBody, bool) {
         let h2_body = version == http::Version::HTTP_2 && !self.is_end_stream();
         (RequestBody::incoming(self, limit, pace), h2_body)
+    }
+}
+
+/// The body of a request that has none, on tern's own HTTP/1 loop.
+#[derive(Debug)]
+pub(crate) struct NoBody;
+
+impl ConnBody for NoBody {
+    fn into_request_body(self, _: http::Version, _: u64, _: BodyPace) -> (RequestBody, bool) {
+        (RequestBody::empty(), false)
     }
 }
 

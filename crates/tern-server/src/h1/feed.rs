@@ -258,17 +258,13 @@ where
     .await
 }
 
-/// A request's body as the loop hands it to the service: none, or the
-/// handler's end of the body the loop feeds.
-pub(super) struct LoopBody(pub(super) Option<FedBody>);
+/// A request's body as the loop hands it to the service: the handler's
+/// end of the body the loop feeds.
+pub(super) struct LoopBody(pub(super) FedBody);
 
 impl ConnBody for LoopBody {
     fn into_request_body(self, _: Version, limit: u64, pace: BodyPace) -> (RequestBody, bool) {
-        let body = match self.0 {
-            None => RequestBody::empty(),
-            Some(fed) => RequestBody::fed(fed, limit, pace),
-        };
-        (body, false)
+        (RequestBody::fed(self.0, limit, pace), false)
     }
 }
 
