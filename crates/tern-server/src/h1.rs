@@ -286,7 +286,13 @@ impl Loop<'_> {
             }
         };
         let keep_alive = asked.keep_alive && !w.stopping;
-        self.reply(w, resp, &asked, keep_alive).await
+        // Awaited here, not in a shared async fn: a future less to poll
+        // on the path of the many (0.4% of a cached file's instructions).
+        let written = match write_response(w.io, &mut w.out, resp, &asked, keep_alive).await {
+            Ok(going_on) => sent(w.io).await.map(|()| going_on),
+            Err(e) => Err(e),
+        };
+        self.went_on(written)
     }
 
     /// Answers one request with a body, fed to its handler as it arrives
@@ -322,28 +328,20 @@ impl Loop<'_> {
         // buffer says.
         let whole = feed.settle(&mut w.buf);
         let keep_alive = asked.keep_alive && !w.stopping && whole;
-        let going_on = self.reply(w, resp, &asked, keep_alive).await;
+        let written = match write_response(w.io, &mut w.out, resp, &asked, keep_alive).await {
+            Ok(going_on) => sent(w.io).await.map(|()| going_on),
+            Err(e) => Err(e),
+        };
+        let going_on = self.went_on(written);
         if !whole {
             linger(w).await;
         }
         going_on
     }
 
-    /// Writes an answer; whether the connection goes on after it.
-    async fn reply<S>(
-        &self,
-        w: &mut Wire<'_, '_, S>,
-        resp: http::Response<ServerBody>,
-        asked: &Asked,
-        keep_alive: bool,
-    ) -> bool
-    where
-        S: AsyncRead + AsyncWrite + SendFile + Unpin,
-    {
-        let written = match write_response(w.io, &mut w.out, resp, asked, keep_alive).await {
-            Ok(going_on) => sent(w.io).await.map(|()| going_on),
-            Err(e) => Err(e),
-        };
+    /// Whether the connection goes on after an answer was written (or
+    /// failed to be).
+    fn went_on(&self, written: std::io::Result<bool>) -> bool {
         written.unwrap_or_else(|e| {
             tracing::debug!(peer = %self.svc.conn.peer, "connection error: {e}");
             false
