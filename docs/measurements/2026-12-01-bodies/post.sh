@@ -2,13 +2,18 @@
 # post.sh: requests with a body (a 1 KB form POST) to a FastCGI application,
 # tern on its own HTTP/1 loop against tern on hyper's (`[server] http1 =
 # "hyper"`: where every request with a body went before), nginx and
-# lighttpd; wrk, keep-alive, servers interleaved in each round. Server CPU
-# per request counts the server's processes and the application's.
+# lighttpd; wrk, keep-alive, servers interleaved in each round. Each server
+# has applications of its own (four C processes, four php-fpm children: a
+# server that keeps its FastCGI connections holds a libfcgi process or a
+# php-fpm child for itself, and servers sharing them would wait on each
+# other). Server CPU per request counts the server's processes and its
+# applications'.
 #
 # Usage: post.sh TERN_BINARY [ROUNDS] [DURATION]
 # Needs: ../shared/bench/peers.sh run once before (it builds the C FastCGI
 # application, $PB_ROOT/bin/fcgi-app), nginx, lighttpd, spawn-fcgi, php-fpm,
-# wrk. Environment: CONCS="1 10", TARGETS="fcgi php", BODY=1024.
+# wrk. Environment: CONCS="1 10", TARGETS="fcgi php", BODY=1024,
+# SERVERS="tern tern-hyper nginx lighttpd" (those measured; all are started).
 set -euo pipefail
 tern=$(realpath "$1"); rounds=${2:-3}; dur=${3:-3}
 concs=${CONCS:-1 10}; targets=${TARGETS:-fcgi php}; body=${BODY:-1024}
@@ -23,25 +28,33 @@ trap cleanup EXIT
 mkdir -p "$w/www/php" "$w/www/fcgi" "$w/run"
 printf '<?php $b = file_get_contents("php://input"); echo "Hello! ", strlen($b), "\\n";\n' > "$w/www/php/post.php"
 head -c "$body" /dev/zero | tr '\0' 'a' | sed 's/^/field=/' > "$w/body"
-# The C application on a Unix socket, four processes; php-fpm, four.
-setsid env FCGI_WORKERS=4 spawn-fcgi -n -s "$w/run/app.sock" -M 0666 -- "$app" >/dev/null 2>&1 &
-pids+=($!)
-cat > "$w/fpm.conf" <<CONF
+names="tern tern-hyper nginx lighttpd"
+# For each server: the C application on a Unix socket, four processes, and
+# a php-fpm master with four children, each in a session of its own.
+declare -A app_sid fpm_sid
+for n in $names; do
+  setsid env FCGI_WORKERS=4 spawn-fcgi -n -s "$w/run/app-$n.sock" -M 0666 -- "$app" >/dev/null 2>&1 &
+  pids+=($!); app_sid[$n]=$!
+  cat > "$w/fpm-$n.conf" <<CONF
 [global]
-error_log = $w/run/fpm.log
+error_log = $w/run/fpm-$n.log
+pid = $w/run/fpm-$n.pid
 daemonize = no
 [www]
-listen = $w/run/php.sock
+listen = $w/run/php-$n.sock
 listen.mode = 0666
 pm = static
 pm.max_children = 4
 user = nobody
 group = nogroup
 CONF
-setsid php-fpm8.2 -F -y "$w/fpm.conf" -R >/dev/null 2>&1 &
-pids+=($!)
-for _ in $(seq 50); do [ -S "$w/run/app.sock" ] && [ -S "$w/run/php.sock" ] && break; sleep 0.1; done
-tern_conf() { # PORT HTTP1
+  setsid php-fpm8.2 -F -y "$w/fpm-$n.conf" -R >/dev/null 2>&1 &
+  pids+=($!); fpm_sid[$n]=$!
+done
+for n in $names; do
+  for _ in $(seq 50); do [ -S "$w/run/app-$n.sock" ] && [ -S "$w/run/php-$n.sock" ] && break; sleep 0.1; done
+done
+tern_conf() { # PORT HTTP1 NAME
   cat <<CONF
 [server]
 http1 = "$2"
@@ -52,18 +65,18 @@ root = "$w/www"
 [[site.route]]
 prefix = "/fcgi"
 handler = "fastcgi"
-connect = "unix:$w/run/app.sock"
+connect = "unix:$w/run/app-$3.sock"
 max_connections = 4
 [[site.route]]
 prefix = "/php"
 handler = "fastcgi"
-connect = "unix:$w/run/php.sock"
+connect = "unix:$w/run/php-$3.sock"
 dir = "$w/www/php"
 max_connections = 4
 CONF
 }
-tern_conf 18301 tern > "$w/tern.toml"
-tern_conf 18302 hyper > "$w/tern-hyper.toml"
+tern_conf 18301 tern tern > "$w/tern.toml"
+tern_conf 18302 hyper tern-hyper > "$w/tern-hyper.toml"
 mkdir -p "$w/run/nginx"
 cat > "$w/nginx.conf" <<CONF
 worker_processes 2;
@@ -81,8 +94,8 @@ http {
   server {
     listen 127.0.0.1:18303;
     root $w/www;
-    location /fcgi/ { include /etc/nginx/fastcgi_params; fastcgi_pass unix:$w/run/app.sock; }
-    location ~ ^/php/.*\.php\$ { include /etc/nginx/fastcgi_params; fastcgi_param SCRIPT_FILENAME \$document_root\$fastcgi_script_name; fastcgi_pass unix:$w/run/php.sock; }
+    location /fcgi/ { include /etc/nginx/fastcgi_params; fastcgi_pass unix:$w/run/app-nginx.sock; }
+    location ~ ^/php/.*\.php\$ { include /etc/nginx/fastcgi_params; fastcgi_param SCRIPT_FILENAME \$document_root\$fastcgi_script_name; fastcgi_pass unix:$w/run/php-nginx.sock; }
   }
 }
 CONF
@@ -95,15 +108,18 @@ server.errorlog = "$w/run/lighttpd-error.log"
 server.modules = ( "mod_fastcgi" )
 server.max-keep-alive-requests = 65535
 fastcgi.server = (
-  "/fcgi/" => (( "socket" => "$w/run/app.sock", "check-local" => "disable" )),
-  ".php" => (( "socket" => "$w/run/php.sock" ))
+  "/fcgi/" => (( "socket" => "$w/run/app-lighttpd.sock", "check-local" => "disable" )),
+  ".php" => (( "socket" => "$w/run/php-lighttpd.sock" ))
 )
 CONF
 setsid "$tern" serve --config "$w/tern.toml" >"$w/run/tern.log" 2>&1 & pids+=($!)
 setsid "$tern" serve --config "$w/tern-hyper.toml" >"$w/run/tern-hyper.log" 2>&1 & pids+=($!)
 setsid nginx -g 'daemon off;' -c "$w/nginx.conf" >/dev/null 2>&1 & pids+=($!)
 setsid lighttpd -D -f "$w/lighttpd.conf" >/dev/null 2>&1 & pids+=($!)
-servers="tern:18301 tern-hyper:18302 nginx:18303 lighttpd:18304"
+servers=""
+for s in tern:18301 tern-hyper:18302 nginx:18303 lighttpd:18304; do
+  [[ " ${SERVERS:-$names} " == *" ${s%%:*} "* ]] && servers="$servers $s"
+done
 for s in $servers; do
   for _ in $(seq 100); do curl -fs -o /dev/null "http://127.0.0.1:${s#*:}/fcgi/hello" && break; sleep 0.1; done
 done
@@ -129,9 +145,9 @@ for r in $(seq "$rounds"); do
         code=$(curl -s -o "$w/answer" -w '%{http_code}' --data-binary @"$w/body" "$url")
         [ "$code" = 200 ] || { echo "$name $t: $code $(head -c 300 "$w/answer")" >&2; exit 1; }
         wrk -t1 -c"$c" -d1s -s "$w/post.lua" "$url" >/dev/null 2>&1
-        a0=$(ticks "${pids[0]}"); f0=$(ticks "${pids[1]}"); s0=$(ticks "$sid")
+        a0=$(ticks "${app_sid[$name]}"); f0=$(ticks "${fpm_sid[$name]}"); s0=$(ticks "$sid")
         out=$(wrk -t1 -c"$c" -d"${dur}s" --latency -s "$w/post.lua" "$url")
-        a1=$(ticks "${pids[0]}"); f1=$(ticks "${pids[1]}"); s1=$(ticks "$sid")
+        a1=$(ticks "${app_sid[$name]}"); f1=$(ticks "${fpm_sid[$name]}"); s1=$(ticks "$sid")
         rps=$(echo "$out" | awk '/Requests\/sec/{print $2}')
         p99=$(echo "$out" | awk '$1=="99%"{v=$2; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) sub(/ms/,"",v); else if (v ~ /s$/) {sub(/s/,"",v); v*=1000}; print v}')
         reqs=$(echo "$out" | awk '/requests in/{print $1}')

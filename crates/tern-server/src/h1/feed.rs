@@ -351,6 +351,70 @@ mod tests {
         assert!(!feed.settle(&mut buf), "a bad chunk size");
     }
 
+    /// A body in chunks of any sizes, arriving in pieces of any sizes with
+    /// the next request behind it: the handler reads exactly its bytes,
+    /// and the next request is left at the front of the buffer.
+    #[test]
+    fn any_body_in_any_pieces_reaches_its_handler_whole() {
+        use proptest::prelude::*;
+        let case = (
+            prop::collection::vec(prop::collection::vec(any::<u8>(), 1..300), 0..8),
+            prop::collection::vec(1..200usize, 1..20),
+            any::<bool>(),
+        );
+        proptest!(ProptestConfig::with_cases(64), |((chunks, cuts, chunked) in case)| {
+            let data: Vec<u8> = chunks.concat();
+            let mut wire = Vec::new();
+            let framing = if chunked {
+                for c in &chunks {
+                    wire.extend_from_slice(format!("{:x}\r\n", c.len()).as_bytes());
+                    wire.extend_from_slice(c);
+                    wire.extend_from_slice(b"\r\n");
+                }
+                wire.extend_from_slice(b"0\r\n\r\n");
+                Framing::Chunked
+            } else {
+                wire.extend_from_slice(&data);
+                Framing::Length(data.len() as u64)
+            };
+            wire.extend_from_slice(b"GET /next");
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            let (got, rest) = rt.block_on(async move {
+                let (mut ours, mut client) = tokio::io::duplex(64);
+                let writer = tokio::spawn(async move {
+                    let mut at = 0;
+                    for n in cuts.iter().cycle() {
+                        if at == wire.len() {
+                            break;
+                        }
+                        let end = (at + n).min(wire.len());
+                        client.write_all(&wire[at..end]).await.unwrap();
+                        at = end;
+                        tokio::task::yield_now().await;
+                    }
+                    client
+                });
+                let (mut feed, fed) = Feed::new(framing, false, &limits());
+                let reader = tokio::spawn(async move { body(fed).collect().await.unwrap().to_bytes() });
+                let mut buf = BytesMut::new();
+                feed.prime(&mut buf);
+                while !feed.ended {
+                    let moved = pump(&mut ours, &mut buf, &mut feed, 1 << 16).await.unwrap();
+                    assert!(moved > 0, "the client closed early");
+                }
+                let got = reader.await.unwrap();
+                let _client = writer.await.unwrap();
+                // What was read after the body is the next request.
+                while buf.len() < b"GET /next".len() {
+                    ours.read_buf(&mut buf).await.unwrap();
+                }
+                (got, buf)
+            });
+            prop_assert_eq!(&got[..], &data[..]);
+            prop_assert_eq!(&rest[..], b"GET /next");
+        });
+    }
+
     /// A body whose framing breaks fails for its handler, after the
     /// pieces before the break.
     #[tokio::test]
