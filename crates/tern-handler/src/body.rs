@@ -338,8 +338,8 @@ impl RequestBody {
         }
     }
 
-    /// A body the connection feeds as it arrives (see [`fed_body`]
-    /// (crate::fed_body)), under the same limit and pace as
+    /// A body the connection feeds as it arrives (see
+    /// [`fed_body`](crate::fed_body)), under the same limit and pace as
     /// [`RequestBody::incoming`].
     pub fn fed(body: FedBody, limit: u64, pace: BodyPace) -> Self {
         RequestBody {
