@@ -41,6 +41,7 @@
 use std::cell::RefCell;
 use std::pin::Pin;
 use std::task::Poll;
+use std::time::Duration;
 
 use bytes::{Buf as _, Bytes, BytesMut};
 use http::{header, Method, Request, Version};
@@ -60,7 +61,7 @@ use crate::timeout::Activity;
 
 mod feed;
 
-use feed::{linger, pump, Feed, LoopBody};
+use feed::{pump, Feed, LoopBody};
 
 /// Body bytes copied behind the head into one write; a larger frame is
 /// written from its own buffer, beside what is pending (one vectored write).
@@ -72,6 +73,13 @@ const HEAD_ROOM: usize = 128;
 
 /// Room kept free in the read buffer before a read.
 const READ_ROOM: usize = 4096;
+
+/// After an answer that closes a connection whose body was still
+/// arriving: how long what the client still sends is read and discarded
+/// at most, and the longest silence that ends it sooner (nginx's
+/// `lingering_time` and `lingering_timeout`, shorter).
+const LINGER: Duration = Duration::from_secs(5);
+const LINGER_SILENCE: Duration = Duration::from_secs(1);
 
 /// The most a read into the worker's scratch buffer takes (see [`read_some`]).
 const SCRATCH: usize = 8192;
@@ -353,6 +361,48 @@ impl Loop<'_> {
 enum Next {
     Plain(Request<NoBody>, Asked),
     Fed(Request<LoopBody>, Asked, Box<Feed>),
+}
+
+/// The connection's sending side closed after an answer that left a body
+/// unread, then what the client still sends read and discarded, at most
+/// for [`LINGER`] and until it is silent for [`LINGER_SILENCE`] (or the
+/// server stops): closed with unread bytes, the socket would reset, and a
+/// reset can destroy the answer before the client has read it.
+async fn linger<S>(w: &mut Wire<'_, '_, S>)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    if w.io.shutdown().await.is_err() {
+        return;
+    }
+    let until = tokio::time::Instant::now() + LINGER;
+    loop {
+        let deadline = until.min(tokio::time::Instant::now() + LINGER_SILENCE);
+        tokio::select! {
+            biased;
+            () = &mut w.stop, if !w.stopping => return,
+            read = tokio::time::timeout_at(deadline, discard_some(w.io)) => match read {
+                Ok(Ok(n)) if n > 0 => {}
+                _ => return,
+            },
+        }
+    }
+}
+
+/// Reads what the client sent into the worker's scratch buffer, and
+/// forgets it.
+async fn discard_some<S>(io: &mut S) -> std::io::Result<usize>
+where
+    S: AsyncRead + Unpin,
+{
+    std::future::poll_fn(|cx| {
+        SCRATCH_BUF.with_borrow_mut(|scratch| {
+            let mut read = ReadBuf::new(scratch);
+            std::task::ready!(Pin::new(&mut *io).poll_read(cx, &mut read))?;
+            Poll::Ready(Ok(read.filled().len()))
+        })
+    })
+    .await
 }
 
 /// The request the service is given, from its parsed head (consumed here,

@@ -1,35 +1,24 @@
 //! A request's body on its way from tern's HTTP/1 loop to its handler
 //! (see the loop's doc, `h1.rs`): [`Feed`] decodes it and hands over
 //! what each read brought, with `100 Continue` when the handler first asks,
-//! and settles what is left of it once the answer is there; [`linger`]
-//! closes a connection whose body was still arriving without resetting
-//! it.
+//! and settles what is left of it once the answer is there.
 
 use std::pin::Pin;
-use std::task::Poll;
-use std::time::Duration;
 
 use bytes::BytesMut;
 use http::Version;
 use tern_h1::{BodyDecoder, Decoded, Framing};
 use tern_handler::{fed_body, BodyPace, BodySender, FedBody, RequestBody};
-use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, ReadBuf};
+use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 
-use super::{Wire, READ_ROOM, SCRATCH_BUF};
 use crate::service::ConnBody;
 
-/// Room kept free in the read buffer before a read of a request body.
+/// Room made in the read buffer for a read of a request body, when less
+/// than a quarter of it is free.
 const BODY_READ: usize = 16 << 10;
 
 /// What the client is told before it sends a body it waits to send.
 const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
-
-/// After an answer that closes a connection whose body was still
-/// arriving: how long what the client still sends is read and discarded
-/// at most, and the longest silence that ends it sooner (nginx's
-/// `lingering_time` and `lingering_timeout`, shorter).
-const LINGER: Duration = Duration::from_secs(5);
-const LINGER_SILENCE: Duration = Duration::from_secs(1);
 
 /// What the connection reads while a handler works: the request's body
 /// for it, as it arrives; then ahead (a pipelined head, or the client's
@@ -134,7 +123,7 @@ impl Feed {
             if moved > 0 {
                 return Ok(moved);
             }
-            if buf.capacity() - buf.len() < READ_ROOM {
+            if buf.capacity() - buf.len() < BODY_READ / 4 {
                 buf.reserve(BODY_READ);
             }
             if io.read_buf(buf).await? == 0 {
@@ -214,48 +203,6 @@ impl Feed {
         }
         self.ended && !self.broken
     }
-}
-
-/// The connection's sending side closed after an answer that left a body
-/// unread, then what the client still sends read and discarded, at most
-/// for [`LINGER`] and until it is silent for [`LINGER_SILENCE`] (or the
-/// server stops): closed with unread bytes, the socket would reset, and a
-/// reset can destroy the answer before the client has read it.
-pub(super) async fn linger<S>(w: &mut Wire<'_, '_, S>)
-where
-    S: AsyncRead + AsyncWrite + Unpin,
-{
-    if w.io.shutdown().await.is_err() {
-        return;
-    }
-    let until = tokio::time::Instant::now() + LINGER;
-    loop {
-        let deadline = until.min(tokio::time::Instant::now() + LINGER_SILENCE);
-        tokio::select! {
-            biased;
-            () = &mut w.stop, if !w.stopping => return,
-            read = tokio::time::timeout_at(deadline, discard_some(w.io)) => match read {
-                Ok(Ok(n)) if n > 0 => {}
-                _ => return,
-            },
-        }
-    }
-}
-
-/// Reads what the client sent into the worker's scratch buffer, and
-/// forgets it.
-async fn discard_some<S>(io: &mut S) -> std::io::Result<usize>
-where
-    S: AsyncRead + Unpin,
-{
-    std::future::poll_fn(|cx| {
-        SCRATCH_BUF.with_borrow_mut(|scratch| {
-            let mut read = ReadBuf::new(scratch);
-            std::task::ready!(Pin::new(&mut *io).poll_read(cx, &mut read))?;
-            Poll::Ready(Ok(read.filled().len()))
-        })
-    })
-    .await
 }
 
 /// A request's body as the loop hands it to the service: the handler's
