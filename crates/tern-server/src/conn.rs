@@ -128,7 +128,8 @@ pub(crate) trait Movable:
     /// Whether ending the connection says so on the stream first (TLS's
     /// close_notify). A plain socket's close sends its FIN by itself: a
     /// `shutdown(2)` just before it was a system call for nothing, one of
-    /// nine per connection-per-request.
+    /// nine per connection-per-request. [`Plaintext`]'s shutdown follows
+    /// it.
     const SAYS_CLOSE: bool;
 
     /// The socket, off this worker's runtime.
@@ -267,7 +268,7 @@ impl Http {
             conn: conn.clone(),
             activity: activity.clone(),
         };
-        let mut io = Plaintext::new(io, activity.clone());
+        let mut io = Plaintext::new(io, activity.clone(), S::SAYS_CLOSE);
         let mut first = BytesMut::new();
         let sniffed = match moved_here {
             Some(preread) => {
@@ -310,9 +311,8 @@ impl Http {
             match ended {
                 Ended::ToHyper(rest) => rest,
                 Ended::Closed => {
-                    if S::SAYS_CLOSE {
-                        let _ = io.shutdown().await;
-                    }
+                    // TLS's close_notify; nothing on a plain socket.
+                    let _ = io.shutdown().await;
                     return None;
                 }
                 Ended::Move { to, preread } => {
@@ -361,14 +361,17 @@ async fn hyper_http1<S: Movable>(
     let mut stopping = false;
     let mut moving = None;
     let mut seen = activity.started();
-    // hyper's own shutdown of the socket is left out, so that a
-    // connection that moves keeps it open; it is done below otherwise.
+    // hyper ends through its shutdown, which flushes what it buffered
+    // first (`poll_without_shutdown` does not: it can finish with the end
+    // of an answer unsent, when the socket would not take it at once).
+    // The shutdown leaves a plain socket open, for a connection that
+    // moves (plaintext.rs).
     let result = std::future::poll_fn(|cx| loop {
         if !stopping && stop.as_mut().poll(cx).is_ready() {
             Pin::new(&mut served).graceful_shutdown();
             stopping = true;
         }
-        let r = served.poll_without_shutdown(cx);
+        let r = Pin::new(&mut served).poll(cx);
         if r.is_ready() || stopping || !S::MOVES {
             return r;
         }
@@ -394,15 +397,10 @@ async fn hyper_http1<S: Movable>(
         report(&e, &conn, activity.expired());
         return None;
     }
+    // Not moving: the socket closes with hyper's connection.
+    let to = moving?;
     let parts = served.into_parts();
     let (io, unread) = parts.io.into_inner().into_parts();
-    let Some(to) = moving else {
-        if S::SAYS_CLOSE {
-            let mut io = io;
-            let _ = io.shutdown().await;
-        }
-        return None;
-    };
     moved(io, conn, parts.read_buf, &unread, to)
 }
 

@@ -14,9 +14,22 @@
 
 /// `AsyncWrite` for a reader-side layer `$t<T>` that passes every write
 /// to its `io` field unchanged (the layers below hyper judge what they
-/// read; what hyper writes goes down as it is).
+/// read; what hyper writes goes down as it is). `write_through!($t,
+/// method)`: the same, but `poll_shutdown` is the layer's own `method`.
 macro_rules! write_through {
     ($t:ident) => {
+        write_through!($t, poll_shutdown_through);
+
+        impl<T: tokio::io::AsyncWrite + Unpin> $t<T> {
+            fn poll_shutdown_through(
+                mut self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<std::io::Result<()>> {
+                std::pin::Pin::new(&mut self.io).poll_shutdown(cx)
+            }
+        }
+    };
+    ($t:ident, $shutdown:ident) => {
         impl<T: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for $t<T> {
             fn poll_write(
                 mut self: std::pin::Pin<&mut Self>,
@@ -46,10 +59,10 @@ macro_rules! write_through {
             }
 
             fn poll_shutdown(
-                mut self: std::pin::Pin<&mut Self>,
+                self: std::pin::Pin<&mut Self>,
                 cx: &mut std::task::Context<'_>,
             ) -> std::task::Poll<std::io::Result<()>> {
-                std::pin::Pin::new(&mut self.io).poll_shutdown(cx)
+                self.$shutdown(cx)
             }
         }
 

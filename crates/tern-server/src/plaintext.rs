@@ -9,7 +9,13 @@
 //!   still gets its answer: the end of file is held back while that request
 //!   is in flight. From a client that meant to keep the connection, the
 //!   same FIN in the middle of a request means it left, and it is passed on
-//!   (hyper then stops the handler).
+//!   (hyper then stops the handler);
+//! - the end of HTTP on the connection (hyper's shutdown when it is done
+//!   with it) says so on a TLS stream (close_notify) and does nothing on a
+//!   plain socket: its close sends the FIN by itself, and between two
+//!   requests the socket may move to another worker instead (see
+//!   `conn.rs`). hyper flushes what it buffered before it shuts down, so
+//!   ending through here is how its last bytes are sure to go out.
 //!
 //! The timeouts sit below this layer (`timeout.rs`), so that under TLS they
 //! count the handshake too.
@@ -20,7 +26,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use tokio::io::{AsyncRead, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use crate::rewind::Rewind;
 use crate::timeout::Activity;
@@ -38,16 +44,22 @@ pub(crate) struct Plaintext<T> {
     settled: u32,
     /// The client half-closed during a request that asked to close.
     eof: bool,
+    /// A shutdown says so on the stream (TLS); on a plain socket it only
+    /// flushes (see the module doc).
+    says_close: bool,
 }
 
 impl<T> Plaintext<T> {
-    pub(crate) fn new(io: T, activity: Arc<Activity>) -> Self {
+    /// `says_close`: whether ending HTTP on the connection is said on the
+    /// stream (TLS's close_notify) or left to the socket's close.
+    pub(crate) fn new(io: T, activity: Arc<Activity>, says_close: bool) -> Self {
         Plaintext {
             io: Rewind::new(io),
             activity,
             http1: false,
             settled: 0,
             eof: false,
+            says_close,
         }
     }
 
@@ -110,7 +122,17 @@ impl<T: AsyncRead + Unpin> AsyncRead for Plaintext<T> {
     }
 }
 
-write_through!(Plaintext);
+impl<T: AsyncWrite + Unpin> Plaintext<T> {
+    fn poll_end(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if self.says_close {
+            Pin::new(&mut self.io).poll_shutdown(cx)
+        } else {
+            Pin::new(&mut self.io).poll_flush(cx)
+        }
+    }
+}
+
+write_through!(Plaintext, poll_end);
 
 #[cfg(test)]
 mod tests {
@@ -127,7 +149,11 @@ mod tests {
     ) {
         let (ours, theirs) = tokio::io::duplex(1024);
         let activity = Arc::new(Activity::default());
-        (Plaintext::new(ours, activity.clone()), theirs, activity)
+        (
+            Plaintext::new(ours, activity.clone(), false),
+            theirs,
+            activity,
+        )
     }
 
     #[tokio::test]

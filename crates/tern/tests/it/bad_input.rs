@@ -85,6 +85,38 @@ fn large_body_is_413_and_logged() {
     );
 }
 
+/// A request refused before its body arrives is answered at once, and
+/// the connection closes after the answer: the client may be waiting for
+/// `100 Continue`, or about to send the body. (hyper's loop, ended with
+/// `poll_without_shutdown`, once closed such a connection with the answer
+/// still in its buffer: the first write after a read that would block
+/// waits for the socket's readiness, and the unread body had ended the
+/// read side.)
+#[test]
+fn a_request_refused_before_its_body_arrives_is_answered() {
+    let t = site("max_body_bytes = 100");
+    let heads = [
+        ("Content-Length: 4\r\n", "/index.html", 405),
+        ("Transfer-Encoding: chunked\r\n", "/index.html", 405),
+        (
+            "Expect: 100-continue\r\nContent-Length: 4\r\n",
+            "/index.html",
+            405,
+        ),
+        ("Expect: 100-continue\r\nContent-Length: 1000\r\n", "/", 413),
+        ("Content-Length: 1000\r\n", "/", 413),
+    ];
+    for (fields, path, status) in heads {
+        let head = format!("POST {path} HTTP/1.1\r\nHost: test\r\n{fields}\r\n");
+        for round in 0..3 {
+            let r = request(t.addr(), head.as_bytes())
+                .unwrap_or_else(|e| panic!("{head:?}, round {round}: no answer: {e}"));
+            assert_eq!(r.status, status, "{head:?}");
+            assert_eq!(r.header("connection"), Some("close"), "{head:?}");
+        }
+    }
+}
+
 /// A client still sending a body that the answer refused reads the whole
 /// answer and then the end of the connection, not a reset: after the
 /// answer tern's loop closes its side and reads and discards what the
