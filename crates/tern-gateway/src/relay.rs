@@ -313,18 +313,25 @@ async fn feed<U: Upstream>(up: &mut U, rest: Rest) -> Result<u64, Error> {
             sent += b.len() as u64;
             up.send(b).await?;
         }
-        Rest::File(f) => {
-            let mut f = tokio::fs::File::from_std(f);
-            loop {
-                let mut piece = BytesMut::with_capacity(FILE_PIECE);
-                if f.read_buf(&mut piece).await? == 0 {
-                    break;
-                }
-                sent += piece.len() as u64;
-                up.send(piece.freeze()).await?;
-            }
-        }
+        // Boxed: every relay's future holds its feed's, and only a spooled
+        // body needs room for a file's reads (about 300 bytes).
+        Rest::File(f) => sent += Box::pin(feed_file(up, f)).await?,
     }
     up.finish().await?;
     Ok(sent)
+}
+
+/// Sends a spooled body from its file, a piece at a time. Returns the
+/// bytes sent.
+async fn feed_file<U: Upstream>(up: &mut U, f: std::fs::File) -> Result<u64, Error> {
+    let mut sent = 0u64;
+    let mut f = tokio::fs::File::from_std(f);
+    loop {
+        let mut piece = BytesMut::with_capacity(FILE_PIECE);
+        if f.read_buf(&mut piece).await? == 0 {
+            return Ok(sent);
+        }
+        sent += piece.len() as u64;
+        up.send(piece.freeze()).await?;
+    }
 }

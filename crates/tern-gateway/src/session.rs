@@ -296,7 +296,13 @@ pub(crate) async fn cut_off_stream(
     if let Some(tx) = tx {
         tracing::warn!(%id, %script, "{kind}: response cut off: {why}");
         let err = io::Error::new(io::ErrorKind::TimedOut, why.to_owned());
-        let _ = tokio::time::timeout(Duration::from_secs(1), tx.send(Err(err))).await;
+        // Boxed: the relays' futures, which await this on their failure
+        // paths, need no room for its timer.
+        let _ = Box::pin(tokio::time::timeout(
+            Duration::from_secs(1),
+            tx.send(Err(err)),
+        ))
+        .await;
     }
 }
 

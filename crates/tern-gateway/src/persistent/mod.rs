@@ -11,6 +11,7 @@
 mod cgiplus;
 mod fastcgi;
 
+use std::future::Future;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -341,13 +342,17 @@ enum Outcome<B> {
 /// "Hello!", a page), and then no task is spawned and no wake-up crosses
 /// tasks. A response that streams on after its head gets a task of its
 /// own for the rest.
-async fn answer<U, D, G, B>(
+///
+/// The relay's future is boxed before this one is made, so that this one
+/// holds only the box and the channel, not the relay's parts beside them
+/// (an async fn would keep its arguments' slots after moving them on).
+fn answer<U, D, G, B>(
     mut up: U,
     mut down: D,
     rest: Rest,
     settings: RelaySettings,
     done: G,
-) -> Outcome<B>
+) -> impl Future<Output = Outcome<B>> + Send
 where
     U: Upstream + 'static,
     D: Downstream + 'static,
@@ -359,28 +364,32 @@ where
         let finish = relay::relay(&mut up, &mut down, rest, &settings, tx).await;
         done(finish, up, down)
     });
-    let started = tokio::select! {
-        biased;
-        back = &mut work => match back {
-            Some(back) => return Outcome::Unanswered(back),
-            None => rx.await,
-        },
-        r = &mut rx => {
-            // The head was sent: the relay does not end unanswered.
-            tokio::spawn(async move {
-                drop(work.await);
+    async move {
+        let started = tokio::select! {
+            biased;
+            back = &mut work => match back {
+                Some(back) => return Outcome::Unanswered(back),
+                None => rx.await,
+            },
+            r = &mut rx => {
+                // The head was sent: the relay does not end unanswered.
+                tokio::spawn(async move {
+                    drop(work.await);
+                });
+                r
+            }
+        };
+        let answered = started
+            .map_err(|_| Error::Worker("the request's relay ended without an answer".into()))
+            .and_then(|r| r)
+            .map(|(reply, output)| match reply {
+                Reply::LocalRedirect(target) => Answer::Redirect(target),
+                Reply::Document(h) | Reply::ClientRedirect(h) => {
+                    Answer::Response(render(h, output))
+                }
             });
-            r
-        }
-    };
-    let answered = started
-        .map_err(|_| Error::Worker("the request's relay ended without an answer".into()))
-        .and_then(|r| r)
-        .map(|(reply, output)| match reply {
-            Reply::LocalRedirect(target) => Answer::Redirect(target),
-            Reply::Document(h) | Reply::ClientRedirect(h) => Answer::Response(render(h, output)),
-        });
-    Outcome::Answered(answered)
+        Outcome::Answered(answered)
+    }
 }
 
 fn pool_error(e: PoolError) -> Error {
