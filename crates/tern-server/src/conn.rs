@@ -128,8 +128,8 @@ pub(crate) trait Movable:
     /// Whether ending the connection says so on the stream first (TLS's
     /// close_notify). A plain socket's close sends its FIN by itself: a
     /// `shutdown(2)` just before it was a system call for nothing, one of
-    /// nine per connection-per-request. [`Plaintext`]'s shutdown follows
-    /// it.
+    /// nine per connection-per-request (tern's loop reads what the client
+    /// sends before it closes; see `h1.rs`'s lingering close).
     const SAYS_CLOSE: bool;
 
     /// The socket, off this worker's runtime.
@@ -268,7 +268,7 @@ impl Http {
             conn: conn.clone(),
             activity: activity.clone(),
         };
-        let mut io = Plaintext::new(io, activity.clone(), S::SAYS_CLOSE);
+        let mut io = Plaintext::new(io, activity.clone());
         let mut first = BytesMut::new();
         let sniffed = match moved_here {
             Some(preread) => {
@@ -311,8 +311,9 @@ impl Http {
             match ended {
                 Ended::ToHyper(rest) => rest,
                 Ended::Closed => {
-                    // TLS's close_notify; nothing on a plain socket.
-                    let _ = io.shutdown().await;
+                    if S::SAYS_CLOSE {
+                        let _ = io.shutdown().await;
+                    }
                     return None;
                 }
                 Ended::Move { to, preread } => {
@@ -364,8 +365,8 @@ async fn hyper_http1<S: Movable>(
     // hyper ends through its shutdown, which flushes what it buffered
     // first (`poll_without_shutdown` does not: it can finish with the end
     // of an answer unsent, when the socket would not take it at once).
-    // The shutdown leaves a plain socket open, for a connection that
-    // moves (plaintext.rs).
+    // The shutdown leaves the socket of a connection that moves open
+    // (plaintext.rs).
     let result = std::future::poll_fn(|cx| loop {
         if !stopping && stop.as_mut().poll(cx).is_ready() {
             Pin::new(&mut served).graceful_shutdown();
@@ -387,6 +388,7 @@ async fn hyper_http1<S: Movable>(
             Some(to) => {
                 moving = Some(to);
                 stopping = true;
+                activity.set_moving();
                 Pin::new(&mut served).graceful_shutdown();
             }
             None => return r,

@@ -11,11 +11,13 @@
 //!   same FIN in the middle of a request means it left, and it is passed on
 //!   (hyper then stops the handler);
 //! - the end of HTTP on the connection (hyper's shutdown when it is done
-//!   with it) says so on a TLS stream (close_notify) and does nothing on a
-//!   plain socket: its close sends the FIN by itself, and between two
-//!   requests the socket may move to another worker instead (see
-//!   `conn.rs`). hyper flushes what it buffered before it shuts down, so
-//!   ending through here is how its last bytes are sure to go out.
+//!   with it) shuts the stream down (TLS's close_notify, a socket's FIN),
+//!   but only flushes a connection that moves to another worker between
+//!   two requests (see `conn.rs`). hyper flushes what it buffered before
+//!   it shuts down, so ending through here is how its last bytes are sure
+//!   to go out. (The FIN must go before the close: a socket closed with
+//!   bytes unread resets, and the reset can destroy what the client has
+//!   not read yet.)
 //!
 //! The timeouts sit below this layer (`timeout.rs`), so that under TLS they
 //! count the handshake too.
@@ -44,22 +46,16 @@ pub(crate) struct Plaintext<T> {
     settled: u32,
     /// The client half-closed during a request that asked to close.
     eof: bool,
-    /// A shutdown says so on the stream (TLS); on a plain socket it only
-    /// flushes (see the module doc).
-    says_close: bool,
 }
 
 impl<T> Plaintext<T> {
-    /// `says_close`: whether ending HTTP on the connection is said on the
-    /// stream (TLS's close_notify) or left to the socket's close.
-    pub(crate) fn new(io: T, activity: Arc<Activity>, says_close: bool) -> Self {
+    pub(crate) fn new(io: T, activity: Arc<Activity>) -> Self {
         Plaintext {
             io: Rewind::new(io),
             activity,
             http1: false,
             settled: 0,
             eof: false,
-            says_close,
         }
     }
 
@@ -124,10 +120,10 @@ impl<T: AsyncRead + Unpin> AsyncRead for Plaintext<T> {
 
 impl<T: AsyncWrite + Unpin> Plaintext<T> {
     fn poll_end(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        if self.says_close {
-            Pin::new(&mut self.io).poll_shutdown(cx)
-        } else {
+        if self.activity.moving() {
             Pin::new(&mut self.io).poll_flush(cx)
+        } else {
+            Pin::new(&mut self.io).poll_shutdown(cx)
         }
     }
 }
@@ -149,11 +145,7 @@ mod tests {
     ) {
         let (ours, theirs) = tokio::io::duplex(1024);
         let activity = Arc::new(Activity::default());
-        (
-            Plaintext::new(ours, activity.clone(), false),
-            theirs,
-            activity,
-        )
+        (Plaintext::new(ours, activity.clone()), theirs, activity)
     }
 
     #[tokio::test]

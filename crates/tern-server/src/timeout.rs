@@ -37,6 +37,9 @@ pub(crate) struct Activity {
     /// (`Connection: close`, or HTTP/1.0 without keep-alive): a FIN from
     /// the client then only half-closes, and the answer is still wanted.
     closing: AtomicBool,
+    /// The connection leaves this worker between two requests: ending
+    /// HTTP on it leaves the socket open (see plaintext.rs).
+    moving: AtomicBool,
     /// The credentials the connection proved last (the authorize phase's
     /// memo; empty, and 8 bytes, on a site without realms).
     pub(crate) proven: std::sync::Mutex<tern_rules::access::Proven>,
@@ -60,6 +63,7 @@ impl Default for Activity {
             started: AtomicU32::new(0),
             expired: AtomicU8::new(0),
             closing: AtomicBool::new(false),
+            moving: AtomicBool::new(false),
             proven: std::sync::Mutex::default(),
         }
     }
@@ -100,6 +104,16 @@ impl Activity {
     /// Whether the request in flight asked to close the connection.
     pub(crate) fn closing(&self) -> bool {
         self.closing.load(Ordering::Relaxed)
+    }
+
+    /// Says that the connection moves to another worker (see `moving`).
+    pub(crate) fn set_moving(&self) {
+        self.moving.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the connection moves to another worker.
+    pub(crate) fn moving(&self) -> bool {
+        self.moving.load(Ordering::Relaxed)
     }
 
     pub(crate) fn expired(&self) -> Option<Expired> {
