@@ -128,8 +128,10 @@ pub(crate) trait Movable:
     /// Whether ending the connection says so on the stream first (TLS's
     /// close_notify). A plain socket's close sends its FIN by itself: a
     /// `shutdown(2)` just before it was a system call for nothing, one of
-    /// nine per connection-per-request (tern's loop reads what the client
-    /// sends before it closes; see `h1.rs`'s lingering close).
+    /// nine per connection-per-request. (Only while nothing is left
+    /// unread: a socket closed with bytes unread resets. tern's loop reads
+    /// off a body still arriving first, `h1.rs`'s lingering close; bytes a
+    /// client sends after a request that asked to close are not yet.)
     const SAYS_CLOSE: bool;
 
     /// The socket, off this worker's runtime.
