@@ -129,9 +129,9 @@ pub(crate) trait Movable:
     /// close_notify). A plain socket's close sends its FIN by itself: a
     /// `shutdown(2)` just before it was a system call for nothing, one of
     /// nine per connection-per-request. (Only while nothing is left
-    /// unread: a socket closed with bytes unread resets. tern's loop reads
-    /// off a body still arriving first, `h1.rs`'s lingering close; bytes a
-    /// client sends after a request that asked to close are not yet.)
+    /// unread: a socket closed with bytes unread resets. Where the client
+    /// may still be sending, tern's loop reads it off first, `h1.rs`'s
+    /// lingering close.)
     const SAYS_CLOSE: bool;
 
     /// The socket, off this worker's runtime.
@@ -149,7 +149,7 @@ impl<I: Accepted> Movable for TimedIo<I> {
 
 impl<T> Movable for tokio_rustls::server::TlsStream<T>
 where
-    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    T: AsyncRead + AsyncWrite + SendFile + Unpin + Send + 'static,
 {
     const MOVES: bool = false;
     const SAYS_CLOSE: bool = true;

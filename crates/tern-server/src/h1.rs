@@ -25,9 +25,12 @@
 //! body while the handler works and settles the rest once the answer is
 //! there: what of it has arrived is discarded and the connection goes on; a
 //! body still arriving closes the connection after the answer, which goes
-//! out first, and the loop then reads and discards what the client still
-//! sends for a while (nginx's lingering close), so that its reset does not
-//! destroy the answer before the client has read it.
+//! out first. Whenever the client may still be sending as the connection
+//! closes (that body, requests pipelined behind one that closes, a client
+//! that meant to go on), the loop then reads and discards what it sends
+//! for a while (nginx's lingering close), so that the reset of a socket
+//! closed with bytes unread does not destroy the answer before the client
+//! has read it.
 //!
 //! What it keeps from hyper's loop, with the same pieces underneath
 //! (`Plaintext` over `TimedIo`, the service's phases): pipelining (heads
@@ -74,10 +77,10 @@ const HEAD_ROOM: usize = 128;
 /// Room kept free in the read buffer before a read.
 const READ_ROOM: usize = 4096;
 
-/// After an answer that closes a connection whose body was still
-/// arriving: how long what the client still sends is read and discarded
-/// at most, and the longest silence that ends it sooner (nginx's
-/// `lingering_time` and `lingering_timeout`, shorter).
+/// After an answer that closes a connection the client may still be
+/// sending on ([`may_leave_unread`]): how long what the client still
+/// sends is read and discarded at most, and the longest silence that ends
+/// it sooner (nginx's `lingering_time` and `lingering_timeout`, shorter).
 const LINGER: Duration = Duration::from_secs(5);
 const LINGER_SILENCE: Duration = Duration::from_secs(1);
 
@@ -300,7 +303,12 @@ impl Loop<'_> {
             Ok(going_on) => sent(w.io).await.map(|()| going_on),
             Err(e) => Err(e),
         };
-        self.went_on(written)
+        let answered = written.is_ok();
+        let going_on = self.went_on(written);
+        if answered && !going_on && may_leave_unread(&asked, w, true) {
+            linger(w).await;
+        }
+        going_on
     }
 
     /// Answers one request with a body, fed to its handler as it arrives
@@ -340,8 +348,9 @@ impl Loop<'_> {
             Ok(going_on) => sent(w.io).await.map(|()| going_on),
             Err(e) => Err(e),
         };
+        let answered = written.is_ok();
         let going_on = self.went_on(written);
-        if !whole {
+        if answered && !going_on && may_leave_unread(&asked, w, whole) {
             linger(w).await;
         }
         going_on
@@ -363,11 +372,25 @@ enum Next {
     Fed(Request<LoopBody>, Asked, Box<Feed>),
 }
 
-/// The connection's sending side closed after an answer that left a body
-/// unread, then what the client still sends read and discarded, at most
-/// for [`LINGER`] and until it is silent for [`LINGER_SILENCE`] (or the
-/// server stops): closed with unread bytes, the socket would reset, and a
-/// reset can destroy the answer before the client has read it.
+/// Whether a connection closed after its answer may leave bytes the client
+/// sent unread in the socket (nginx's heuristic for its lingering close,
+/// the same way): a body still arriving (not `whole`), heads read ahead
+/// and not to be served, bytes the socket says arrived since the last
+/// read, or a client that meant to go on (closed by the server: stopping,
+/// the handler, a body delimited by the close), which may be sending its
+/// next request. A client that asked to close and sent nothing after it is
+/// closed at once: the close of every connection-per-request client costs
+/// no more (no system call is made to ask).
+fn may_leave_unread<S: SendFile>(asked: &Asked, w: &Wire<'_, '_, S>, whole: bool) -> bool {
+    !whole || asked.keep_alive || !w.buf.is_empty() || w.io.may_have_unread()
+}
+
+/// The connection's sending side closed after an answer that may leave
+/// bytes unread ([`may_leave_unread`]), then what the client still sends
+/// read and discarded, at most for [`LINGER`] and until it is silent for
+/// [`LINGER_SILENCE`] (or the server stops): closed with unread bytes, the
+/// socket would reset, and a reset can destroy the answer before the
+/// client has read it (RFC 9112, 9.6).
 async fn linger<S>(w: &mut Wire<'_, '_, S>)
 where
     S: AsyncRead + AsyncWrite + Unpin,

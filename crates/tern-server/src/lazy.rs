@@ -233,6 +233,14 @@ impl<T: Registers> SendFile for Lazy<T> {
             |t| t.poll_send_file(cx, file, offset, len)
         )
     }
+
+    fn may_have_unread(&self) -> bool {
+        match self {
+            Lazy::Polled(t) => t.may_have_unread(),
+            // Never waited: what it sent went out at once.
+            Lazy::Plain(_) | Lazy::Lost => false,
+        }
+    }
 }
 
 fn lost() -> io::Error {

@@ -86,6 +86,10 @@ macro_rules! write_through {
             ) -> std::task::Poll<std::io::Result<usize>> {
                 std::pin::Pin::new(&mut self.io).poll_send_file(cx, file, offset, len)
             }
+
+            fn may_have_unread(&self) -> bool {
+                self.io.may_have_unread()
+            }
         }
     };
 }

@@ -54,6 +54,15 @@ pub(crate) trait SendFile {
     ) -> Poll<io::Result<usize>> {
         Poll::Ready(Err(unsupported()))
     }
+
+    /// Whether the client may have sent bytes not read yet, as far as the
+    /// stream knows without a system call (a registered socket's read
+    /// readiness, which a read that would block or came short clears):
+    /// closed with bytes unread, a socket resets (`h1.rs`'s lingering
+    /// close). A socket that never waited does not know: `false`.
+    fn may_have_unread(&self) -> bool {
+        false
+    }
 }
 
 /// A tokio socket's write readiness, as [`poll_write_op`] uses it, and
@@ -102,6 +111,14 @@ macro_rules! socket {
                     rustix::fs::sendfile(s, file, Some(&mut *offset), len)
                 })
             }
+
+            fn may_have_unread(&self) -> bool {
+                // A waker that does nothing: the question is asked as the
+                // connection closes, and a read after it (the lingering
+                // close) registers the task's own.
+                let mut cx = Context::from_waker(std::task::Waker::noop());
+                matches!(self.poll_read_ready(&mut cx), Poll::Ready(Ok(())))
+            }
         }
     };
 }
@@ -131,9 +148,14 @@ fn poll_write_op<S: Socket>(
     }
 }
 
-/// The bytes must be encrypted in user space: the defaults refuse.
-impl<T> SendFile for tokio_rustls::server::TlsStream<T> {
+/// The bytes must be encrypted in user space: the defaults refuse. What
+/// is unread is the socket's.
+impl<T: SendFile> SendFile for tokio_rustls::server::TlsStream<T> {
     const SENDS_FILES: bool = false;
+
+    fn may_have_unread(&self) -> bool {
+        self.get_ref().0.may_have_unread()
+    }
 }
 
 fn unsupported() -> io::Error {

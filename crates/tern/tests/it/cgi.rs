@@ -593,3 +593,43 @@ fn the_demo_site_runs_its_cgi_examples() {
     // The configuration beside the site is not served.
     assert_eq!(get(&t, "/tern.toml").status, 404);
 }
+
+/// An answer delimited by the close (a script's body of unknown length to
+/// an HTTP/1.0 client that asked to keep the connection) closes a
+/// connection the client meant to go on with, and may have pipelined more
+/// on: tern's loop reads that off after the answer instead of resetting
+/// the connection, which would throw away the answer's tail still in the
+/// send queue, and here the close is all that tells the client the body
+/// ended.
+#[test]
+fn a_close_delimited_answer_to_a_pipelining_client_is_not_cut_short() {
+    if under_hyper() {
+        return;
+    }
+    const LEN: usize = 4 << 20;
+    let t = cgi_site(
+        &[(
+            "big.cgi",
+            "#!/bin/sh\nprintf 'Content-Type: text/plain\\n\\n'\nhead -c 4194304 /dev/zero | tr '\\0' x\n",
+        )],
+        "",
+        "",
+    );
+    let head = b"GET /cgi-bin/big.cgi HTTP/1.0\r\nConnection: keep-alive\r\n\r\n";
+    let next = b"GET /index.html HTTP/1.0\r\nConnection: keep-alive\r\n\r\n";
+    for round in 0..3 {
+        let (text, end) = answer_under_a_flood(t.addr(), head, next, LEN);
+        assert!(
+            text.starts_with("HTTP/1.0 200 "),
+            "round {round}: {:?} ({end:?})",
+            &text[..text.len().min(200)]
+        );
+        assert!(
+            !text.to_ascii_lowercase().contains("content-length"),
+            "round {round}: the body is not delimited by its close"
+        );
+        let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+        assert_eq!(body.len(), LEN, "round {round}: {end:?}");
+        assert!(end.is_ok(), "round {round}: {end:?}");
+    }
+}

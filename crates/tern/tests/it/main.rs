@@ -165,6 +165,54 @@ fn http2_prior_knowledge_is_served() {
     assert_eq!(data, b"two");
 }
 
+/// Whether the HTTP/1 loop under test is hyper's (`TERN_TEST_HTTP1=hyper`,
+/// `scripts/test-all`'s second pass), where a behaviour of tern's own
+/// loop is not looked for.
+pub(crate) fn under_hyper() -> bool {
+    std::env::var("TERN_TEST_HTTP1").is_ok_and(|h| h == "hyper")
+}
+
+/// Sends `head`, then `flood` bytes of `filler` repeated, from another
+/// thread while this one reads: everything the server sent, and how the
+/// connection ended (`Ok` at its end, `Err` at a reset). A server that
+/// closes with bytes unread resets the connection, and the reset can
+/// destroy an answer the client has not read yet.
+pub(crate) fn answer_under_a_flood(
+    addr: std::net::SocketAddr,
+    head: &[u8],
+    filler: &[u8],
+    flood: usize,
+) -> (String, std::io::Result<()>) {
+    use std::io::Write;
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    s.write_all(head).unwrap();
+    let mut w = s.try_clone().unwrap();
+    let chunk = filler.repeat((64 << 10) / filler.len().max(1) + 1);
+    let writer = std::thread::spawn(move || {
+        let mut sent = 0;
+        while sent < flood {
+            match w.write(&chunk) {
+                Ok(n) => sent += n,
+                Err(_) => break,
+            }
+        }
+    });
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    let end = loop {
+        match tern_testkit::read_some(&mut s, &mut buf) {
+            Ok(0) => break Ok(()),
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) => break Err(e),
+        }
+    };
+    drop(s);
+    writer.join().unwrap();
+    (String::from_utf8_lossy(&got).into_owned(), end)
+}
+
 /// Headless Chromium on `url` with `extra` arguments (`--dump-dom`,
 /// `--screenshot=FILE`), console messages on stderr, `home` as its HOME;
 /// asserts it ran.
