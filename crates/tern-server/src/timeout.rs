@@ -152,6 +152,9 @@ pub(crate) struct TimedIo<T> {
     /// `Activity::started` when the phase was last decided.
     seen: u32,
     sleep: Pin<Box<Sleep>>,
+    /// The armed timer may lie further off than a keep-alive from now (a
+    /// head's deadline, when `header_read` is the longer).
+    beyond_idle: bool,
 }
 
 impl<T> TimedIo<T> {
@@ -177,6 +180,7 @@ impl<T> TimedIo<T> {
             phase: Phase::Head(now),
             seen: 0,
             sleep: Box::pin(tokio::time::sleep_until(deadline)),
+            beyond_idle: true,
         }
     }
 
@@ -196,13 +200,29 @@ impl<T> TimedIo<T> {
     /// timer, or reports that the deadline has passed. While a request is in
     /// flight the timer is only a re-check point (the connection task is not
     /// woken when a request ends, so the check happens when the timer fires).
+    ///
+    /// The clock is read only where the timer cannot answer: when it is not
+    /// armed (it fired, or was never set) and a deadline is to be judged or a
+    /// re-check point set, and when the armed timer may lie further off than
+    /// a keep-alive from now. A wait that is not over reads none (three
+    /// clock reads a keep-alive request did): an armed timer is earlier than
+    /// the deadline or reset to it, and when it fires the deadline is judged
+    /// then.
     fn poll_deadline(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.sync();
         loop {
-            let now = Instant::now();
+            let armed = !self.sleep.is_elapsed();
             let (deadline, which) = if self.activity.busy() {
                 self.phase = Phase::Busy;
-                (now + self.timeouts.keepalive, None)
+                // Any armed timer within a keep-alive from now is a
+                // re-check point already.
+                if armed && !self.beyond_idle {
+                    return match self.sleep.as_mut().poll(cx) {
+                        Poll::Pending => Poll::Pending,
+                        Poll::Ready(()) => continue,
+                    };
+                }
+                (Instant::now() + self.timeouts.keepalive, None)
             } else {
                 match self.phase {
                     Phase::Busy => {
@@ -216,8 +236,8 @@ impl<T> TimedIo<T> {
                     }
                 }
             };
-            if let Some(which) = which {
-                if now >= deadline {
+            if let (Some(which), false) = (which, armed) {
+                if Instant::now() >= deadline {
                     self.activity.expired.store(
                         if which == Expired::HeaderRead { 1 } else { 2 },
                         Ordering::Relaxed,
@@ -232,9 +252,16 @@ impl<T> TimedIo<T> {
                 }
             }
             // Lazy: a timer set for later than the deadline is moved earlier;
-            // one set earlier is left, and re-evaluated when it fires.
-            if self.sleep.deadline() > deadline || self.sleep.is_elapsed() {
+            // one set earlier is left, and re-evaluated when it fires. (One
+            // moved to a deadline already past fires at once.)
+            if !armed || self.sleep.deadline() > deadline {
                 self.sleep.as_mut().reset(deadline);
+                self.beyond_idle = which == Some(Expired::HeaderRead)
+                    && self.timeouts.header_read > self.timeouts.keepalive;
+            } else if which.is_none() {
+                // Kept as the re-check point: it is within a keep-alive
+                // from now.
+                self.beyond_idle = false;
             }
             if self.sleep.as_mut().poll(cx).is_pending() {
                 return Poll::Pending;
@@ -336,5 +363,34 @@ mod tests {
         assert!(waited.is_err(), "the read ended: {waited:?}");
         client.write_all(b"x").await.unwrap();
         assert_eq!(io.read(&mut buf).await.unwrap(), 1);
+    }
+
+    /// A request that ends while a head's longer deadline is armed leaves
+    /// the connection to the keep-alive timeout, not to that deadline: the
+    /// re-check point set while it ran is a keep-alive away, whatever timer
+    /// was armed before.
+    #[tokio::test]
+    async fn a_request_that_ends_leaves_the_connection_to_the_idle_timeout() {
+        let (mut io, mut client, activity) = timed(Timeouts {
+            header_read: Duration::from_secs(30),
+            keepalive: Duration::from_millis(50),
+        });
+        client.write_all(b"GET").await.unwrap();
+        let mut buf = [0u8; 16];
+        assert_eq!(io.read(&mut buf).await.unwrap(), 3);
+        activity.begin();
+        let read = tokio::spawn(async move {
+            let mut buf = [0u8; 16];
+            let r = io.read(&mut buf).await;
+            (r, client)
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        activity.end();
+        let (r, _client) = tokio::time::timeout(Duration::from_secs(10), read)
+            .await
+            .expect("the head's deadline applied, not the keep-alive timeout")
+            .unwrap();
+        assert_eq!(r.unwrap_err().kind(), io::ErrorKind::TimedOut);
+        assert_eq!(activity.expired(), Some(Expired::Idle));
     }
 }

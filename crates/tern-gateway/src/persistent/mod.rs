@@ -15,6 +15,7 @@ use std::future::Future;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -239,10 +240,18 @@ async fn run_on<F: Transport>(
         let mut lease = match again.take() {
             Some(lease) => lease,
             None => {
-                let asked = Instant::now();
-                let lease = checkout(pools).await?;
-                waited += asked.elapsed();
-                lease
+                // The wait is timed only when there is one: a worker free
+                // at once (the many) costs no clock reads.
+                let mut out = std::pin::pin!(checkout(pools));
+                match std::future::poll_fn(|cx| Poll::Ready(out.as_mut().poll(cx))).await {
+                    Poll::Ready(lease) => lease?,
+                    Poll::Pending => {
+                        let asked = Instant::now();
+                        let lease = out.await?;
+                        waited += asked.elapsed();
+                        lease
+                    }
+                }
             }
         };
         // For the request history and the live trace.
