@@ -234,10 +234,15 @@ impl<T: Registers> SendFile for Lazy<T> {
         )
     }
 
-    fn may_have_unread(&self) -> bool {
+    fn may_have_unread(&self, ask: bool) -> bool {
         match self {
-            Lazy::Polled(t) => t.may_have_unread(),
-            // Never waited: what it sent went out at once.
+            Lazy::Polled(t) => t.may_have_unread(ask),
+            Lazy::Plain(plain) if ask => {
+                let mut byte = [0u8; 1];
+                let flags = rustix::net::RecvFlags::PEEK | rustix::net::RecvFlags::DONTWAIT;
+                // A byte there (not the end, not "nothing yet").
+                matches!(rustix::net::recv(plain, &mut byte, flags), Ok((_, n)) if n > 0)
+            }
             Lazy::Plain(_) | Lazy::Lost => false,
         }
     }

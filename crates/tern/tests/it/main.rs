@@ -172,11 +172,14 @@ pub(crate) fn under_hyper() -> bool {
     std::env::var("TERN_TEST_HTTP1").is_ok_and(|h| h == "hyper")
 }
 
-/// Sends `head`, then `flood` bytes of `filler` repeated, from another
-/// thread while this one reads: everything the server sent, and how the
-/// connection ended (`Ok` at its end, `Err` at a reset). A server that
-/// closes with bytes unread resets the connection, and the reset can
-/// destroy an answer the client has not read yet.
+/// Sends `head`, and once the answer has begun (the server is sending it)
+/// `flood` bytes of `filler` repeated, from another thread; this one reads
+/// on only once 64 KiB of them (or all, if fewer) are written, so that the
+/// server still has bytes unread when it is done with a large answer.
+/// Returns everything the server sent, and how the connection ended (`Ok`
+/// at its end, `Err` at a reset). A server that closes with bytes unread
+/// resets the connection, and the reset throws away what of the answer
+/// its send queue still holds.
 pub(crate) fn answer_under_a_flood(
     addr: std::net::SocketAddr,
     head: &[u8],
@@ -188,25 +191,39 @@ pub(crate) fn answer_under_a_flood(
     s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
         .unwrap();
     s.write_all(head).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    let first = tern_testkit::read_some(&mut s, &mut buf);
+    if let Ok(n) = first {
+        got.extend_from_slice(&buf[..n]);
+    }
     let mut w = s.try_clone().unwrap();
     let chunk = filler.repeat((64 << 10) / filler.len().max(1) + 1);
+    let (begun, written) = std::sync::mpsc::channel();
     let writer = std::thread::spawn(move || {
         let mut sent = 0;
+        let mut told = false;
         while sent < flood {
-            match w.write(&chunk) {
+            match w.write(&chunk[..chunk.len().min(flood - sent)]) {
                 Ok(n) => sent += n,
                 Err(_) => break,
             }
+            if !told && sent >= flood.min(64 << 10) {
+                told = begun.send(()).is_ok();
+            }
         }
     });
-    let mut got = Vec::new();
-    let mut buf = [0u8; 4096];
-    let end = loop {
-        match tern_testkit::read_some(&mut s, &mut buf) {
-            Ok(0) => break Ok(()),
-            Ok(n) => got.extend_from_slice(&buf[..n]),
-            Err(e) => break Err(e),
-        }
+    let _ = written.recv_timeout(std::time::Duration::from_secs(10));
+    let end = match first {
+        Ok(0) => Ok(()),
+        Err(e) => Err(e),
+        Ok(_) => loop {
+            match tern_testkit::read_some(&mut s, &mut buf) {
+                Ok(0) => break Ok(()),
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+                Err(e) => break Err(e),
+            }
+        },
     };
     drop(s);
     writer.join().unwrap();

@@ -896,3 +896,84 @@ fn garbage_old_versions_and_broken_hellos_are_closed_with_a_log_line_each() {
     let (ok, text) = s_client(&t, &["-servername", "a.test"], "");
     assert!(ok, "{text}");
 }
+
+/// A TLS client, in one thread (OpenSSL's, from Python): sends `head`;
+/// once the answer has begun, pipelines `flood` bytes of `next`, reading
+/// on only once 64 KiB of them are sent (as `answer_under_a_flood`); prints
+/// how the connection ended and the answer's body length.
+const TLS_FLOOD: &str = r#"
+import select, socket, ssl, sys
+port, ca, head, nxt, flood = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+ctx = ssl.create_default_context(cafile=ca)
+s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port)), server_hostname="a.test")
+s.settimeout(10)
+s.sendall(head.encode().decode("unicode_escape").encode())
+got = s.recv(65536)
+s.setblocking(False)
+chunk = nxt.encode().decode("unicode_escape").encode() * 1000
+sent, end = 0, None
+while end is None:
+    reading = sent >= min(flood, 64 << 10)
+    r, w, _ = select.select([s] if reading else [], [s] if sent < flood else [], [], 10)
+    if not r and not w:
+        end = "silence"
+    if w:
+        try:
+            sent += s.send(chunk)
+        except (ssl.SSLWantWriteError, ssl.SSLWantReadError):
+            pass
+        except OSError:
+            sent = flood
+    if r or (reading and s.pending()):
+        try:
+            while True:
+                d = s.recv(65536)
+                if not d:
+                    end = "end"
+                    break
+                got += d
+        except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+            pass
+        except OSError as e:
+            end = type(e).__name__
+print(end, len(got.partition(b"\r\n\r\n")[2]), got[:15].decode("latin-1"))
+"#;
+
+/// Over TLS as over plain sockets, requests pipelined behind one that
+/// asked to close do not cost it its answer (`bad_input`'s test of the
+/// same): tern's loop sends its close_notify and reads off what still
+/// arrives before it closes, where closing with bytes unread resets the
+/// connection and throws away what of the answer is still in the send
+/// queue.
+#[test]
+fn over_tls_requests_pipelined_behind_a_close_do_not_cut_its_answer_short() {
+    if crate::under_hyper() {
+        return;
+    }
+    const LEN: usize = 4 << 20;
+    let dir = docroot(&[("big.bin", &vec![b'x'; LEN])]);
+    let ca = Ca::new(dir.path(), "one");
+    ca.issue(dir.path(), "a", &["a.test"], ECDSA);
+    let root = dir.path().join("one-ca.pem");
+    let t = Tern::start_in(BIN, &tls_config(&["a"], "", "", ""), dir);
+    for round in 0..3 {
+        let out = Command::new("python3")
+            .args(["-c", TLS_FLOOD, &t.addr().port().to_string()])
+            .arg(&root)
+            .args([
+                r"GET /big.bin HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n",
+                r"GET /big.bin HTTP/1.1\r\nHost: a.test\r\n\r\n",
+                &LEN.to_string(),
+            ])
+            .output()
+            .expect("python3 (scripts/test-all installs it)");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "round {round}: {out:?}");
+        assert_eq!(
+            text.trim(),
+            format!("end {LEN} HTTP/1.1 200 OK"),
+            "round {round}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
