@@ -55,12 +55,12 @@ pub(crate) trait SendFile {
         Poll::Ready(Err(unsupported()))
     }
 
-    /// Whether the client may have sent bytes not read yet: closed with
-    /// bytes unread, a socket resets (`h1.rs`'s lingering close). A
-    /// registered socket knows from its read readiness, which a read that
-    /// would block or came short clears; one that never waited does not,
-    /// and asks the kernel (a `recv` that peeks) only when `ask`.
-    fn may_have_unread(&self, _ask: bool) -> bool {
+    /// Whether the client may have sent bytes not read yet, as far as the
+    /// stream knows without a system call (a registered socket's read
+    /// readiness, which a read that would block or came short clears):
+    /// closed with bytes unread, a socket resets (`h1.rs`'s lingering
+    /// close). A socket that never waited does not know: `false`.
+    fn may_have_unread(&self) -> bool {
         false
     }
 }
@@ -112,7 +112,7 @@ macro_rules! socket {
                 })
             }
 
-            fn may_have_unread(&self, _ask: bool) -> bool {
+            fn may_have_unread(&self) -> bool {
                 // A waker that does nothing: the question is asked as the
                 // connection closes, and a read after it (the lingering
                 // close) registers the task's own.
@@ -153,8 +153,8 @@ fn poll_write_op<S: Socket>(
 impl<T: SendFile> SendFile for tokio_rustls::server::TlsStream<T> {
     const SENDS_FILES: bool = false;
 
-    fn may_have_unread(&self, ask: bool) -> bool {
-        self.get_ref().0.may_have_unread(ask)
+    fn may_have_unread(&self) -> bool {
+        self.get_ref().0.may_have_unread()
     }
 }
 
