@@ -27,7 +27,9 @@ use tokio::net::{TcpStream, UnixStream};
 /// 48-53 and 43-44); in calls of 64 KiB, less (39 and 32-40).
 const SEND_FILE_CHUNK: u64 = 64 << 10;
 
-/// A stream that can send a file's bytes itself.
+/// A stream that can send a file's bytes itself, and what else tern's
+/// loop asks of the socket under the layers (whether bytes may be unread):
+/// the layers pass both on through `write_through!`.
 pub(crate) trait SendFile {
     /// Whether it can: a plain socket under layers that write through.
     /// Where it is false, the methods below are never called.

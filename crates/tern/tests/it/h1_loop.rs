@@ -308,7 +308,7 @@ fn tern_s_http1_loop_answers_as_hyper_s_byte_for_byte() {
     ];
     // Where tern's loop is meant to differ. Under `TERN_TEST_HTTP1=hyper`
     // both servers run hyper's loop, and no answer differs.
-    let both_hyper = std::env::var("TERN_TEST_HTTP1").is_ok_and(|h| h == "hyper");
+    let both_hyper = super::under_hyper();
     // hyper's answer, as tern's loop gives it:
     let meant = |name: &str, hyper: String| match name {
         // An HTTP/1.0 client asked to keep the connection, but a streamed
