@@ -2,8 +2,8 @@
 //! HTTP/1.1 or HTTP/2 (by ALPN, or prior knowledge detected from the first
 //! bytes), with the connection's timeouts, graceful shutdown, and one log
 //! line when it ends badly. HTTP/1 is served by tern's own loop (`h1.rs`)
-//! until a request it leaves to hyper (an upgrade, CONNECT, a malformed
-//! head), or by hyper throughout with `http1 = "hyper"`;
+//! until a request it leaves to hyper (CONNECT, an expectation other
+//! than `100-continue`, a malformed head), or by hyper throughout with `http1 = "hyper"`;
 //! HTTP/2 by hyper.
 //!
 //! The stack, bottom up: the socket (`Lazy`: out of the reactor until it
@@ -397,15 +397,41 @@ async fn hyper_http1<S: Movable>(
         }
     })
     .await;
-    if let Err(e) = result {
-        report(&e, &conn, activity.expired());
-        return None;
+    if let Err(e) = &result {
+        report(e, &conn, activity.expired());
     }
-    // Not moving: the socket closes with hyper's connection.
-    let to = moving?;
     let parts = served.into_parts();
-    let (io, unread) = parts.io.into_inner().into_parts();
-    moved(io, conn, parts.read_buf, &unread, to)
+    let mut plain = parts.io.into_inner();
+    if result.is_ok() && moving.is_none() && !plain.shut() {
+        // hyper ends a connection whose requests had an `Upgrade` field
+        // (any: it readies an upgrade, which tern never makes) without its
+        // shutdown, which flushes: what it still buffered of the last
+        // answer is lost, and this shutdown is the FIN that goes first.
+        // tern's own loop serves such requests (`h1.rs`), so only `http1 =
+        // "hyper"` ends here.
+        let _ = plain.shutdown().await;
+    }
+    let client_sending = plain.shut_with_client_sending();
+    let (mut io, unread) = plain.into_parts();
+    if let (Ok(()), Some(to)) = (&result, moving) {
+        return moved(io, conn, parts.read_buf, &unread, to);
+    }
+    // hyper shut the stream after its answer (after a parse error too:
+    // the error is taken once its 400 went out), as tern's loop does; as
+    // it, hyper's loop then reads off what the client may still send
+    // (`h1.rs`'s lingering close): bytes read and not served, bytes the
+    // socket says arrived, or a client that meant to go on (closed by
+    // hyper: a malformed head, a body left unread, a body delimited by the
+    // close). Not an idle connection closed for the stop with nothing
+    // there: the stop would wait for it.
+    let may_leave_unread = !parts.read_buf.is_empty()
+        || !unread.is_empty()
+        || io.may_have_unread()
+        || (!activity.closing() && !stopping);
+    if client_sending && may_leave_unread {
+        crate::h1::read_off(&mut io, stop, stopping).await;
+    }
+    None
 }
 
 /// The connection, off this worker, for worker `to`: `read` and then

@@ -3,8 +3,8 @@
 //!
 //! It serves HTTP/1.1 and 1.0 requests (1.0 answered 1.0, as hyper
 //! does), with or without a body (`Content-Length` or `chunked`, and
-//! `Expect: 100-continue`); not an upgrade, CONNECT, or another
-//! expectation. At the first request it does not serve itself it hands
+//! `Expect: 100-continue`), an `Upgrade` field ignored (tern upgrades to
+//! nothing); not CONNECT, or another expectation. At the first request it does not serve itself it hands
 //! the connection to hyper with every byte read and not yet served, and
 //! hyper serves the rest of the connection as it always did. A head the
 //! codec refuses goes to hyper the same way, so a malformed request is
@@ -141,9 +141,12 @@ fn serves(p: &Parsed) -> bool {
         // `100-continue` on a request with a body; any other expectation
         // (or that one where it means nothing) is hyper's.
         && (!p.has_expect || p.expect_continue)
-        // Any `Upgrade` field, not only an upgrade the codec recognizes
-        // (`Parsed::upgrade`, which needs the connection option too).
-        && !p.has_upgrade
+    // An `Upgrade` field is served here too, and ignored, as RFC 9110
+    // (7.8) lets a server that goes on in its protocol: tern upgrades to
+    // nothing (hyper, which would have answered the same, readies an
+    // upgrade for any `Upgrade` field, and then ends the connection without
+    // its shutdown: no FIN first, and what of the answer it still buffers
+    // is lost; `conn.rs`).
 }
 
 /// A connection's bytes in and out, and its wait for the server's stop.
@@ -387,24 +390,37 @@ fn may_leave_unread<S: SendFile>(asked: &Asked, w: &Wire<'_, '_, S>, whole: bool
 
 /// The connection's sending side closed after an answer that may leave
 /// bytes unread ([`may_leave_unread`]), then what the client still sends
-/// read and discarded, at most for [`LINGER`] and until it is silent for
-/// [`LINGER_SILENCE`] (or the server stops): closed with unread bytes, the
-/// socket would reset, and a reset can destroy the answer before the
-/// client has read it (RFC 9112, 9.6).
+/// read off ([`read_off`]).
 async fn linger<S>(w: &mut Wire<'_, '_, S>)
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    if w.io.shutdown().await.is_err() {
-        return;
+    if w.io.shutdown().await.is_ok() {
+        read_off(w.io, w.stop.as_mut(), w.stopping).await;
     }
+}
+
+/// After the server closed its side of a connection the client may still
+/// be sending on: what arrives is read and discarded, at most for
+/// [`LINGER`] and until the client is silent for [`LINGER_SILENCE`], or
+/// the server stops (`stop`, unless it already has: `stopped`). Closed
+/// with bytes unread, the socket would reset, and a reset can destroy the
+/// answer before the client has read it (RFC 9112, 9.6). Both HTTP/1
+/// loops end this way (hyper's in `conn.rs`).
+pub(crate) async fn read_off<S>(
+    io: &mut S,
+    mut stop: Pin<&mut WaitForCancellationFuture<'_>>,
+    stopped: bool,
+) where
+    S: AsyncRead + Unpin,
+{
     let until = tokio::time::Instant::now() + LINGER;
     loop {
         let deadline = until.min(tokio::time::Instant::now() + LINGER_SILENCE);
         tokio::select! {
             biased;
-            () = &mut w.stop, if !w.stopping => return,
-            read = tokio::time::timeout_at(deadline, discard_some(w.io)) => match read {
+            () = &mut stop, if !stopped => return,
+            read = tokio::time::timeout_at(deadline, discard_some(io)) => match read {
                 Ok(Ok(n)) if n > 0 => {}
                 _ => return,
             },

@@ -25,7 +25,7 @@
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 
 use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -46,6 +46,11 @@ pub(crate) struct Plaintext<T> {
     settled: u32,
     /// The client half-closed during a request that asked to close.
     eof: bool,
+    /// An end of file was passed on: the client is done sending.
+    client_done: bool,
+    /// The stream was shut down (not left open to move): the answer went
+    /// out whole, and the client was told the connection ends.
+    shut: bool,
 }
 
 impl<T> Plaintext<T> {
@@ -56,7 +61,21 @@ impl<T> Plaintext<T> {
             http1: false,
             settled: 0,
             eof: false,
+            client_done: false,
+            shut: false,
         }
+    }
+
+    /// Whether the stream was shut down.
+    pub(crate) fn shut(&self) -> bool {
+        self.shut
+    }
+
+    /// Whether HTTP ended on the connection by shutting the stream down
+    /// while the client had not said it is done sending: bytes it sends
+    /// may still arrive, and a socket closed with bytes unread resets.
+    pub(crate) fn shut_with_client_sending(&self) -> bool {
+        self.shut && !self.client_done
     }
 
     /// The stream, and bytes put back that are still unread.
@@ -105,6 +124,9 @@ impl<T: AsyncRead + Unpin> AsyncRead for Plaintext<T> {
                 // is ready, wakes the connection, which then closes.
                 return Poll::Pending;
             }
+            if read == 0 && buf.remaining() > 0 {
+                self.client_done = true;
+            }
             if read > 0 && self.http1 && !self.activity.busy() {
                 let started = self.activity.started();
                 if started != self.settled {
@@ -121,10 +143,11 @@ impl<T: AsyncRead + Unpin> AsyncRead for Plaintext<T> {
 impl<T: AsyncWrite + Unpin> Plaintext<T> {
     fn poll_end(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         if self.activity.moving() {
-            Pin::new(&mut self.io).poll_flush(cx)
-        } else {
-            Pin::new(&mut self.io).poll_shutdown(cx)
+            return Pin::new(&mut self.io).poll_flush(cx);
         }
+        let shut = ready!(Pin::new(&mut self.io).poll_shutdown(cx));
+        self.shut = shut.is_ok();
+        Poll::Ready(shut)
     }
 }
 

@@ -597,15 +597,12 @@ fn the_demo_site_runs_its_cgi_examples() {
 /// An answer delimited by the close (a script's body of unknown length to
 /// an HTTP/1.0 client that asked to keep the connection) closes a
 /// connection the client meant to go on with, and may have pipelined more
-/// on: tern's loop reads that off after the answer instead of resetting
+/// on: the server reads that off after the answer instead of resetting
 /// the connection, which would throw away the answer's tail still in the
 /// send queue, and here the close is all that tells the client the body
 /// ended.
 #[test]
 fn a_close_delimited_answer_to_a_pipelining_client_is_not_cut_short() {
-    if under_hyper() {
-        return;
-    }
     const LEN: usize = 4 << 20;
     let t = cgi_site(
         &[(

@@ -941,15 +941,12 @@ print(end, len(got.partition(b"\r\n\r\n")[2]), got[:15].decode("latin-1"))
 
 /// Over TLS as over plain sockets, requests pipelined behind one that
 /// asked to close do not cost it its answer (`bad_input`'s test of the
-/// same): tern's loop sends its close_notify and reads off what still
+/// same): the server sends its close_notify and reads off what still
 /// arrives before it closes, where closing with bytes unread resets the
 /// connection and throws away what of the answer is still in the send
 /// queue.
 #[test]
 fn over_tls_requests_pipelined_behind_a_close_do_not_cut_its_answer_short() {
-    if crate::under_hyper() {
-        return;
-    }
     const LEN: usize = 4 << 20;
     let dir = docroot(&[("big.bin", &vec![b'x'; LEN])]);
     let ca = Ca::new(dir.path(), "one");
