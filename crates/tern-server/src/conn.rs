@@ -3,8 +3,8 @@
 //! bytes), with the connection's timeouts, graceful shutdown, and one log
 //! line when it ends badly. HTTP/1 is served by tern's own loop (`h1.rs`)
 //! until a request it leaves to hyper (CONNECT, an expectation other
-//! than `100-continue`, a malformed head), or by hyper throughout with `http1 = "hyper"`;
-//! HTTP/2 by hyper.
+//! than `100-continue`, a malformed head), or by hyper throughout with
+//! `http1 = "hyper"`; HTTP/2 by hyper.
 //!
 //! The stack, bottom up: the socket (`Lazy`: out of the reactor until it
 //! has to wait), `TimedIo` (timeouts: they count the handshake), TLS,
@@ -402,7 +402,11 @@ async fn hyper_http1<S: Movable>(
     }
     let parts = served.into_parts();
     let mut plain = parts.io.into_inner();
-    if result.is_ok() && moving.is_none() && !plain.shut() {
+    if let (Ok(()), Some(to)) = (&result, moving) {
+        let (io, unread) = plain.into_parts();
+        return moved(io, conn, parts.read_buf, &unread, to);
+    }
+    if result.is_ok() && !plain.shut() {
         // hyper ends a connection whose requests had an `Upgrade` field
         // (any: it readies an upgrade, which tern never makes) without its
         // shutdown, which flushes: what it still buffered of the last
@@ -413,9 +417,6 @@ async fn hyper_http1<S: Movable>(
     }
     let client_sending = plain.shut_with_client_sending();
     let (mut io, unread) = plain.into_parts();
-    if let (Ok(()), Some(to)) = (&result, moving) {
-        return moved(io, conn, parts.read_buf, &unread, to);
-    }
     // hyper shut the stream after its answer (after a parse error too:
     // the error is taken once its 400 went out), as tern's loop does; as
     // it, hyper's loop then reads off what the client may still send

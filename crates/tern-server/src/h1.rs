@@ -4,15 +4,16 @@
 //! It serves HTTP/1.1 and 1.0 requests (1.0 answered 1.0, as hyper
 //! does), with or without a body (`Content-Length` or `chunked`, and
 //! `Expect: 100-continue`), an `Upgrade` field ignored (tern upgrades to
-//! nothing); not CONNECT, or another expectation. At the first request it does not serve itself it hands
-//! the connection to hyper with every byte read and not yet served, and
-//! hyper serves the rest of the connection as it always did. A head the
-//! codec refuses goes to hyper the same way, so a malformed request is
-//! answered exactly as before (the same status, the same log line). The
-//! codec's framing decisions are hyper's or stricter (`tern-h1`'s doc, its
-//! differential test), so the new path can be no looser than hyper; what
-//! it changes is the cost of the common request: the head parsed in
-//! place, no dispatcher, the response head and a small body in one write.
+//! nothing); not CONNECT, or another expectation. At the first request it
+//! does not serve itself it hands the connection to hyper with every byte
+//! read and not yet served, and hyper serves the rest of the connection
+//! as it always did. A head the codec refuses goes to hyper the same way,
+//! so a malformed request is answered exactly as before (the same status,
+//! the same log line). The codec's framing decisions are hyper's or
+//! stricter (`tern-h1`'s doc, its differential test), so the new path can
+//! be no looser than hyper; what it changes is the cost of the common
+//! request: the head parsed in place, no dispatcher, the response head
+//! and a small body in one write.
 //!
 //! A request body goes to the handler as the loop decodes it (a
 //! [`BodySender`](tern_handler::BodySender), `h1/feed.rs`): what one read
@@ -135,18 +136,18 @@ fn limits(l: &tern_config::Limits) -> tern_h1::Limits {
 }
 
 /// Whether the loop serves this request itself (see the module doc).
+///
+/// An `Upgrade` field is served here too, and ignored, as RFC 9110 (7.8)
+/// lets a server that goes on in its protocol: tern upgrades to nothing.
+/// (hyper, which would answer the same, readies an upgrade for any
+/// `Upgrade` field and then ends the connection without its shutdown: no
+/// FIN first, and what of the answer it still buffers is lost; `conn.rs`.)
 fn serves(p: &Parsed) -> bool {
     matches!(p.version, Version::HTTP_11 | Version::HTTP_10)
         && p.method != Method::CONNECT
         // `100-continue` on a request with a body; any other expectation
         // (or that one where it means nothing) is hyper's.
         && (!p.has_expect || p.expect_continue)
-    // An `Upgrade` field is served here too, and ignored, as RFC 9110
-    // (7.8) lets a server that goes on in its protocol: tern upgrades to
-    // nothing (hyper, which would have answered the same, readies an
-    // upgrade for any `Upgrade` field, and then ends the connection without
-    // its shutdown: no FIN first, and what of the answer it still buffers
-    // is lost; `conn.rs`).
 }
 
 /// A connection's bytes in and out, and its wait for the server's stop.
