@@ -379,10 +379,11 @@ async fn hyper_http1<S: Movable>(
             return r;
         }
         // Between requests (a request ended since the last look, none
-        // is in flight): hyper is idle, and stopping it now closes
-        // nothing the client can see (no `Connection: close` goes out).
+        // is in flight, and it left neither a body nor a close behind):
+        // hyper is idle, and stopping it now closes nothing the client
+        // can see (no `Connection: close` goes out).
         let started = activity.started();
-        if started == seen || activity.busy() || activity.closing() {
+        if started == seen || activity.busy() || activity.closing() || activity.stays() {
             return r;
         }
         seen = started;

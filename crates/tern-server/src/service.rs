@@ -142,6 +142,9 @@ impl hyper::service::Service<Request<Incoming>> for Svc {
 
     fn call(&self, req: Request<Incoming>) -> RespFuture {
         let closing = asks_to_close(&req);
+        // After a body hyper may read on (what the handler left of it),
+        // or close: not idle, and the balance only moves idle connections.
+        self.activity.set_stays(!req.body().is_end_stream());
         self.respond(req, closing)
     }
 }
@@ -494,6 +497,7 @@ impl Svc {
                 .insert(header::ALLOW, header::HeaderValue::from_static(allow));
         }
         if r.close && req.version() != http::Version::HTTP_2 {
+            self.activity.set_stays(true);
             resp.headers_mut().insert(
                 header::CONNECTION,
                 header::HeaderValue::from_static("close"),

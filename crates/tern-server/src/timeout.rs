@@ -37,6 +37,12 @@ pub(crate) struct Activity {
     /// (`Connection: close`, or HTTP/1.0 without keep-alive): a FIN from
     /// the client then only half-closes, and the answer is still wanted.
     closing: AtomicBool,
+    /// The latest request came with a body, or its answer closes the
+    /// connection: hyper may not be idle after it (reading off the body,
+    /// or closing), and the connection must not move to another worker
+    /// (it would take the body, or requests pipelined behind the close,
+    /// for a new request there).
+    stays: AtomicBool,
     /// The connection leaves this worker between two requests: ending
     /// HTTP on it leaves the socket open (see plaintext.rs).
     moving: AtomicBool,
@@ -63,6 +69,7 @@ impl Default for Activity {
             started: AtomicU32::new(0),
             expired: AtomicU8::new(0),
             closing: AtomicBool::new(false),
+            stays: AtomicBool::new(false),
             moving: AtomicBool::new(false),
             proven: std::sync::Mutex::default(),
         }
@@ -74,6 +81,18 @@ impl Activity {
     /// after it (see `closing`).
     pub(crate) fn set_closing(&self, closing: bool) {
         self.closing.store(closing, Ordering::Relaxed);
+    }
+
+    /// Says whether the connection must stay on its worker after the
+    /// latest request (see `stays`).
+    pub(crate) fn set_stays(&self, stays: bool) {
+        self.stays.store(stays, Ordering::Relaxed);
+    }
+
+    /// Whether the connection must stay on its worker after the latest
+    /// request.
+    pub(crate) fn stays(&self) -> bool {
+        self.stays.load(Ordering::Relaxed)
     }
 
     pub(crate) fn begin(&self) {
