@@ -24,8 +24,10 @@
 //!
 //! `unsafe` appears in two places: in `spawn`, two calls that set
 //! close-on-exec on descriptors tern inherited, and in [`fastcgi::socket`],
-//! registering a socket with the runtime for reading only and reading
-//! into a buffer's spare room without zeroing it; none has a safe API.
+//! registering a socket with the runtime for reading only, reading into a
+//! buffer's spare room without zeroing it, and asking how much of what
+//! tern wrote the application has not read (`SIOCOUTQ`); none has a safe
+//! API.
 
 mod cgi;
 pub mod cgiplus;

@@ -12,10 +12,11 @@
 use std::ffi::OsString;
 use std::future::Future;
 use std::io;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd as _, OwnedFd};
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use tern_cgi::env::{CgiEnv, EnvInput};
@@ -105,20 +106,14 @@ pub(crate) trait Transport: Factory + Sized {
 }
 
 /// The FastCGI request on `sock`, asking the application to keep the
-/// connection unless `once`; a peer found gone on the way is `Unusable`
-/// for `gone`.
+/// connection; a peer found gone on the way is `Unusable` for `gone`.
 async fn fcgi_start(
     sock: Socket,
     env: &Params,
     body: StartBody,
-    once: bool,
     gone: Retire,
 ) -> Result<(FcgiUpstream, FcgiDownstream), StartFailure> {
-    let started = if once {
-        conn::start_once(sock, env, body).await
-    } else {
-        conn::start(sock, env, body).await
-    };
+    let started = conn::start(sock, env, body).await;
     started.map_err(|e| {
         if peer_gone(&e) {
             StartFailure::Unusable(gone, e)
@@ -133,44 +128,127 @@ async fn fcgi_start(
 /// empty connects there and then.
 #[derive(Debug)]
 pub(crate) struct FcgiConn {
-    /// Taken out while a request uses it; `None` after a request that
-    /// asked the application to close it.
+    /// Taken out while a request uses it; `None` after it was closed.
     sock: Option<Socket>,
-    /// The request under way asked the application to close the
-    /// connection after its response.
-    once: bool,
+    /// The request under way is on a new connection (see [`NewOut`]).
+    new: Option<NewOut>,
 }
 
-/// Connections to one address of a running FastCGI server.
+/// Connections to one address of a running FastCGI server, kept while
+/// the application keeps them, on a Unix socket as over TCP.
 ///
-/// On a Unix socket, a request that finds the pool quiet (no other
-/// request out, none waiting) asks the application to close the
-/// connection after the response, and the next such request connects
-/// anew. Why (measured in docs/PERFORMANCE.md, "FastCGI on a Unix socket:
-/// a connection per request while quiet"): an application waits for its
-/// next request in `read(2)` on a kept connection, and as tern reads the
-/// response the kernel frees the application's socket memory and wakes
-/// it there for nothing (`unix_write_space`). On an idle machine that
-/// wake-up is a whole trip through the scheduler; busy, the application
-/// is seldom asleep when tern reads, and connecting anew would cost more
-/// than it spares. Over TCP the kernel wakes a writer only past a
-/// free-space threshold, and connecting costs more: TCP keeps its
-/// connections.
+/// Kept connections cost the least per request on both (measured in
+/// docs/PERFORMANCE.md, "FastCGI on a Unix socket: kept connections
+/// again"): at one client a request on a kept Unix-socket connection
+/// takes 11 system calls and 4.7 context switches of tern's and the
+/// application's, against 19 and 6.2 with a connection per request
+/// (connect, accept, the application's lingering close). The application
+/// waiting for its next request in `read(2)` is still woken once for
+/// nothing as tern reads the response (`unix_write_space`); over TCP it
+/// is not.
+///
+/// An application process serves one connection at a time, and takes
+/// the next from its listen queue only when the one it serves closes. A
+/// request on a new connection may therefore wait behind a process that
+/// tern's kept connection holds: an application with fewer processes
+/// than `max_connections` (one process, or php-fpm's `pm.max_children`
+/// below it). On a Unix socket, where tern can see that the application
+/// has not read the request (`SIOCOUTQ`), a request that ends while one
+/// waits so closes its own connection, and the process it held goes back
+/// to `accept()` for the one waiting ([`NewConns`]). Over TCP nothing
+/// tells, and `max_connections` must not exceed the application's
+/// processes (docs/configuration.md).
 #[derive(Debug)]
 pub(crate) struct FcgiConnections {
     addr: Address,
     timeout: Duration,
+    new_conns: Arc<NewConns>,
 }
 
 impl FcgiConnections {
     pub(crate) fn new(addr: Address, timeout: Duration) -> Self {
-        FcgiConnections { addr, timeout }
+        FcgiConnections {
+            addr,
+            timeout,
+            new_conns: Arc::default(),
+        }
+    }
+}
+
+/// Requests out on Unix-socket connections that carried none before
+/// (made by the pool, or by the request for an empty place): the
+/// application may not have taken them from its listen queue yet.
+#[derive(Debug, Default)]
+struct NewConns {
+    /// How many are out: read as every request ends, so that the list is
+    /// locked only while some are.
+    out: AtomicUsize,
+    list: Mutex<Vec<NewConn>>,
+    next: AtomicU64,
+}
+
+#[derive(Debug)]
+struct NewConn {
+    id: u64,
+    /// A second descriptor of the connection, for [`socket::unread`].
+    twin: OwnedFd,
+    /// Its request was written.
+    sent: bool,
+}
+
+impl NewConns {
+    fn list(&self) -> MutexGuard<'_, Vec<NewConn>> {
+        self.list.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Whether a request that finds the pool quiet closes its connection:
-    /// on a Unix socket (see above).
-    fn once_when_quiet(&self) -> bool {
-        matches!(self.addr, Address::Unix(_))
+    /// Whether a request out on a new connection may wait behind a
+    /// process a kept connection holds: it is not written yet, or the
+    /// application has not read it all.
+    fn waiting(&self) -> bool {
+        self.out.load(Ordering::Relaxed) > 0
+            && self
+                .list()
+                .iter()
+                .any(|c| !c.sent || socket::unread(c.twin.as_fd()) > 0)
+    }
+}
+
+/// One request's place in [`NewConns`], from its start until its end (or
+/// until its place is dropped).
+#[derive(Debug)]
+struct NewOut {
+    conns: Arc<NewConns>,
+    id: u64,
+}
+
+impl NewOut {
+    /// `None` over TCP.
+    fn count(conns: &Arc<NewConns>, sock: &Socket) -> Option<NewOut> {
+        let twin = sock.unix_twin()?;
+        let id = conns.next.fetch_add(1, Ordering::Relaxed);
+        conns.list().push(NewConn {
+            id,
+            twin,
+            sent: false,
+        });
+        conns.out.fetch_add(1, Ordering::Relaxed);
+        Some(NewOut {
+            conns: Arc::clone(conns),
+            id,
+        })
+    }
+
+    fn sent(&self) {
+        if let Some(c) = self.conns.list().iter_mut().find(|c| c.id == self.id) {
+            c.sent = true;
+        }
+    }
+}
+
+impl Drop for NewOut {
+    fn drop(&mut self) {
+        self.conns.list().retain(|c| c.id != self.id);
+        self.conns.out.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -181,7 +259,7 @@ impl Factory for FcgiConnections {
         let sock = socket::connect(&self.addr, self.timeout).await?;
         Ok(FcgiConn {
             sock: Some(sock),
-            once: false,
+            new: None,
         })
     }
 
@@ -196,10 +274,9 @@ impl Factory for FcgiConnections {
         }
     }
 
-    /// A place holding its connection: a quiet request takes it (and asks
-    /// that it be closed) before an empty place connects anew, so no new
-    /// connection waits for an application process that an idle kept
-    /// connection holds.
+    /// A place holding its connection: a request takes it before an empty
+    /// place connects anew, so no new connection waits for an application
+    /// process that an idle kept connection holds.
     fn warm(&self, item: &FcgiConn) -> bool {
         item.sock.is_some()
     }
@@ -225,8 +302,10 @@ impl Transport for FcgiConnections {
         body: StartBody,
     ) -> Result<(FcgiUpstream, FcgiDownstream), StartFailure> {
         let kept = item.sock.take();
+        // A connection the pool made that no request has used yet, or one
+        // made now.
+        let new = kept.is_none() || item.requests() == 0;
         let factory = item.factory();
-        let once = factory.once_when_quiet() && item.alone();
         let sock = match kept {
             Some(sock) if sock.still_open() => sock,
             Some(_) => {
@@ -237,16 +316,37 @@ impl Transport for FcgiConnections {
                 .await
                 .map_err(|e| StartFailure::Unusable(Retire::Broken, e))?,
         };
-        item.once = once;
-        fcgi_start(sock, env, body, once, Retire::Ended).await
+        let new = if new {
+            NewOut::count(&factory.new_conns, &sock)
+        } else {
+            None
+        };
+        let started = fcgi_start(sock, env, body, Retire::Ended).await;
+        if let Some(new) = &new {
+            new.sent();
+        }
+        item.new = new;
+        started
     }
 
-    /// A connection asked to close goes, and its place stays.
+    /// The connection stays for the next request, unless a request on a
+    /// new connection may wait behind the process it holds (see
+    /// [`FcgiConnections`]): then it is closed, and its place stays.
     fn reunite(item: &mut Lease<Self>, up: FcgiUpstream, down: FcgiDownstream) -> bool {
-        let back = conn::reunite(up, down);
-        let in_step = back.is_some();
-        item.sock = if item.once { None } else { back };
-        in_step
+        item.new = None;
+        let Some(back) = conn::reunite(up, down) else {
+            return false;
+        };
+        if item.factory().new_conns.waiting() {
+            tracing::debug!(
+                addr = %item.factory().addr,
+                "fastcgi: a kept connection closed for a request waiting on a new one \
+                 (the application has fewer processes than max_connections?)"
+            );
+        } else {
+            item.sock = Some(back);
+        }
+        true
     }
 
     /// The server closed the connection as the request came (php-fpm
@@ -408,7 +508,7 @@ impl Transport for FcgiProcesses {
             if sock.still_open() {
                 item.kept = true;
                 // Closed between the look and the write: a new connection.
-                match fcgi_start(sock, env, body.clone(), false, Retire::Ended).await {
+                match fcgi_start(sock, env, body.clone(), Retire::Ended).await {
                     Err(StartFailure::Unusable(..)) => {}
                     started => return started,
                 }
@@ -421,7 +521,7 @@ impl Transport for FcgiProcesses {
             Err(e) => return Err(StartFailure::Unusable(FcgiProcess::gone(item), e)),
         };
         let gone = FcgiProcess::gone(item);
-        fcgi_start(sock, env, body, false, gone).await
+        fcgi_start(sock, env, body, gone).await
     }
 
     fn reunite(item: &mut Lease<Self>, up: FcgiUpstream, down: FcgiDownstream) -> bool {

@@ -17,16 +17,13 @@ pub struct Lease<F: Factory> {
     shared: Arc<Shared<F>>,
     /// `Some` until the verdict: `release` and `discard` take it.
     entry: Option<Entry<F::Item>>,
-    /// The pool was quiet when the lease was made (see [`Lease::alone`]).
-    alone: bool,
 }
 
 impl<F: Factory> Lease<F> {
-    pub(crate) fn new(shared: Arc<Shared<F>>, entry: Entry<F::Item>, alone: bool) -> Self {
+    pub(crate) fn new(shared: Arc<Shared<F>>, entry: Entry<F::Item>) -> Self {
         Self {
             shared,
             entry: Some(entry),
-            alone,
         }
     }
 
@@ -72,14 +69,6 @@ impl<F: Factory> Lease<F> {
     /// [`Factory::pid`] said when it was made).
     pub fn worker_pid(&self) -> Option<u32> {
         self.entry().seat.pid()
-    }
-
-    /// Whether this lease was the only one out, with no checkout waiting,
-    /// when it was made: the pool was quiet. Read under the checkout's own
-    /// lock (an item found idle) or once more when a queued checkout gets
-    /// its item, so it costs nothing here.
-    pub fn alone(&self) -> bool {
-        self.alone
     }
 
     /// The factory that made the item.

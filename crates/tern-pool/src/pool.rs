@@ -97,13 +97,9 @@ impl<F: Factory> Pool<F> {
     pub async fn checkout(&self) -> Result<Lease<F>, PoolError> {
         let shared = &self.owner.shared;
         let warm = |item: &F::Item| shared.factory.warm(item);
-        let (admitted, alone) = {
-            let mut state = shared.lock();
-            let admitted = state.admit(&shared.cfg, Instant::now(), warm);
-            (admitted, state.alone())
-        };
+        let admitted = shared.lock().admit(&shared.cfg, Instant::now(), warm);
         let (id, rx) = match admitted {
-            Admit::Ready(entry) => return Ok(Lease::new(Arc::clone(shared), entry, alone)),
+            Admit::Ready(entry) => return Ok(Lease::new(Arc::clone(shared), entry)),
             Admit::Refused(err) => return Err(err),
             Admit::Queued { id, rx, grow } => {
                 shared.wake_if(grow);
@@ -121,9 +117,7 @@ impl<F: Factory> Pool<F> {
         match reply {
             Ok(Ok(Ok(entry))) => {
                 waiting.done = true;
-                // A queued checkout (the slow way) looks again.
-                let alone = shared.lock().alone();
-                Ok(Lease::new(Arc::clone(shared), entry, alone))
+                Ok(Lease::new(Arc::clone(shared), entry))
             }
             Ok(Ok(Err(err))) => {
                 waiting.done = true;

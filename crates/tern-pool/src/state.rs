@@ -181,11 +181,6 @@ impl<I> State<I> {
         self.idle.len() + self.busy
     }
 
-    /// One item out on a lease and no checkout waiting: the pool is quiet.
-    pub(crate) fn alone(&self) -> bool {
-        self.busy == 1 && self.waiters.is_empty()
-    }
-
     /// A checkout: the newest idle item that is `warm` (else the newest
     /// idle item), a place in the queue, or a refusal.
     pub(crate) fn admit(
@@ -666,28 +661,6 @@ mod tests {
         assert_eq!(b.item, 1, "past the newer cold one");
         let c = ready(st.admit(&cfg, now, odd));
         assert_eq!(c.item, 2, "a cold one when no warm one is idle");
-    }
-
-    #[test]
-    fn a_pool_is_quiet_while_one_lease_is_out_and_nobody_waits() {
-        let two = cfg(2, 2, 8);
-        let now = Instant::now();
-        let mut st = State::default();
-        create_all(&mut st, &two, now, &mut 1);
-        assert!(!st.alone(), "nothing out");
-        let _a = ready(st.admit(&two, now, |_| true));
-        assert!(st.alone());
-        let b = ready(st.admit(&two, now, |_| true));
-        assert!(!st.alone(), "two out");
-        st.release(b, &two, now);
-        assert!(st.alone());
-
-        let one = cfg(1, 1, 8);
-        let mut st = State::default();
-        create_all(&mut st, &one, now, &mut 1);
-        let _a = ready(st.admit(&one, now, |_| true));
-        let _waiting = queued(st.admit(&one, now, |_| true));
-        assert!(!st.alone(), "a checkout waits behind the one lease");
     }
 
     #[test]

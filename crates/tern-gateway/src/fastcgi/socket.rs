@@ -9,7 +9,7 @@
 //! and [`connect_now`] open one to an [`Address`].
 
 use std::io::{self, Read as _};
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::{AsFd, AsRawFd as _, BorrowedFd};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
@@ -93,6 +93,15 @@ impl Socket {
             Std::Tcp(s) => (&*s).read(&mut byte),
         };
         matches!(read, Err(e) if e.kind() == io::ErrorKind::WouldBlock)
+    }
+
+    /// A second descriptor of a Unix-socket connection, for [`unread`];
+    /// `None` over TCP, or when none can be had.
+    pub(crate) fn unix_twin(&self) -> Option<std::os::fd::OwnedFd> {
+        match &self.0 {
+            Std::Unix(s) => s.as_fd().try_clone_to_owned().ok(),
+            Std::Tcp(_) => None,
+        }
     }
 
     /// Writes what it can of `buf` without waiting, dropping the written
@@ -300,6 +309,22 @@ pub(super) fn rejoin(read: ReadHalf, write: WriteHalf) -> io::Result<Socket> {
         _ => return Err(io::Error::other("the halves of two sockets")),
     };
     Ok(Socket(std))
+}
+
+/// Bytes written on the Unix-socket connection `fd` that its peer has
+/// not read yet (`SIOCOUTQ`); 0 if that cannot be told.
+#[allow(unsafe_code, reason = "no safe API reads a socket's send queue")]
+pub(crate) fn unread(fd: BorrowedFd<'_>) -> usize {
+    let mut queued: libc::c_int = 0;
+    // SAFETY: SIOCOUTQ (TIOCOUTQ) on a socket writes one c_int through
+    // the pointer, which points at `queued`, alive for the call; on any
+    // other descriptor the call fails and writes nothing.
+    let rc = unsafe { libc::ioctl(fd.as_raw_fd(), libc::TIOCOUTQ, &mut queued) };
+    if rc == 0 {
+        usize::try_from(queued).unwrap_or(0)
+    } else {
+        0
+    }
 }
 
 #[cfg(test)]
