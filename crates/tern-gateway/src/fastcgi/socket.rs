@@ -2,11 +2,16 @@
 //! while it carries a request.
 //!
 //! At rest a connection is a [`Socket`]: a plain std socket, non-blocking,
-//! registered with no runtime. tern runs one current-thread runtime per
-//! worker thread and pools connections across them, so a request
-//! registers the socket with the runtime it runs on (`conn::start`) and
-//! gives it back unregistered at the end (`conn::reunite`). [`connect`]
-//! and [`connect_now`] open one to an [`Address`].
+//! registered with no runtime, or still registered for reading with the
+//! runtime of the request that last used it. tern runs one current-thread
+//! runtime per worker thread and pools connections across them, so a
+//! request registers the socket with the runtime it runs on
+//! (`conn::start`) unless it is registered there already, and gives it
+//! back at the end (`conn::reunite`) still registered when it was
+//! registered for reading only. Most requests of a quiet server run on
+//! one worker (the connection balance gathers them there), and a
+//! registration that stays spares each of them two `epoll_ctl` calls.
+//! [`connect`] and [`connect_now`] open one to an [`Address`].
 
 use std::io::{self, Read as _};
 use std::os::fd::{AsFd, AsRawFd as _, BorrowedFd};
@@ -20,11 +25,42 @@ use tokio::net::{tcp, unix};
 pub use tern_config::FcgiAddress as Address;
 
 /// A connection at rest: non-blocking, with TCP_NODELAY on TCP, and
-/// registered with no runtime. Only [`connect`],
-/// `conn::reunite` and the
-/// constructors here make one, so those hold.
+/// registered with no runtime or for reading only. Only [`connect`],
+/// `conn::reunite` and the constructors here make one, so those hold.
 #[derive(Debug)]
-pub struct Socket(Std);
+pub struct Socket(Rest);
+
+#[derive(Debug)]
+enum Rest {
+    Plain(Std),
+    /// Registered for reading with the runtime `on`.
+    Reading {
+        fd: tokio::io::unix::AsyncFd<Std>,
+        on: tokio::runtime::Id,
+    },
+}
+
+impl Rest {
+    fn std(&self) -> &Std {
+        match self {
+            Rest::Plain(s) => s,
+            Rest::Reading { fd, .. } => fd.get_ref(),
+        }
+    }
+
+    /// The socket registered with no runtime (`epoll_ctl` DEL if it was).
+    fn plain(self) -> Std {
+        match self {
+            Rest::Plain(s) => s,
+            Rest::Reading { fd, .. } => fd.into_inner(),
+        }
+    }
+}
+
+/// The current runtime's id; `None` outside one.
+fn runtime() -> Option<tokio::runtime::Id> {
+    tokio::runtime::Handle::try_current().ok().map(|h| h.id())
+}
 
 /// The plain socket inside, of either family.
 #[derive(Debug)]
@@ -70,7 +106,7 @@ impl Socket {
     /// A connected Unix socket, made non-blocking.
     pub fn unix(stream: UnixStream) -> io::Result<Self> {
         stream.set_nonblocking(true)?;
-        Ok(Self(Std::Unix(stream)))
+        Ok(Self(Rest::Plain(Std::Unix(stream))))
     }
 
     /// A connected TCP socket, made non-blocking, with TCP_NODELAY (the
@@ -78,7 +114,7 @@ impl Socket {
     pub fn tcp(stream: std::net::TcpStream) -> io::Result<Self> {
         stream.set_nonblocking(true)?;
         stream.set_nodelay(true)?;
-        Ok(Self(Std::Tcp(stream)))
+        Ok(Self(Rest::Plain(Std::Tcp(stream))))
     }
 
     /// Whether the connection can carry a request: the application has
@@ -86,11 +122,37 @@ impl Socket {
     /// it reuses an idle connection (as nginx does for its keepalive
     /// upstreams). Any byte waiting is consumed, since such a connection
     /// is out of step and only good for closing.
+    ///
+    /// A registered socket is read through its registration when the
+    /// runtime has marked it readable (the last response was read without
+    /// draining the socket to `EAGAIN`): the read's `EAGAIN` clears the
+    /// mark, so the request's first wait for its answer goes to epoll
+    /// rather than to a read that finds nothing.
     pub fn still_open(&self) -> bool {
-        let mut byte = [0u8; 1];
+        let probe = |sock: &Std| {
+            let mut byte = [0u8; 1];
+            match sock {
+                Std::Unix(s) => (&*s).read(&mut byte),
+                Std::Tcp(s) => (&*s).read(&mut byte),
+            }
+        };
         let read = match &self.0 {
-            Std::Unix(s) => (&*s).read(&mut byte),
-            Std::Tcp(s) => (&*s).read(&mut byte),
+            Rest::Plain(s) => probe(s),
+            Rest::Reading { fd, .. } => {
+                let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+                match fd.poll_read_ready(&mut cx) {
+                    std::task::Poll::Ready(Ok(mut ready)) => {
+                        match ready.try_io(|inner| probe(inner.get_ref())) {
+                            Ok(read) => read,
+                            Err(_would_block) => Err(io::ErrorKind::WouldBlock.into()),
+                        }
+                    }
+                    // Not marked, or its runtime is gone: the socket itself.
+                    std::task::Poll::Ready(Err(_)) | std::task::Poll::Pending => {
+                        probe(fd.get_ref())
+                    }
+                }
+            }
         };
         matches!(read, Err(e) if e.kind() == io::ErrorKind::WouldBlock)
     }
@@ -98,7 +160,7 @@ impl Socket {
     /// A second descriptor of a Unix-socket connection, for [`unread`];
     /// `None` over TCP, or when none can be had.
     pub(crate) fn unix_twin(&self) -> Option<std::os::fd::OwnedFd> {
-        match &self.0 {
+        match self.0.std() {
             Std::Unix(s) => s.as_fd().try_clone_to_owned().ok(),
             Std::Tcp(_) => None,
         }
@@ -109,7 +171,7 @@ impl Socket {
     pub(super) fn write_now(&self, buf: &mut BytesMut) -> io::Result<()> {
         use std::io::Write as _;
         while !buf.is_empty() {
-            let n = match &self.0 {
+            let n = match self.0.std() {
                 Std::Unix(s) => (&*s).write(buf),
                 Std::Tcp(s) => (&*s).write(buf),
             };
@@ -127,7 +189,7 @@ impl Socket {
     /// Registers the socket with the current runtime, for reading and
     /// writing.
     pub(super) fn register(self) -> io::Result<Registered> {
-        Ok(match self.0 {
+        Ok(match self.0.plain() {
             Std::Unix(s) => Registered::Unix(tokio::net::UnixStream::from_std(s)?),
             Std::Tcp(s) => Registered::Tcp(tokio::net::TcpStream::from_std(s)?),
         })
@@ -135,14 +197,20 @@ impl Socket {
 
     /// Registers the socket with the current runtime for reading only:
     /// the request was all written.
+    /// Kept as it is when it is registered with this runtime already.
     pub(super) fn register_for_reading(self) -> io::Result<ReadHalf> {
-        register_readable(self.0).map(ReadHalf::Only)
+        let here = runtime().ok_or_else(|| io::Error::other("no runtime"))?;
+        let sock = match self.0 {
+            Rest::Reading { fd, on } if on == here => return Ok(ReadHalf::Only { fd, on }),
+            other => other.plain(),
+        };
+        register_readable(sock).map(|fd| ReadHalf::Only { fd, on: here })
     }
 }
 
 impl AsFd for Socket {
     fn as_fd(&self) -> BorrowedFd<'_> {
-        self.0.as_fd()
+        self.0.std().as_fd()
     }
 }
 
@@ -194,7 +262,7 @@ pub async fn connect_now(addr: &Address, timeout: Duration) -> io::Result<Socket
         match sock.connect(&SockAddr::unix(path).map_err(named)?) {
             Ok(()) => {
                 let fd = std::os::fd::OwnedFd::from(sock);
-                return Ok(Socket(Std::Unix(UnixStream::from(fd))));
+                return Ok(Socket(Rest::Plain(Std::Unix(UnixStream::from(fd)))));
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             Err(e) => return Err(named(e)),
@@ -252,8 +320,12 @@ impl Registered {
 pub(super) enum ReadHalf {
     Unix(unix::OwnedReadHalf),
     Tcp(tcp::OwnedReadHalf),
-    /// Registered for reading only (the request was all written).
-    Only(tokio::io::unix::AsyncFd<Std>),
+    /// Registered for reading only with the runtime `on` (the request
+    /// was all written).
+    Only {
+        fd: tokio::io::unix::AsyncFd<Std>,
+        on: tokio::runtime::Id,
+    },
 }
 
 impl ReadHalf {
@@ -262,7 +334,7 @@ impl ReadHalf {
         match self {
             Self::Unix(r) => r.read_buf(buf).await,
             Self::Tcp(r) => r.read_buf(buf).await,
-            Self::Only(fd) => loop {
+            Self::Only { fd, .. } => loop {
                 let mut ready = fd.readable().await?;
                 match ready.try_io(|inner| read_into(inner.get_ref(), buf)) {
                     Ok(r) => return r,
@@ -297,18 +369,19 @@ impl WriteHalf {
 }
 
 /// The socket back at rest from the two halves of one registration.
+/// A socket registered for reading only stays registered.
 pub(super) fn rejoin(read: ReadHalf, write: WriteHalf) -> io::Result<Socket> {
-    let std = match (read, write) {
-        (ReadHalf::Unix(r), WriteHalf::Unix(w)) => {
-            Std::Unix(r.reunite(w).map_err(io::Error::other)?.into_std()?)
-        }
-        (ReadHalf::Tcp(r), WriteHalf::Tcp(w)) => {
-            Std::Tcp(r.reunite(w).map_err(io::Error::other)?.into_std()?)
-        }
-        (ReadHalf::Only(fd), WriteHalf::Done) => fd.into_inner(),
+    let rest = match (read, write) {
+        (ReadHalf::Unix(r), WriteHalf::Unix(w)) => Rest::Plain(Std::Unix(
+            r.reunite(w).map_err(io::Error::other)?.into_std()?,
+        )),
+        (ReadHalf::Tcp(r), WriteHalf::Tcp(w)) => Rest::Plain(Std::Tcp(
+            r.reunite(w).map_err(io::Error::other)?.into_std()?,
+        )),
+        (ReadHalf::Only { fd, on }, WriteHalf::Done) => Rest::Reading { fd, on },
         _ => return Err(io::Error::other("the halves of two sockets")),
     };
-    Ok(Socket(std))
+    Ok(Socket(rest))
 }
 
 /// Bytes written on the Unix-socket connection `fd` that its peer has

@@ -483,6 +483,40 @@ async fn connections_are_kept_and_a_request_waiting_on_a_new_one_gets_the_proces
     }
 }
 
+/// A kept connection stays registered with the runtime of the request
+/// that last used it: requests from one runtime after another (tern runs
+/// one per worker thread) each get their answer on the same connection,
+/// also after the runtime it was registered with is gone.
+#[test]
+fn a_kept_connection_serves_one_runtime_after_another() {
+    let runtime = || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    };
+    let home = runtime();
+    for app in home.block_on(async { [App::unix(), App::tcp()] }) {
+        let site = Site::new();
+        let cfg = connected_cfg(&site, vec![app.addr.clone()], pool(1, 1));
+        let h = home.block_on(async { FastCgi::new(&cfg, "runtimes").unwrap() });
+        let (a, b) = (runtime(), runtime());
+        for rt in [&a, &a, &b, &a, &b, &b] {
+            assert_eq!(rt.block_on(asked(&h, "/app/keep")), "keep");
+        }
+        drop(a);
+        assert_eq!(b.block_on(asked(&h, "/app/keep")), "keep");
+        drop(b);
+        let c = runtime();
+        assert_eq!(c.block_on(asked(&h, "/app/keep")), "keep");
+        assert_eq!(c.block_on(asked(&h, "/app/64k")).len(), 65536);
+        let (_, stats) = &h.pools()[0];
+        assert_eq!((stats.created, stats.requests), (1, 9), "{stats:?}");
+        drop(c);
+        home.block_on(async { drop(h) });
+    }
+}
+
 #[tokio::test]
 async fn requests_spread_over_addresses_and_skip_one_that_refuses() {
     let site = Site::new();
@@ -633,6 +667,49 @@ async fn php_fpm_runs_scripts_beneath_the_directory() {
     // No such script: tern answers 404 itself, php-fpm is not asked.
     assert_eq!(call(&h, php_req("/php/missing.php")).await.status, 404);
     drop(php);
+}
+
+/// php-fpm with one child, behind a pool that may open four connections:
+/// three requests at once to a script that takes 300 ms each get their
+/// answers one after the other. Each kept connection holds the child
+/// while idle, so without the close of a connection that ends while
+/// another waits in php-fpm's listen queue, the second and third would
+/// wait there for the 10 s timeout (504).
+#[tokio::test]
+async fn php_fpm_with_one_child_answers_requests_that_overlap() {
+    let site = Site::new();
+    let php = php_site(&site);
+    std::fs::write(
+        php.join("slow.php"),
+        "<?php usleep(300000); echo getmypid(), \"\\n\";\n",
+    )
+    .unwrap();
+    let sock = site.path("fpm.sock");
+    let fpm = php_fpm_with(
+        site.dir.path(),
+        &sock.display().to_string(),
+        "pm = static\npm.max_children = 1\n",
+    );
+    let cfg = FastCgiConfig {
+        dir: Some(site.path("www")),
+        ..connected_cfg(&site, vec![fpm.addr.parse().unwrap()], pool(0, 4))
+    };
+    let h = FastCgi::new(&cfg, "one-child").unwrap();
+    let calls: Vec<_> = (0..3)
+        .map(|_| {
+            let h = h.clone();
+            tokio::spawn(async move { call(&h, php_req("/php/slow.php")).await })
+        })
+        .collect();
+    let mut pids = std::collections::HashSet::new();
+    for c in calls {
+        let r = c.await.unwrap();
+        assert_eq!(r.status, 200, "{}", r.text());
+        pids.insert(r.text());
+    }
+    assert_eq!(pids.len(), 1, "one child served all three: {pids:?}");
+    // And the kept connection serves what comes next.
+    assert_eq!(call(&h, php_req("/php/hello.php")).await.status, 200);
 }
 
 #[tokio::test]
