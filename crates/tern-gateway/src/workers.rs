@@ -4,10 +4,12 @@
 //! ([`FcgiProcesses`]), and CGIplus processes on pipes
 //! ([`CgiplusWorkers`]).
 //!
-//! A pooled item holds plain descriptors only: the pool is shared by every
-//! server thread's runtime, so a request registers the channel with its
-//! own runtime when it starts and gives it back unregistered at the end
-//! (the transports' `start` and `reunite`).
+//! The pool is shared by every server thread's runtime, so a request
+//! registers the channel with its own runtime when it starts, and gives
+//! it back at the end (the transports' `start` and `reunite`): a FastCGI
+//! connection stays registered for reading with that runtime while idle,
+//! and is registered anew only when a request on another runtime takes
+//! it ([`socket`](crate::fastcgi::socket)); pipes go back unregistered.
 
 use std::ffi::OsString;
 use std::future::Future;
