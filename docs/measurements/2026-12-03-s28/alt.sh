@@ -8,36 +8,18 @@
 set -u
 tern=$(realpath "$1"); rounds=${2:-10}; paths=${3:-"hello 64k"}; c=${4:-1}
 keep_bin=${KEEP_BIN:-$tern}; keep_env=${KEEP_ENV:-TERN_EXP_UNIX_KEEP=1}
-app=${APP:-/tmp/peerbench/bin/fcgi-app}
-w=/tmp/fcgialt; rm -rf $w; mkdir -p $w/www; chmod 755 $w
-cat > $w/once.toml <<T
-[[listen]]
-address = "127.0.0.1:18631"
-[[site]]
-root = "$w/www"
-[[site.route]]
-prefix = "/fcgi"
-handler = "fastcgi"
-connect = "unix:$w/app.sock"
-max_connections = 4
-T
-sed 's/18631/18633/' $w/once.toml > $w/keep.toml
-cat > $w/lighttpd.conf <<T
-server.document-root = "$w/www"
-server.port = 18632
-server.bind = "127.0.0.1"
-server.modules = ( "mod_fastcgi" )
-server.max-keep-alive-requests = 1000000
-fastcgi.server = ( "/fcgi/" => (( "socket" => "$w/app.sock", "check-local" => "disable" )) )
-T
-env FCGI_WORKERS=4 spawn-fcgi -n -s $w/app.sock -M 0666 -u nobody -g nogroup -- "$app" > $w/app.log 2>&1 &
-spawner=$!; sleep 1
+. "$(dirname "$0")/common.sh"
+workdir /tmp/fcgialt
+tern_conf 18631 "unix:$w/app.sock" > $w/once.toml
+tern_conf 18633 "unix:$w/app.sock" > $w/keep.toml
+lighttpd_conf 18632 > $w/lighttpd.conf
+start_app -s $w/app.sock -M 0666
+sleep 1
 "$tern" serve --config $w/once.toml > $w/once.log 2>&1 & p_once=$!
 env $keep_env "$keep_bin" serve --config $w/keep.toml > $w/keep.log 2>&1 & p_keep=$!
 lighttpd -D -f $w/lighttpd.conf > $w/lighttpd.log 2>&1 & p_l=$!
 sleep 1
 declare -A port=([once]=18631 [lighttpd]=18632 [keep]=18633) pid=([once]=$p_once [keep]=$p_keep [lighttpd]=$p_l)
-ticks() { for p in "$@"; do awk '{print $14+$15}' /proc/$p/stat 2>/dev/null; done | awk '{s+=$1} END {print s}'; }
 set -- once keep lighttpd
 for r in $(seq 1 "$rounds"); do
   for s in "$@"; do for path in $paths; do
@@ -53,4 +35,4 @@ for r in $(seq 1 "$rounds"); do
   set -- "${@:2}" "$1"
 done
 kill $p_once $p_keep $p_l; wait $p_once $p_keep $p_l 2>/dev/null
-kill $spawner $(pgrep -P $spawner) 2>/dev/null; wait 2>/dev/null
+stop_app $spawner; wait 2>/dev/null

@@ -11,34 +11,13 @@ set -u
 tern=$(realpath "$1"); rounds=${2:-3}; servers=${3:-"once keep lighttpd"}
 paths=${4:-"hello 64k"}; concs=${5:-"1 10"}
 keep_bin=${KEEP_BIN:-$tern}; keep_env=${KEEP_ENV:-TERN_EXP_UNIX_KEEP=1}
-app=${APP:-/tmp/peerbench/bin/fcgi-app}
-[ -x "$app" ] || { echo "no $app: build peers.sh's fcgi-app.c (gcc -O2 -lfcgi)" >&2; exit 1; }
-w=/tmp/fcgikeep
-rm -rf $w; mkdir -p $w/www; chmod 755 $w
-cat > $w/once.toml <<T
-[[listen]]
-address = "127.0.0.1:18611"
-[[site]]
-root = "$w/www"
-[[site.route]]
-prefix = "/fcgi"
-handler = "fastcgi"
-connect = "unix:$w/app.sock"
-max_connections = 4
-T
-sed 's/18611/18613/' $w/once.toml > $w/keep.toml
-cat > $w/lighttpd.conf <<T
-server.document-root = "$w/www"
-server.port = 18612
-server.bind = "127.0.0.1"
-server.modules = ( "mod_fastcgi" )
-server.max-keep-alive-requests = 1000000
-fastcgi.server = ( "/fcgi/" => (( "socket" => "$w/app.sock", "check-local" => "disable" )) )
-T
-env FCGI_WORKERS=4 spawn-fcgi -n -s $w/app.sock -M 0666 -u nobody -g nogroup -- "$app" > $w/app.log 2>&1 &
-spawner=$!
+. "$(dirname "$0")/common.sh"
+workdir /tmp/fcgikeep
+tern_conf 18611 "unix:$w/app.sock" > $w/once.toml
+tern_conf 18613 "unix:$w/app.sock" > $w/keep.toml
+lighttpd_conf 18612 > $w/lighttpd.conf
+start_app -s $w/app.sock -M 0666
 sleep 1
-ticks() { for p in "$@"; do awk '{print $14+$15}' /proc/$p/stat 2>/dev/null; done | awk '{s+=$1} END {print s}'; }
 apps() { echo $spawner $(pgrep -P $spawner); }
 declare -A port=([once]=18611 [lighttpd]=18612 [keep]=18613)
 for r in $(seq 1 "$rounds"); do
@@ -66,4 +45,4 @@ for r in $(seq 1 "$rounds"); do
     sleep 0.5
   done
 done
-kids=$(pgrep -P $spawner); kill $spawner $kids 2>/dev/null; wait 2>/dev/null
+stop_app $spawner; wait 2>/dev/null

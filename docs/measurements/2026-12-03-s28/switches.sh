@@ -8,31 +8,13 @@
 set -u
 tern=$(realpath "$1"); rounds=${2:-3}; n=${3:-20000}
 keep_bin=${KEEP_BIN:-$tern}; keep_env=${KEEP_ENV:-TERN_EXP_UNIX_KEEP=1}
-app=${APP:-/tmp/peerbench/bin/fcgi-app}
-w=/tmp/fcgisw; rm -rf $w; mkdir -p $w/www; chmod 755 $w
-cat > $w/once.toml <<T
-[[listen]]
-address = "127.0.0.1:18621"
-[[site]]
-root = "$w/www"
-[[site.route]]
-prefix = "/fcgi"
-handler = "fastcgi"
-connect = "unix:$w/app.sock"
-max_connections = 4
-T
-sed 's/18621/18623/' $w/once.toml > $w/keep.toml
-cat > $w/lighttpd.conf <<T
-server.document-root = "$w/www"
-server.port = 18622
-server.bind = "127.0.0.1"
-server.modules = ( "mod_fastcgi" )
-server.max-keep-alive-requests = 1000000
-fastcgi.server = ( "/fcgi/" => (( "socket" => "$w/app.sock", "check-local" => "disable" )) )
-T
-env FCGI_WORKERS=4 spawn-fcgi -n -s $w/app.sock -M 0666 -u nobody -g nogroup -- "$app" > $w/app.log 2>&1 &
-spawner=$!; sleep 1
-ticks() { for p in "$@"; do awk '{print $14+$15}' /proc/$p/stat 2>/dev/null; done | awk '{s+=$1} END {print s}'; }
+. "$(dirname "$0")/common.sh"
+workdir /tmp/fcgisw
+tern_conf 18621 "unix:$w/app.sock" > $w/once.toml
+tern_conf 18623 "unix:$w/app.sock" > $w/keep.toml
+lighttpd_conf 18622 > $w/lighttpd.conf
+start_app -s $w/app.sock -M 0666
+sleep 1
 declare -A port=([once]=18621 [lighttpd]=18622 [keep]=18623)
 for r in $(seq 1 "$rounds"); do for s in once keep lighttpd; do
   case $s in
@@ -53,4 +35,4 @@ for r in $(seq 1 "$rounds"); do for s in once keep lighttpd; do
   done
   kill $pid; wait $pid 2>/dev/null; sleep 0.5
 done; done
-kill $spawner $(pgrep -P $spawner) 2>/dev/null; wait 2>/dev/null
+stop_app $spawner; wait 2>/dev/null

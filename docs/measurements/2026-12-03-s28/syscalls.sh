@@ -11,32 +11,13 @@
 set -u
 tern=$(realpath "$1"); n=${2:-5000}; path=${3:-hello}
 keep_bin=${KEEP_BIN:-$tern}; keep_env=${KEEP_ENV:-TERN_EXP_UNIX_KEEP=1}
-app=${APP:-/tmp/peerbench/bin/fcgi-app}
-w=/tmp/fcgisys; rm -rf $w; mkdir -p $w/www; chmod 755 $w
-conf() { cat <<T
-[[listen]]
-address = "127.0.0.1:$1"
-[[site]]
-root = "$w/www"
-[[site.route]]
-prefix = "/fcgi"
-handler = "fastcgi"
-connect = "$2"
-max_connections = 4
-T
-}
-conf 18671 "unix:$w/app.sock" > $w/unix.toml
-conf 18672 "127.0.0.1:18679" > $w/tcp.toml
-cat > $w/lighttpd.conf <<T
-server.document-root = "$w/www"
-server.port = 18673
-server.bind = "127.0.0.1"
-server.modules = ( "mod_fastcgi" )
-server.max-keep-alive-requests = 1000000
-fastcgi.server = ( "/fcgi/" => (( "socket" => "$w/app.sock", "check-local" => "disable" )) )
-T
-env FCGI_WORKERS=4 spawn-fcgi -n -s $w/app.sock -M 0666 -u nobody -g nogroup -- "$app" > $w/app.log 2>&1 & s_unix=$!
-env FCGI_WORKERS=4 spawn-fcgi -n -a 127.0.0.1 -p 18679 -u nobody -g nogroup -- "$app" > $w/app-tcp.log 2>&1 & s_tcp=$!
+. "$(dirname "$0")/common.sh"
+workdir /tmp/fcgisys
+tern_conf 18671 "unix:$w/app.sock" > $w/unix.toml
+tern_conf 18672 "127.0.0.1:18679" > $w/tcp.toml
+lighttpd_conf 18673 > $w/lighttpd.conf
+start_app -s $w/app.sock -M 0666; s_unix=$spawner
+start_app -a 127.0.0.1 -p 18679; s_tcp=$spawner
 sleep 1
 run() { # NAME PORT SERVER_PID SPAWNER
   local url=http://127.0.0.1:$2/fcgi/$path pids
@@ -51,4 +32,4 @@ run() { # NAME PORT SERVER_PID SPAWNER
 env $keep_env "$keep_bin" serve --config $w/unix.toml > $w/keep.log 2>&1 & p=$!; sleep 1; run "unix, keep" 18671 $p $s_unix; kill $p; wait $p 2>/dev/null
 env $keep_env "$keep_bin" serve --config $w/tcp.toml > $w/tcp.log 2>&1 & p=$!; sleep 1; run "tcp, kept" 18672 $p $s_tcp; kill $p; wait $p 2>/dev/null
 lighttpd -D -f $w/lighttpd.conf > $w/l.log 2>&1 & p=$!; sleep 1; run "lighttpd, unix" 18673 $p $s_unix; kill $p; wait $p 2>/dev/null
-kill $s_unix $(pgrep -P $s_unix) $s_tcp $(pgrep -P $s_tcp) 2>/dev/null; wait 2>/dev/null
+stop_app $s_unix; stop_app $s_tcp; wait 2>/dev/null
