@@ -14,7 +14,7 @@
 use std::ffi::OsString;
 use std::future::Future;
 use std::io;
-use std::os::fd::{AsFd as _, OwnedFd};
+use std::os::fd::{AsFd as _, AsRawFd as _, OwnedFd, RawFd};
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -142,9 +142,10 @@ pub(crate) struct FcgiConn {
 /// Kept connections cost the least per request on both (measured in
 /// docs/PERFORMANCE.md, "FastCGI on a Unix socket: kept connections
 /// again"): at one client a request on a kept Unix-socket connection
-/// takes 11 system calls and 4.7 context switches of tern's and the
-/// application's, against 19 and 6.2 with a connection per request
-/// (connect, accept, the application's lingering close). The application
+/// takes 9 system calls of tern's and the application's (its
+/// registration kept too, [`socket`](crate::fastcgi::socket)) and about
+/// 4.5 context switches, against 19 and 5.7-6.2 with a connection per
+/// request (connect, accept, the application's lingering close). The application
 /// waiting for its next request in `read(2)` is still woken once for
 /// nothing as tern reads the response (`unix_write_space`); over TCP it
 /// is not.
@@ -186,13 +187,12 @@ struct NewConns {
     /// locked only while some are.
     out: AtomicUsize,
     list: Mutex<Vec<NewConn>>,
-    next: AtomicU64,
 }
 
 #[derive(Debug)]
 struct NewConn {
-    id: u64,
-    /// A second descriptor of the connection, for [`socket::unread`].
+    /// A second descriptor of the connection, for [`socket::unread`]; its
+    /// number names the entry while the entry holds it open.
     twin: OwnedFd,
     /// Its request was written.
     sent: bool,
@@ -220,28 +220,26 @@ impl NewConns {
 #[derive(Debug)]
 struct NewOut {
     conns: Arc<NewConns>,
-    id: u64,
+    /// Its entry's `twin`.
+    twin: RawFd,
 }
 
 impl NewOut {
     /// `None` over TCP.
     fn count(conns: &Arc<NewConns>, sock: &Socket) -> Option<NewOut> {
         let twin = sock.unix_twin()?;
-        let id = conns.next.fetch_add(1, Ordering::Relaxed);
-        conns.list().push(NewConn {
-            id,
-            twin,
-            sent: false,
-        });
+        let fd = twin.as_raw_fd();
+        conns.list().push(NewConn { twin, sent: false });
         conns.out.fetch_add(1, Ordering::Relaxed);
         Some(NewOut {
             conns: Arc::clone(conns),
-            id,
+            twin: fd,
         })
     }
 
     fn sent(&self) {
-        if let Some(c) = self.conns.list().iter_mut().find(|c| c.id == self.id) {
+        let mut list = self.conns.list();
+        if let Some(c) = list.iter_mut().find(|c| c.twin.as_raw_fd() == self.twin) {
             c.sent = true;
         }
     }
@@ -249,7 +247,9 @@ impl NewOut {
 
 impl Drop for NewOut {
     fn drop(&mut self) {
-        self.conns.list().retain(|c| c.id != self.id);
+        self.conns
+            .list()
+            .retain(|c| c.twin.as_raw_fd() != self.twin);
         self.conns.out.fetch_sub(1, Ordering::Relaxed);
     }
 }
@@ -318,11 +318,9 @@ impl Transport for FcgiConnections {
                 .await
                 .map_err(|e| StartFailure::Unusable(Retire::Broken, e))?,
         };
-        let new = if new {
-            NewOut::count(&factory.new_conns, &sock)
-        } else {
-            None
-        };
+        let new = new
+            .then(|| NewOut::count(&factory.new_conns, &sock))
+            .flatten();
         let started = fcgi_start(sock, env, body, Retire::Ended).await;
         if let Some(new) = &new {
             new.sent();
