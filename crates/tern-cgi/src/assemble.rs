@@ -46,9 +46,9 @@ enum Phase {
     Answered,
 }
 
-/// Output gathered while settling: the pieces as they came, copied only
-/// when the answer needs them as one buffer (a 64 KB answer that came in
-/// two pieces is copied once, not grown and copied as it comes).
+/// Output gathered while settling: the pieces as they came. An answer
+/// that ends while settling keeps them apart (the client's write gathers
+/// them, `writev`); one that streams copies them into one buffer once.
 #[derive(Debug, Default)]
 struct Gathered {
     /// Pieces moved out of `pieces` when there were too many, in order:
@@ -75,6 +75,15 @@ impl Gathered {
         }
         self.len += piece.len();
         self.pieces.push(piece);
+    }
+
+    /// All of it as pieces in order, none empty: what was spilled, then
+    /// the pieces kept apart. Nothing is copied.
+    fn into_pieces(mut self) -> Vec<Bytes> {
+        if !self.spilled.is_empty() {
+            self.pieces.insert(0, self.spilled.freeze());
+        }
+        self.pieces
     }
 
     /// All of it as one buffer: a lone piece as it is, several copied once
@@ -112,8 +121,11 @@ pub enum Step {
 /// How the body after the head reaches the client.
 #[derive(Debug)]
 pub enum Delivery {
-    /// The program's output ended while settling: all of it.
-    Whole(Bytes),
+    /// The program's output ended while settling: all of it, in the
+    /// pieces it came in, in order, none empty (none at all for an empty
+    /// body). A 64 KB FastCGI answer comes in eight records: sent as they
+    /// are, they cost a vectored write and no copy.
+    Whole(Vec<Bytes>),
     /// It goes on: a stream starting with these bytes (maybe none).
     Stream(Bytes),
     /// No body: a HEAD request, or a local redirect (the output is read
@@ -178,7 +190,7 @@ impl Assembler {
         match std::mem::replace(&mut self.phase, Phase::Answered) {
             Phase::Head(reader) => Step::Fail(reader.truncated()),
             Phase::Settling(reply, body) => {
-                Step::Respond(reply, Delivery::Whole(body.into_bytes()))
+                Step::Respond(reply, Delivery::Whole(body.into_pieces()))
             }
             Phase::Streaming | Phase::Answered => Step::Read,
         }
@@ -240,7 +252,8 @@ mod tests {
         match a.end() {
             Step::Respond(Reply::Document(h), Delivery::Whole(b)) => {
                 assert_eq!(h.headers["content-type"], "text/plain");
-                assert_eq!(b, "Hello");
+                assert!(b.iter().all(|p| !p.is_empty()));
+                assert_eq!(b.concat(), b"Hello");
             }
             other => panic!("{other:?}"),
         }
@@ -260,7 +273,10 @@ mod tests {
             }
         }
         match a.end() {
-            Step::Respond(_, Delivery::Whole(b)) => assert_eq!(b, want),
+            Step::Respond(_, Delivery::Whole(b)) => {
+                assert!(b.len() <= MAX_PIECES + 1, "{} pieces", b.len());
+                assert_eq!(b.concat(), want);
+            }
             other => panic!("{other:?}"),
         }
     }

@@ -104,7 +104,7 @@ fn serve<R: Run + Send>(
 
 pub(crate) fn render(head: Head, output: Output) -> Response<ResponseBody> {
     let body = match output {
-        Output::Whole(b) => ResponseBody::full(b),
+        Output::Whole(b) => ResponseBody::pieces(b),
         Output::Stream(s) => ResponseBody::stream(s),
         Output::Discarded => ResponseBody::empty(),
     };

@@ -72,8 +72,9 @@ pub(crate) struct ScriptSettings {
 /// How the body reaches the client.
 #[derive(Debug)]
 pub(crate) enum Output {
-    /// The script had finished writing: all of it.
-    Whole(Bytes),
+    /// The script had finished writing: all of it, in the pieces it was
+    /// read in ([`Delivery::Whole`]).
+    Whole(Vec<Bytes>),
     /// It streams as the script writes.
     Stream(OutputBody),
     /// HEAD, or a local redirect: nothing.

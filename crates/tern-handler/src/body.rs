@@ -70,6 +70,12 @@ pub struct FileRegion {
 enum Kind {
     Empty,
     Full(Option<Bytes>),
+    /// Whole, in buffers that are not copied together; `left` is their
+    /// length.
+    Pieces {
+        rest: std::vec::IntoIter<Bytes>,
+        left: u64,
+    },
     Stream(BoxBody),
 }
 
@@ -84,6 +90,11 @@ impl std::fmt::Debug for ResponseBody {
                 f,
                 "ResponseBody::Full({:?} bytes)",
                 b.as_ref().map(Bytes::len)
+            ),
+            Kind::Pieces { rest, left } => write!(
+                f,
+                "ResponseBody::Pieces({} pieces, {left} bytes)",
+                rest.len()
             ),
             Kind::Stream(_) => f.write_str("ResponseBody::Stream"),
         }
@@ -108,6 +119,26 @@ impl ResponseBody {
         ResponseBody {
             kind: Kind::Full(Some(bytes)),
             file: None,
+        }
+    }
+
+    /// A whole body in several buffers, sent in order as they are: its
+    /// length becomes the `Content-Length`, and a connection writes
+    /// pieces that are ready together in one vectored write, so they are
+    /// never copied into one (a script's output as it was read: a 64 KB
+    /// FastCGI answer is eight records).
+    pub fn pieces(mut pieces: Vec<Bytes>) -> Self {
+        pieces.retain(|p| !p.is_empty());
+        match pieces.len() {
+            0 => Self::empty(),
+            1 => Self::full(pieces.swap_remove(0)),
+            _ => ResponseBody {
+                kind: Kind::Pieces {
+                    left: pieces.iter().map(|p| p.len() as u64).sum(),
+                    rest: pieces.into_iter(),
+                },
+                file: None,
+            },
         }
     }
 
@@ -185,6 +216,10 @@ impl Body for ResponseBody {
         match &mut self.kind {
             Kind::Empty => Poll::Ready(None),
             Kind::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
+            Kind::Pieces { rest, left } => Poll::Ready(rest.next().map(|b| {
+                *left -= b.len() as u64;
+                Ok(Frame::data(b))
+            })),
             Kind::Stream(s) => s.as_mut().poll_frame(cx),
         }
     }
@@ -193,6 +228,7 @@ impl Body for ResponseBody {
         match &self.kind {
             Kind::Empty => true,
             Kind::Full(b) => b.is_none(),
+            Kind::Pieces { rest, .. } => rest.len() == 0,
             Kind::Stream(s) => s.is_end_stream(),
         }
     }
@@ -201,6 +237,7 @@ impl Body for ResponseBody {
         match &self.kind {
             Kind::Empty => SizeHint::with_exact(0),
             Kind::Full(b) => SizeHint::with_exact(b.as_ref().map_or(0, |b| b.len() as u64)),
+            Kind::Pieces { left, .. } => SizeHint::with_exact(*left),
             Kind::Stream(s) => s.size_hint(),
         }
     }

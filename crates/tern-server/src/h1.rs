@@ -64,11 +64,14 @@ use crate::service::{NoBody, Svc};
 use crate::timeout::Activity;
 
 mod feed;
+mod gather;
 
 use feed::{pump, Feed, LoopBody};
+use gather::Gather;
 
-/// Body bytes copied behind the head into one write; a larger frame is
-/// written from its own buffer, beside what is pending (one vectored write).
+/// The most body bytes copied behind the head into the write buffer; a
+/// large frame is written from its own buffer, beside what is pending
+/// (one vectored write, `h1/gather.rs`).
 const COALESCE: usize = 16 << 10;
 
 /// A head's bytes besides the handler's fields: the status line, the
@@ -594,6 +597,9 @@ where
         BodyEncoding::Chunked | BodyEncoding::CloseDelimited => None,
     };
     let mut trailers_sent = false;
+    // Frames ready together leave together: the large ones from their
+    // own buffers, beside what `out` gathers (`h1/gather.rs`).
+    let mut gather = Gather::default();
     loop {
         // What is gathered in `out` (the head, small frames behind it)
         // goes out before the body is waited for: a streamed body's bytes
@@ -604,10 +610,7 @@ where
         let frame = match ready.await {
             Poll::Ready(frame) => frame,
             Poll::Pending => {
-                if !out.is_empty() {
-                    io.write_all(out).await?;
-                    out.clear();
-                }
+                gather.write(io, out).await?;
                 sent(io).await?;
                 std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await
             }
@@ -618,7 +621,7 @@ where
             Some(Err(e)) => {
                 // The head is out or about to be: all the client can be
                 // told now is that the body ended short.
-                io.write_all(out).await?;
+                gather.write(io, out).await?;
                 return Err(std::io::Error::other(format!("response body failed: {e}")));
             }
         };
@@ -637,7 +640,7 @@ where
         }
         if let Some(n) = &mut left {
             if data.len() as u64 > *n {
-                io.write_all(out).await?;
+                gather.write(io, out).await?;
                 return Err(std::io::Error::other(
                     "response body longer than its content-length",
                 ));
@@ -647,17 +650,16 @@ where
         if chunked {
             tern_h1::encode_chunk_header(out, data.len());
         }
-        if out.len() + data.len() <= COALESCE {
-            out.extend_from_slice(&data);
-        } else {
-            write_both(io, out, data).await?;
-        }
+        gather.push(out, data, COALESCE);
         if chunked {
             out.extend_from_slice(tern_h1::CHUNK_END);
         }
+        if gather.full() {
+            gather.write(io, out).await?;
+        }
     }
     if left.is_some_and(|n| n > 0) {
-        io.write_all(out).await?;
+        gather.write(io, out).await?;
         return Err(std::io::Error::other(
             "response body shorter than its content-length",
         ));
@@ -665,8 +667,7 @@ where
     if chunked && !trailers_sent {
         tern_h1::encode_last_chunk(out, None);
     }
-    io.write_all(out).await?;
-    out.clear();
+    gather.write(io, out).await?;
     Ok(encoded.keep_alive && encoded.body != BodyEncoding::CloseDelimited)
 }
 
@@ -693,16 +694,6 @@ fn declared_length(headers: &http::HeaderMap) -> Option<u64> {
         return None;
     }
     tern_h1::digits(v.as_bytes())
-}
-
-/// Writes what is pending in `out`, then `data`, vectored where the
-/// stream can; `out` is left empty.
-async fn write_both<S>(io: &mut S, out: &mut BytesMut, data: Bytes) -> std::io::Result<()>
-where
-    S: AsyncWrite + Unpin,
-{
-    let mut both = out.split().freeze().chain(data);
-    io.write_all_buf(&mut both).await
 }
 
 #[cfg(test)]

@@ -214,7 +214,7 @@ impl Route {
             }
         };
         let body = match delivery {
-            Delivery::Whole(b) => ResponseBody::full(b),
+            Delivery::Whole(b) => ResponseBody::pieces(b),
             Delivery::Discarded => ResponseBody::empty(),
             Delivery::Stream(first) => ResponseBody::stream(Streamed {
                 first: Some(first),

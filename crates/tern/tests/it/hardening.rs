@@ -53,7 +53,7 @@ fn var(r: &Response, name: &str) -> Option<String> {
 
 /// One HTTP/2 request (prior knowledge) made by hyper's client:
 /// (status, body).
-fn h2(addr: SocketAddr, req: http::request::Builder) -> (u16, String) {
+pub(crate) fn h2(addr: SocketAddr, req: http::request::Builder) -> (u16, String) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -246,3 +246,41 @@ fn keep_alive_requests_reuse_one_worker_connection() {
     s.shutdown(std::net::Shutdown::Write).unwrap();
     let _ = s.read_to_end(&mut rest);
 }
+
+/// A script's answer leaves in the pieces it came in: a 64 KB FastCGI
+/// answer is eight records, written to the client with one vectored write
+/// instead of being copied into one buffer. It arrives whole and framed,
+/// with an answer pipelined behind it on the same connection, on both
+/// HTTP/1 loops and on HTTP/2. (Framed by its length when the application
+/// ends it within the settling time, chunked when it is slower, as on a
+/// loaded machine: either way whole.)
+#[test]
+fn an_answer_in_many_records_arrives_whole_on_every_loop() {
+    for top in ["", "[server]\nhttp1 = \"hyper\"\n"] {
+        let dir = docroot(&[]);
+        let app = fastcgi_app(dir.path());
+        let route = format!(
+            "[[site.route]]\nprefix = \"/app\"\nhandler = \"fastcgi\"\ncommand = [\"{app}\"]\nmin_processes = 1\nmax_processes = 1\n"
+        );
+        let t = Tern::start_in(BIN, &config(top, &route), dir);
+        let mut s = TcpStream::connect(t.addr()).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        for round in 0..10 {
+            s.write_all(
+                b"GET /app/64k HTTP/1.1\r\nHost: t\r\n\r\nGET /app/hello-only HTTP/1.1\r\nHost: t\r\n\r\n",
+            )
+            .unwrap();
+            let r = Response::read_from(&mut s, false).unwrap();
+            assert_eq!(r.status, 200, "{top:?} round {round}\n{}", t.log());
+            assert_eq!(r.body.len(), 65536, "{top:?} round {round}");
+            assert!(r.body.iter().all(|&b| b == b'x'), "{top:?} round {round}");
+            let r = Response::read_from(&mut s, false).unwrap();
+            assert_eq!(r.text(), "Hello!\n", "{top:?} round {round}");
+        }
+        let url = format!("http://{}/app/64k", t.addr());
+        let (status, body) = hardening::h2(t.addr(), http::Request::get(url));
+        assert_eq!(status, 200, "{top:?}");
+        assert_eq!(body.len(), 65536, "{top:?}");
+        assert!(body.bytes().all(|b| b == b'x'), "{top:?}");
+    }
+}
