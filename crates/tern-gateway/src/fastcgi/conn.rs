@@ -29,10 +29,27 @@ const ID: RequestId = RequestId::ONE;
 /// How much a read asks the kernel for at least.
 const READ_CHUNK: usize = 64 * 1024;
 
-/// The first read's buffer: most responses fit, and a small allocation
-/// is much cheaper than a 64 KiB one made and freed per request. A read
-/// that fills it grows the next one to [`READ_CHUNK`].
+/// The first read's buffer on a new connection, or after a short answer:
+/// most responses fit, and a small allocation is much cheaper than a
+/// 64 KiB one made and freed per request. A read that fills it grows the
+/// next one to [`READ_CHUNK`].
 const FIRST_READ: usize = 8 * 1024;
+
+/// The largest first read: after an answer this long or longer, the next
+/// answer's first read has room for this much.
+const FIRST_READ_MAX: usize = 128 * 1024;
+
+/// The first read's room for an answer on a connection whose last answer
+/// was `last` bytes long: room for as much, so that an application that
+/// answers alike each time (a page, an API's replies) is read in one
+/// read(2) into one allocation. A 64 KB answer came in 8 KiB, then 57 KiB
+/// (two reads, two allocations); now in one, once the connection has
+/// carried one like it.
+fn first_read(last: usize) -> usize {
+    // Rounded up to a page, for the allocator.
+    last.next_multiple_of(4096)
+        .clamp(FIRST_READ, FIRST_READ_MAX)
+}
 
 pub use crate::persist::StartBody;
 
@@ -76,6 +93,7 @@ async fn start_with(
     // with the runtime only learns that from its first readiness event (a
     // trip through epoll for nothing). What does not fit is written once
     // registered.
+    let first = first_read(sock.last_answer());
     // Only a streamed body needs its length.
     let remaining = match body {
         StartBody::Streamed => params.content_length(),
@@ -117,7 +135,8 @@ async fn start_with(
     }
     let down = FcgiDownstream {
         read,
-        buf: BytesMut::with_capacity(FIRST_READ),
+        buf: BytesMut::with_capacity(first),
+        taken: 0,
         decoder: Decoder::new(DecoderConfig::default()),
         state: DownState::Reading,
     };
@@ -228,6 +247,8 @@ pub struct FcgiDownstream {
     /// Bytes read and not yet decoded; STDOUT and STDERR content is split
     /// off it without copying.
     buf: BytesMut,
+    /// Bytes read in all, for the next answer's first read.
+    taken: usize,
     decoder: Decoder,
     state: DownState,
 }
@@ -327,7 +348,10 @@ impl FcgiDownstream {
         }
         match self.read.read_buf(&mut self.buf).await {
             Ok(0) => Err(self.broken(Broken::Closed)),
-            Ok(_) => Ok(()),
+            Ok(n) => {
+                self.taken += n;
+                Ok(())
+            }
             Err(e) => Err(self.broken(Broken::Io(e))),
         }
     }
@@ -353,7 +377,7 @@ pub fn reunite(up: FcgiUpstream, down: FcgiDownstream) -> Option<Socket> {
     if !in_step {
         return None;
     }
-    rejoin(down.read, up.write).ok()
+    rejoin(down.read, up.write, down.taken).ok()
 }
 
 /// Asks the application for its limits (FCGI_GET_VALUES, say
@@ -407,12 +431,22 @@ pub async fn get_values(
             ))
         }
     };
-    Ok((rejoin(read, write)?, pairs))
+    Ok((rejoin(read, write, 0)?, pairs))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_read_has_room_for_an_answer_like_the_last_up_to_a_cap() {
+        assert_eq!(first_read(0), FIRST_READ, "a new connection");
+        assert_eq!(first_read(300), FIRST_READ, "after a short answer");
+        // A 64 KB answer in eight records and its END_REQUEST.
+        assert_eq!(first_read(65_704), 69_632);
+        assert!(first_read(65_704) >= 65_704);
+        assert_eq!(first_read(10 << 20), FIRST_READ_MAX, "after a long one");
+    }
 
     fn end(protocol_status: ProtocolStatus) -> Record {
         Record::EndRequest {

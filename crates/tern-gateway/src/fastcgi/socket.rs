@@ -28,7 +28,12 @@ pub use tern_config::FcgiAddress as Address;
 /// registered with no runtime or for reading only. Only [`connect`],
 /// `conn::reunite` and the constructors here make one, so those hold.
 #[derive(Debug)]
-pub struct Socket(Rest);
+pub struct Socket {
+    rest: Rest,
+    /// How long the last answer on it was, in bytes read (0 before the
+    /// first): the next answer's first read is sized by it (`conn.rs`).
+    last_answer: usize,
+}
 
 #[derive(Debug)]
 enum Rest {
@@ -103,10 +108,23 @@ fn register_readable(sock: Std) -> io::Result<tokio::io::unix::AsyncFd<Std>> {
 }
 
 impl Socket {
+    fn at_rest(rest: Rest) -> Self {
+        Self {
+            rest,
+            last_answer: 0,
+        }
+    }
+
+    /// How long the last answer on the connection was, in bytes read; 0
+    /// before the first.
+    pub(super) fn last_answer(&self) -> usize {
+        self.last_answer
+    }
+
     /// A connected Unix socket, made non-blocking.
     pub fn unix(stream: UnixStream) -> io::Result<Self> {
         stream.set_nonblocking(true)?;
-        Ok(Self(Rest::Plain(Std::Unix(stream))))
+        Ok(Self::at_rest(Rest::Plain(Std::Unix(stream))))
     }
 
     /// A connected TCP socket, made non-blocking, with TCP_NODELAY (the
@@ -114,7 +132,7 @@ impl Socket {
     pub fn tcp(stream: std::net::TcpStream) -> io::Result<Self> {
         stream.set_nonblocking(true)?;
         stream.set_nodelay(true)?;
-        Ok(Self(Rest::Plain(Std::Tcp(stream))))
+        Ok(Self::at_rest(Rest::Plain(Std::Tcp(stream))))
     }
 
     /// Whether the connection can carry a request: the application has
@@ -136,7 +154,7 @@ impl Socket {
                 Std::Tcp(s) => (&*s).read(&mut byte),
             }
         };
-        let read = match &self.0 {
+        let read = match &self.rest {
             Rest::Plain(s) => probe(s),
             Rest::Reading { fd, .. } => {
                 let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
@@ -160,7 +178,7 @@ impl Socket {
     /// A second descriptor of a Unix-socket connection, for [`unread`];
     /// `None` over TCP, or when none can be had.
     pub(crate) fn unix_twin(&self) -> Option<std::os::fd::OwnedFd> {
-        match self.0.std() {
+        match self.rest.std() {
             Std::Unix(s) => s.as_fd().try_clone_to_owned().ok(),
             Std::Tcp(_) => None,
         }
@@ -171,7 +189,7 @@ impl Socket {
     pub(super) fn write_now(&self, buf: &mut BytesMut) -> io::Result<()> {
         use std::io::Write as _;
         while !buf.is_empty() {
-            let n = match self.0.std() {
+            let n = match self.rest.std() {
                 Std::Unix(s) => (&*s).write(buf),
                 Std::Tcp(s) => (&*s).write(buf),
             };
@@ -189,7 +207,7 @@ impl Socket {
     /// Registers the socket with the current runtime, for reading and
     /// writing.
     pub(super) fn register(self) -> io::Result<Registered> {
-        Ok(match self.0.plain() {
+        Ok(match self.rest.plain() {
             Std::Unix(s) => Registered::Unix(tokio::net::UnixStream::from_std(s)?),
             Std::Tcp(s) => Registered::Tcp(tokio::net::TcpStream::from_std(s)?),
         })
@@ -200,7 +218,7 @@ impl Socket {
     /// Kept as it is when it is registered with this runtime already.
     pub(super) fn register_for_reading(self) -> io::Result<ReadHalf> {
         let here = runtime().ok_or_else(|| io::Error::other("no runtime"))?;
-        let sock = match self.0 {
+        let sock = match self.rest {
             Rest::Reading { fd, on } if on == here => return Ok(ReadHalf::Only { fd, on }),
             other => other.plain(),
         };
@@ -210,7 +228,7 @@ impl Socket {
 
 impl AsFd for Socket {
     fn as_fd(&self) -> BorrowedFd<'_> {
-        self.0.std().as_fd()
+        self.rest.std().as_fd()
     }
 }
 
@@ -262,7 +280,9 @@ pub async fn connect_now(addr: &Address, timeout: Duration) -> io::Result<Socket
         match sock.connect(&SockAddr::unix(path).map_err(named)?) {
             Ok(()) => {
                 let fd = std::os::fd::OwnedFd::from(sock);
-                return Ok(Socket(Rest::Plain(Std::Unix(UnixStream::from(fd)))));
+                return Ok(Socket::at_rest(Rest::Plain(Std::Unix(UnixStream::from(
+                    fd,
+                )))));
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             Err(e) => return Err(named(e)),
@@ -368,9 +388,10 @@ impl WriteHalf {
     }
 }
 
-/// The socket back at rest from the two halves of one registration.
-/// A socket registered for reading only stays registered.
-pub(super) fn rejoin(read: ReadHalf, write: WriteHalf) -> io::Result<Socket> {
+/// The socket back at rest from the two halves of one registration,
+/// after an answer of `answer` bytes. A socket registered for reading
+/// only stays registered.
+pub(super) fn rejoin(read: ReadHalf, write: WriteHalf, answer: usize) -> io::Result<Socket> {
     let rest = match (read, write) {
         (ReadHalf::Unix(r), WriteHalf::Unix(w)) => Rest::Plain(Std::Unix(
             r.reunite(w).map_err(io::Error::other)?.into_std()?,
@@ -381,7 +402,10 @@ pub(super) fn rejoin(read: ReadHalf, write: WriteHalf) -> io::Result<Socket> {
         (ReadHalf::Only { fd, on }, WriteHalf::Done) => Rest::Reading { fd, on },
         _ => return Err(io::Error::other("the halves of two sockets")),
     };
-    Ok(Socket(rest))
+    Ok(Socket {
+        rest,
+        last_answer: answer,
+    })
 }
 
 /// Bytes written on the Unix-socket connection `fd` that its peer has
