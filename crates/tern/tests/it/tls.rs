@@ -974,3 +974,40 @@ fn over_tls_requests_pipelined_behind_a_close_do_not_cut_its_answer_short() {
         );
     }
 }
+
+/// A FastCGI answer of eight records goes out over TLS as it does in the
+/// clear: the pieces in one vectored write, which rustls frames into its
+/// records. curl gets it whole over HTTP/1.1 and HTTP/2, on one
+/// connection twice.
+#[test]
+fn a_fastcgi_answer_in_many_records_arrives_whole_over_tls() {
+    let (dir, _ca) = site_for_a(b"x");
+    let app = super::persistent::fastcgi_app(dir.path());
+    let route = format!(
+        "[[site.route]]\nprefix = \"/app\"\nhandler = \"fastcgi\"\ncommand = [\"{app}\"]\nmin_processes = 1\nmax_processes = 1\n"
+    );
+    let t = Tern::start_in(BIN, &tls_config(&["a"], "", "", &route), dir);
+    let port = t.addr().port();
+    for version in ["--http1.1", "--http2"] {
+        let url = format!("https://a.test:{port}/app/64k");
+        let body = ok_body(
+            &curl(
+                &t,
+                &t.file("one-ca.pem"),
+                "a.test",
+                "/app/64k",
+                &[version, &url],
+            ),
+            &t,
+        );
+        // Two answers, each followed by the version curl printed.
+        let v = if version == "--http2" { "2" } else { "1.1" };
+        let want = format!("{x}\n{v}{x}\n{v}", x = "x".repeat(65536));
+        assert!(
+            body == want,
+            "{version}: {} bytes, {:?}...",
+            body.len(),
+            &body[..body.len().min(100)]
+        );
+    }
+}
