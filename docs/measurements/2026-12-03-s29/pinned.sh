@@ -1,0 +1,36 @@
+#!/bin/bash
+# usage: [PIN_SRV=CPU] [PIN_APP=CPU] [WRK_PIN="taskset -c CPU"] pinned.sh TERN_BIN [SECS] [PATH] [ROUNDS]
+# wrk -t1 -c1 on /fcgi/PATH (64k or hello), tern then lighttpd in turn,
+# ROUNDS times: req/s, the CPU µs per request of the server and the
+# FastCGI application together (/proc/PID/stat ticks), the application's
+# alone, and wrk's p50. PIN_SRV and PIN_APP pin every thread of the server
+# and the application's processes (taskset) before each run; WRK_PIN runs
+# wrk under the given command. Session 29 ran it as
+#   PIN_SRV=1 PIN_APP=1 WRK_PIN="taskset -c 0" pinned.sh BIN 3 64k 3
+# (server and application sharing CPU 1, wrk alone on CPU 0; pinned.txt).
+set -u
+tern=$(realpath "$1"); secs=${2:-5}; path=${3:-64k}; rounds=${4:-3}
+. "$(dirname "$0")/../2026-12-03-s28/common.sh"
+workdir /tmp/fcgicpu
+tern_conf 18681 "unix:$w/app.sock" > $w/unix.toml
+lighttpd_conf 18683 > $w/lighttpd.conf
+start_app -s $w/app.sock -M 0666; s_unix=$spawner
+sleep 1
+run() { # NAME PORT SERVER_PID SPAWNER
+  local url=http://127.0.0.1:$2/fcgi/$path pids t0 t1 out req
+  [ -n "${PIN_SRV:-}" ] && taskset -a -pc $PIN_SRV $3 > /dev/null
+  [ -n "${PIN_APP:-}" ] && for a in $4 $(pgrep -P $4); do taskset -pc $PIN_APP $a > /dev/null; done
+  wrk -t1 -c1 -d1s $url > /dev/null 2>&1
+  pids="$3 $4 $(pgrep -P $4)"
+  apps="$4 $(pgrep -P $4)"
+  t0=$(ticks $pids); a0=$(ticks $apps)
+  out=$(${WRK_PIN:-} wrk -t1 -c1 -d${secs}s --latency $url)
+  t1=$(ticks $pids); a1=$(ticks $apps)
+  req=$(echo "$out" | awk '/requests in/ {print $1}')
+  echo "$1: $req requests, $(echo "$req / $secs" | bc) req/s, $(echo "($t1 - $t0) * 10000 / $req" | bc -l | cut -c1-6) us CPU/request, app $(echo "($a1 - $a0) * 10000 / $req" | bc -l | cut -c1-6), p50 $(echo "$out" | awk '$1=="50%" {print $2}')"
+}
+for r in $(seq $rounds); do
+"$tern" serve --config $w/unix.toml > $w/t.log 2>&1 & p=$!; sleep 1; run "tern" 18681 $p $s_unix; kill $p; wait $p 2>/dev/null
+lighttpd -D -f $w/lighttpd.conf > $w/l.log 2>&1 & p=$!; sleep 1; run "lighttpd" 18683 $p $s_unix; kill $p; wait $p 2>/dev/null
+done
+stop_app $s_unix; wait 2>/dev/null
