@@ -3,16 +3,12 @@
 # migrations and task-clock per request of the server and the FastCGI
 # application together (perf stat -p), under wrk -t1 -c1 (keep-alive) for
 # SECS seconds after one of warm-up, tern then lighttpd, on the Unix socket
-# (session 28's common.sh: its configs and peers.sh's C application).
+# (common.sh: session 28's configs and peers.sh's C application).
 # The counts repeat; task-clock moves with the machine.
 set -u
 tern=$(realpath "$1"); path=${2:-64k}; secs=${3:-5}
-. "$(dirname "$0")/../2026-12-03-s28/common.sh"
-workdir /tmp/fcgisysw
-tern_conf 18691 "unix:$w/app.sock" > $w/unix.toml
-lighttpd_conf 18693 > $w/lighttpd.conf
-start_app -s $w/app.sock -M 0666; s_unix=$spawner
-sleep 1
+. "$(dirname "$0")/common.sh"
+unix_pair /tmp/fcgisysw 18691 18693; s_unix=$app_pid
 run() { # NAME PORT SERVER_PID SPAWNER
   local url=http://127.0.0.1:$2/fcgi/$path pids
   wrk -t1 -c1 -d1s $url > /dev/null 2>&1

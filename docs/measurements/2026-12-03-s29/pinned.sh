@@ -10,12 +10,8 @@
 # (server and application sharing CPU 1, wrk alone on CPU 0; pinned.txt).
 set -u
 tern=$(realpath "$1"); secs=${2:-5}; path=${3:-64k}; rounds=${4:-3}
-. "$(dirname "$0")/../2026-12-03-s28/common.sh"
-workdir /tmp/fcgicpu
-tern_conf 18681 "unix:$w/app.sock" > $w/unix.toml
-lighttpd_conf 18683 > $w/lighttpd.conf
-start_app -s $w/app.sock -M 0666; s_unix=$spawner
-sleep 1
+. "$(dirname "$0")/common.sh"
+unix_pair /tmp/fcgicpu 18681 18683; s_unix=$app_pid
 run() { # NAME PORT SERVER_PID SPAWNER
   local url=http://127.0.0.1:$2/fcgi/$path pids t0 t1 out req
   [ -n "${PIN_SRV:-}" ] && taskset -a -pc $PIN_SRV $3 > /dev/null

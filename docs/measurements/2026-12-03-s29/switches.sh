@@ -4,12 +4,8 @@
 # server and application pinned to CPU 1 and wrk to CPU 0, tern then lighttpd, twice
 set -u
 tern=$(realpath "$1"); path=${2:-64k}
-. "$(dirname "$0")/../2026-12-03-s28/common.sh"
-workdir /tmp/fcgisw2
-tern_conf 18751 "unix:$w/app.sock" > $w/unix.toml
-lighttpd_conf 18753 > $w/lighttpd.conf
-start_app -s $w/app.sock -M 0666; s=$spawner
-sleep 1
+. "$(dirname "$0")/common.sh"
+unix_pair /tmp/fcgisw2 18751 18753; s=$app_pid
 sw() { for p in "$@"; do for t in /proc/$p/task/*; do awk '/^voluntary/{v=$2} /^nonvoluntary/{n=$2} END{print v, n}' $t/status; done; done | awk '{v+=$1; n+=$2} END {print v, n}'; }
 run() { # NAME PORT PID
   taskset -a -pc 1 $3 > /dev/null; for a in $s $(pgrep -P $s); do taskset -pc 1 $a > /dev/null; done
