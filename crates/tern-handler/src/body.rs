@@ -123,10 +123,10 @@ impl ResponseBody {
     }
 
     /// A whole body in several buffers, sent in order as they are: its
-    /// length becomes the `Content-Length`, and a connection writes
-    /// pieces that are ready together in one vectored write, so they are
-    /// never copied into one (a script's output as it was read: a 64 KB
-    /// FastCGI answer is eight records).
+    /// length becomes the `Content-Length`, and each buffer is a frame,
+    /// so they are never copied into one (tern's HTTP/1 loop writes the
+    /// frames that are ready together in one vectored write). A script's
+    /// output as it was read: a 64 KB FastCGI answer is eight records.
     pub fn pieces(mut pieces: Vec<Bytes>) -> Self {
         pieces.retain(|p| !p.is_empty());
         match pieces.len() {

@@ -29,12 +29,16 @@ const MAX_PIECES: usize = 64;
 /// leaving before its last frame is taken.
 const MAX_GATHERED: usize = 1 << 20;
 
-/// The bytes of a response not yet written, in order: `pieces`, then the
+/// The bytes of a response not yet written, in order: `parts`, then the
 /// connection's write buffer (`out`, passed in by the caller, which keeps
-/// it between responses).
+/// it between responses). While written, the parts are read as one
+/// [`Buf`] whose `chunks_vectored` gives each its own `iovec`.
 #[derive(Debug, Default)]
 pub(super) struct Gather {
-    pieces: Pieces,
+    /// Buffers in order, none empty.
+    parts: VecDeque<Bytes>,
+    /// Their length.
+    len: usize,
 }
 
 impl Gather {
@@ -43,18 +47,18 @@ impl Gather {
     pub(super) fn push(&mut self, out: &mut BytesMut, data: Bytes, coalesce: usize) {
         if data.len() <= COPY_MAX {
             if out.len() + data.len() > coalesce {
-                self.pieces.push(out.split().freeze());
+                self.keep(out.split().freeze());
             }
             out.extend_from_slice(&data);
         } else {
-            self.pieces.push(out.split().freeze());
-            self.pieces.push(data);
+            self.keep(out.split().freeze());
+            self.keep(data);
         }
     }
 
     /// Whether enough is gathered to write it before taking more.
     pub(super) fn full(&self) -> bool {
-        self.pieces.parts.len() >= MAX_PIECES || self.pieces.len >= MAX_GATHERED
+        self.parts.len() >= MAX_PIECES || self.len >= MAX_GATHERED
     }
 
     /// Writes everything pending, `out` last; both are left empty.
@@ -62,26 +66,16 @@ impl Gather {
     where
         S: AsyncWrite + Unpin,
     {
-        if self.pieces.parts.is_empty() {
+        if self.parts.is_empty() {
             io.write_all(out).await?;
             out.clear();
             return Ok(());
         }
-        self.pieces.push(out.split().freeze());
-        io.write_all_buf(&mut self.pieces).await
+        self.keep(out.split().freeze());
+        io.write_all_buf(self).await
     }
-}
 
-/// Buffers in order, none empty, read as one [`Buf`] whose
-/// `chunks_vectored` gives each its own `iovec`.
-#[derive(Debug, Default)]
-struct Pieces {
-    parts: VecDeque<Bytes>,
-    len: usize,
-}
-
-impl Pieces {
-    fn push(&mut self, b: Bytes) {
+    fn keep(&mut self, b: Bytes) {
         if !b.is_empty() {
             self.len += b.len();
             self.parts.push_back(b);
@@ -89,7 +83,7 @@ impl Pieces {
     }
 }
 
-impl Buf for Pieces {
+impl Buf for Gather {
     fn remaining(&self) -> usize {
         self.len
     }
@@ -206,7 +200,7 @@ mod tests {
         g.write(&mut w, &mut out).await.unwrap();
         assert_eq!(w.got, want);
         assert_eq!(w.calls, 1);
-        assert!(out.is_empty() && g.pieces.parts.is_empty() && g.pieces.len == 0);
+        assert!(out.is_empty() && g.parts.is_empty() && g.len == 0);
     }
 
     #[tokio::test]
@@ -238,8 +232,8 @@ mod tests {
             g.push(&mut out, piece(b'x', 4096), 10_000);
         }
         // 4096 + 4096 fit in 10,000; the third starts a new buffer.
-        assert_eq!(g.pieces.parts.len(), 1);
-        assert_eq!(g.pieces.len, 8192);
+        assert_eq!(g.parts.len(), 1);
+        assert_eq!(g.len, 8192);
         assert_eq!(out.len(), 8192);
         assert!(!g.full());
     }
