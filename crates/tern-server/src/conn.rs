@@ -425,12 +425,15 @@ async fn hyper_http1<S: Movable>(
     // socket says arrived, or a client that meant to go on (closed by
     // hyper: a malformed head, a body left unread, a body delimited by the
     // close). Not an idle connection closed for the stop with nothing
-    // there: the stop would wait for it.
-    let may_leave_unread = !parts.read_buf.is_empty()
-        || !unread.is_empty()
-        || io.may_have_unread()
-        || (!activity.closing() && !stopping);
-    if client_sending && may_leave_unread {
+    // there: the stop would wait for it. The kernel is asked when the
+    // readiness says nothing (`may_have_unread(true)`): this loop keeps no
+    // size of its last answer, and it ends few connections.
+    let may_leave_unread = client_sending
+        && (!parts.read_buf.is_empty()
+            || !unread.is_empty()
+            || (!activity.closing() && !stopping)
+            || io.may_have_unread(true));
+    if may_leave_unread {
         crate::h1::read_off(&mut io, stop, stopping).await;
     }
     None

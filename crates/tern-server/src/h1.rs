@@ -304,6 +304,7 @@ impl Loop<'_> {
             }
         };
         let keep_alive = asked.keep_alive && !w.stopping;
+        let large = large(&resp);
         // Awaited here, not in a shared async fn: a future less to poll
         // on the path of the many (0.4% of a cached file's instructions).
         let written = match write_response(w.io, &mut w.out, resp, &asked, keep_alive).await {
@@ -312,7 +313,7 @@ impl Loop<'_> {
         };
         let answered = written.is_ok();
         let going_on = self.went_on(written);
-        if answered && !going_on && may_leave_unread(&asked, w, true) {
+        if answered && !going_on && may_leave_unread(&asked, w, true, large) {
             linger(w).await;
         }
         going_on
@@ -351,13 +352,14 @@ impl Loop<'_> {
         // buffer says.
         let whole = feed.settle(&mut w.buf);
         let keep_alive = asked.keep_alive && !w.stopping && whole;
+        let large = large(&resp);
         let written = match write_response(w.io, &mut w.out, resp, &asked, keep_alive).await {
             Ok(going_on) => sent(w.io).await.map(|()| going_on),
             Err(e) => Err(e),
         };
         let answered = written.is_ok();
         let going_on = self.went_on(written);
-        if answered && !going_on && may_leave_unread(&asked, w, whole) {
+        if answered && !going_on && may_leave_unread(&asked, w, whole, large) {
             linger(w).await;
         }
         going_on
@@ -385,11 +387,27 @@ enum Next {
 /// and not to be served, bytes the socket says arrived since the last
 /// read, or a client that meant to go on (closed by the server: stopping,
 /// the handler, a body delimited by the close), which may be sending its
-/// next request. A client that asked to close and sent nothing after it is
-/// closed at once: the close of every connection-per-request client costs
-/// no more (no system call is made to ask).
-fn may_leave_unread<S: SendFile>(asked: &Asked, w: &Wire<'_, '_, S>, whole: bool) -> bool {
-    !whole || asked.keep_alive || !w.buf.is_empty() || w.io.may_have_unread()
+/// next request. A socket that never waited is asked with a system call
+/// only after a `large` answer, where the reset would throw away what of
+/// it the send queue still holds; a small one left in one write, and the
+/// close of every connection-per-request client asking for one costs no
+/// more.
+fn may_leave_unread<S: SendFile>(
+    asked: &Asked,
+    w: &Wire<'_, '_, S>,
+    whole: bool,
+    large: bool,
+) -> bool {
+    !whole || asked.keep_alive || !w.buf.is_empty() || w.io.may_have_unread(large)
+}
+
+/// Whether an answer is more than rides behind its head in one write (see
+/// [`may_leave_unread`]).
+fn large(resp: &http::Response<ServerBody>) -> bool {
+    resp.body()
+        .size_hint()
+        .exact()
+        .is_none_or(|n| n > COALESCE as u64)
 }
 
 /// The connection's sending side closed after an answer that may leave

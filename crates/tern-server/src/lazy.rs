@@ -234,16 +234,12 @@ impl<T: Registers> SendFile for Lazy<T> {
         )
     }
 
-    fn may_have_unread(&self) -> bool {
+    fn may_have_unread(&self, ask: bool) -> bool {
         match self {
-            Lazy::Polled(t) => t.may_have_unread(),
-            // Never waited, so no readiness is kept. Asking the kernel (a
-            // `recv` that peeks) would cost every connection-per-request
-            // client with a large answer a system call (one of eight on
-            // ab's 64 KB row), to protect only a client that asked to close
-            // and sent more after its last read (RFC 9112, 9.6: it must
-            // not); nginx, deciding from its own readiness flag, leaves the
-            // same case.
+            Lazy::Polled(t) => t.may_have_unread(ask),
+            // Never waited, so no readiness is kept: after a large answer
+            // the kernel is asked.
+            Lazy::Plain(plain) if ask => crate::sendfile::peek(plain.as_fd()),
             Lazy::Plain(_) | Lazy::Lost => false,
         }
     }

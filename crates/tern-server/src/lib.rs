@@ -87,8 +87,8 @@ macro_rules! write_through {
                 std::pin::Pin::new(&mut self.io).poll_send_file(cx, file, offset, len)
             }
 
-            fn may_have_unread(&self) -> bool {
-                self.io.may_have_unread()
+            fn may_have_unread(&self, ask: bool) -> bool {
+                self.io.may_have_unread(ask)
             }
         }
     };

@@ -12,7 +12,7 @@
 
 use std::fs::File;
 use std::io;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
@@ -57,12 +57,15 @@ pub(crate) trait SendFile {
         Poll::Ready(Err(unsupported()))
     }
 
-    /// Whether the client may have sent bytes not read yet, as far as the
-    /// stream knows without a system call (a registered socket's read
-    /// readiness, which a read that would block or came short clears):
-    /// closed with bytes unread, a socket resets (`h1.rs`'s lingering
-    /// close). A socket that never waited does not know: `false`.
-    fn may_have_unread(&self) -> bool {
+    /// Whether the client may have sent bytes not read yet: closed with
+    /// bytes unread, a socket resets (`h1.rs`'s lingering close). A
+    /// registered socket's read readiness says so without a system call,
+    /// but only as of the reactor's last look: bytes that arrived while
+    /// the end of an answer went out without waiting are not in it, and a
+    /// socket that never waited has none. So when `ask` (after a large
+    /// answer, whose tail the reset would throw away) the kernel is asked
+    /// too ([`peek`]).
+    fn may_have_unread(&self, _ask: bool) -> bool {
         false
     }
 }
@@ -114,12 +117,13 @@ macro_rules! socket {
                 })
             }
 
-            fn may_have_unread(&self) -> bool {
+            fn may_have_unread(&self, ask: bool) -> bool {
                 // A waker that does nothing: the question is asked as the
                 // connection closes, and a read after it (the lingering
                 // close) registers the task's own.
                 let mut cx = Context::from_waker(std::task::Waker::noop());
                 matches!(self.poll_read_ready(&mut cx), Poll::Ready(Ok(())))
+                    || (ask && peek(self.as_fd()))
             }
         }
     };
@@ -129,6 +133,14 @@ macro_rules! socket {
 socket!(TcpStream, SendFlags::MORE.union(SendFlags::NOSIGNAL));
 // A Unix socket has no segments to fill: `MSG_MORE` means nothing there.
 socket!(UnixStream, SendFlags::NOSIGNAL);
+
+/// Whether a byte the client sent waits in `socket` (not the end, not
+/// "nothing yet"): a `recv` that peeks and does not wait.
+pub(crate) fn peek(socket: BorrowedFd<'_>) -> bool {
+    let mut byte = [0u8; 1];
+    let flags = rustix::net::RecvFlags::PEEK | rustix::net::RecvFlags::DONTWAIT;
+    matches!(rustix::net::recv(socket, &mut byte, flags), Ok((_, n)) if n > 0)
+}
 
 /// Runs `op` on `socket` once it is writable; again, after the next
 /// readiness, if the socket was full after all or a signal came first.
@@ -155,8 +167,8 @@ fn poll_write_op<S: Socket>(
 impl<T: SendFile> SendFile for tokio_rustls::server::TlsStream<T> {
     const SENDS_FILES: bool = false;
 
-    fn may_have_unread(&self) -> bool {
-        self.get_ref().0.may_have_unread()
+    fn may_have_unread(&self, ask: bool) -> bool {
+        self.get_ref().0.may_have_unread(ask)
     }
 }
 
