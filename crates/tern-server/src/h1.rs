@@ -387,11 +387,12 @@ enum Next {
 /// and not to be served, bytes the socket says arrived since the last
 /// read, or a client that meant to go on (closed by the server: stopping,
 /// the handler, a body delimited by the close), which may be sending its
-/// next request. A socket that never waited is asked with a system call
-/// only after a `large` answer, where the reset would throw away what of
-/// it the send queue still holds; a small one left in one write, and the
-/// close of every connection-per-request client asking for one costs no
-/// more.
+/// next request. Where the socket's readiness says nothing (it may be
+/// stale, or kept by a socket that never waited), the kernel is asked with
+/// a system call only after a `large` answer, where the reset would throw
+/// away what of it the send queue still holds; a small one left in one
+/// write, and the close of every connection-per-request client asking for
+/// one costs no more.
 fn may_leave_unread<S: SendFile>(
     asked: &Asked,
     w: &Wire<'_, '_, S>,
