@@ -11,8 +11,10 @@
 
 use std::future::Future;
 use std::io;
+use std::pin::Pin;
 
 use bytes::Bytes;
+use tokio::time::Sleep;
 
 /// The request body, as far as a transport's `start` needs to know it.
 /// FastCGI and CGIplus take the same three cases.
@@ -121,4 +123,14 @@ pub trait Downstream: Send {
     /// Cancel safe: bytes read but not yet returned stay buffered, so it
     /// can sit in a `select!` beside [`Upstream::send`].
     fn next(&mut self) -> impl Future<Output = Result<Event, Broken>> + Send;
+
+    /// A timer the channel kept from its last request, for the relay's
+    /// silence: moving a timer's deadline later costs much less than
+    /// making one (see `fastcgi::socket::KeptTimer`).
+    fn take_timer(&mut self) -> Option<Pin<Box<Sleep>>> {
+        None
+    }
+
+    /// The relay's timer, to keep for the channel's next request.
+    fn keep_timer(&mut self, _timer: Pin<Box<Sleep>>) {}
 }

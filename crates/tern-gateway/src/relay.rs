@@ -125,8 +125,20 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
     // events are ready, and a response that ends with its head (most do)
     // never registers the settling timer at all. Registering a timer
     // earlier than the runtime's next wake-up costs a wake of the driver.
-    let mut silence = Box::pin(tokio::time::sleep(s.timeout));
+    // The silence timer is the one the channel's last request left, when
+    // it kept one: moved later, not made anew.
+    let mut silence = match down.take_timer() {
+        Some(mut t) => {
+            t.as_mut().reset(tokio::time::Instant::now() + s.timeout);
+            t
+        }
+        None => Box::pin(tokio::time::sleep(s.timeout)),
+    };
     let mut settle: Option<Pin<Box<Sleep>>> = None;
+    // The settling timer's length, until it is first waited on: an answer
+    // whose end came in the read that began the settling (a "Hello!")
+    // never makes one.
+    let mut settle_for: Option<Duration> = None;
     let mut slow: Option<Pin<Box<Sleep>>> = s.slow.map(|d| Box::pin(tokio::time::sleep(d)));
     let mut seen = 0;
     let mut was_held = false;
@@ -178,7 +190,10 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
                 progress += data.len() as u64;
                 match assembler.push(data) {
                     Step::Read => {}
-                    Step::Settle(d) => settle = Some(Box::pin(tokio::time::sleep(d))),
+                    Step::Settle(d) => {
+                        settle = None;
+                        settle_for = Some(d);
+                    }
                     Step::Respond(reply, delivery) => opened = respond(reply, delivery, &mut start),
                     Step::Forward(data) => {
                         if let Some(p) = permit {
@@ -201,7 +216,7 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
                     stderr.last().unwrap_or("(none)")
                 );
             }
-            () = until(&mut settle), if assembler.settling() => {
+            () = until_made(&mut settle, &mut settle_for), if assembler.settling() => {
                 if let Step::Respond(reply, delivery) = assembler.settled() {
                     opened = respond(reply, delivery, &mut start);
                 }
@@ -214,11 +229,12 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
                 }
                 seen = progress;
                 was_held = held;
-                silence = Box::pin(tokio::time::sleep(s.timeout));
+                silence.as_mut().reset(tokio::time::Instant::now() + s.timeout);
             }
         }
     };
     stderr.finish();
+    down.keep_timer(silence);
     let (id, target, kind) = (s.id, &*s.target, s.kind);
     match end {
         End::Done if fed => Finish::Clean,
@@ -268,6 +284,17 @@ async fn until(timer: &mut Option<Pin<Box<Sleep>>>) {
         Some(t) => t.as_mut().await,
         None => std::future::pending().await,
     }
+}
+
+/// Waits for `timer`, made first from `wanted` when that holds a length.
+///
+/// # Cancel safety
+/// Cancel safe: the timer, once made, stays in `timer`.
+async fn until_made(timer: &mut Option<Pin<Box<Sleep>>>, wanted: &mut Option<Duration>) {
+    if let Some(d) = wanted.take() {
+        *timer = Some(Box::pin(tokio::time::sleep(d)));
+    }
+    until(timer).await
 }
 
 enum Next {

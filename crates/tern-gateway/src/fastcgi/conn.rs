@@ -13,11 +13,13 @@
 //! piece, so that no small record ever follows another write on its own.
 
 use std::io;
+use std::pin::Pin;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
+use tokio::time::Sleep;
 
-use super::socket::{rejoin, ReadHalf, Socket, WriteHalf};
+use super::socket::{rejoin, KeptTimer, ReadHalf, Socket, WriteHalf};
 use super::{encode, Connection, Decoder, DecoderConfig, ProtocolStatus, Record, RequestId};
 use super::{Params, Role, Stream};
 use crate::persist::{Broken, Downstream, Event, Upstream};
@@ -83,7 +85,7 @@ pub async fn start_once(
 }
 
 async fn start_with(
-    sock: Socket,
+    mut sock: Socket,
     params: &Params,
     body: StartBody,
     connection: Connection,
@@ -94,6 +96,7 @@ async fn start_with(
     // trip through epoll for nothing). What does not fit is written once
     // registered.
     let first = first_read(sock.last_answer());
+    let timer = sock.take_timer().and_then(KeptTimer::take_here);
     // Only a streamed body needs its length.
     let remaining = match body {
         StartBody::Streamed => params.content_length(),
@@ -139,6 +142,7 @@ async fn start_with(
         taken: 0,
         decoder: Decoder::new(DecoderConfig::default()),
         state: DownState::Reading,
+        timer,
     };
     Ok((up, down))
 }
@@ -251,6 +255,9 @@ pub struct FcgiDownstream {
     taken: usize,
     decoder: Decoder,
     state: DownState,
+    /// The relay's silence timer: the one the connection's last request
+    /// left on this runtime, and kept for its next.
+    timer: Option<Pin<Box<Sleep>>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -337,6 +344,14 @@ impl Downstream for FcgiDownstream {
             }
         }
     }
+
+    fn take_timer(&mut self) -> Option<Pin<Box<Sleep>>> {
+        self.timer.take()
+    }
+
+    fn keep_timer(&mut self, timer: Pin<Box<Sleep>>) {
+        self.timer = Some(timer);
+    }
 }
 
 impl FcgiDownstream {
@@ -377,7 +392,8 @@ pub fn reunite(up: FcgiUpstream, down: FcgiDownstream) -> Option<Socket> {
     if !in_step {
         return None;
     }
-    rejoin(down.read, up.write, down.taken).ok()
+    let timer = down.timer.and_then(KeptTimer::here);
+    rejoin(down.read, up.write, down.taken, timer).ok()
 }
 
 /// Asks the application for its limits (FCGI_GET_VALUES, say
@@ -431,7 +447,7 @@ pub async fn get_values(
             ))
         }
     };
-    Ok((rejoin(read, write, 0)?, pairs))
+    Ok((rejoin(read, write, 0, None)?, pairs))
 }
 
 #[cfg(test)]

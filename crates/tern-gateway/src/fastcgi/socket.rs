@@ -16,11 +16,13 @@
 use std::io::{self, Read as _};
 use std::os::fd::{AsFd, AsRawFd as _, BorrowedFd};
 use std::os::unix::net::UnixStream;
+use std::pin::Pin;
 use std::time::Duration;
 
 use bytes::BytesMut;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{tcp, unix};
+use tokio::time::Sleep;
 
 pub use tern_config::FcgiAddress as Address;
 
@@ -33,6 +35,34 @@ pub struct Socket {
     /// How long the last answer on it was, in bytes read (0 before the
     /// first): the next answer's first read is sized by it (`conn.rs`).
     last_answer: usize,
+    /// The last request's silence timer, kept for the next one.
+    timer: Option<KeptTimer>,
+}
+
+/// A request's silence timer kept with its connection, with the runtime
+/// whose timer wheel holds it. The next request on that runtime moves its
+/// deadline later, which is an atomic store while the timer is still in
+/// the wheel; a timer made per request was an allocation, an insertion
+/// into the wheel under the driver's lock and a removal, about 800
+/// instructions of a FastCGI "Hello!" (docs/PERFORMANCE.md, session 31).
+/// A kept timer that runs out while its connection idles wakes whatever
+/// task last waited on it, once, for nothing.
+#[derive(Debug)]
+pub struct KeptTimer {
+    sleep: Pin<Box<Sleep>>,
+    on: tokio::runtime::Id,
+}
+
+impl KeptTimer {
+    /// `sleep`, made on the current runtime (`None` outside one).
+    pub fn here(sleep: Pin<Box<Sleep>>) -> Option<KeptTimer> {
+        runtime().map(|on| KeptTimer { sleep, on })
+    }
+
+    /// The timer, if it was made on the current runtime.
+    pub fn take_here(self) -> Option<Pin<Box<Sleep>>> {
+        (runtime() == Some(self.on)).then_some(self.sleep)
+    }
 }
 
 #[derive(Debug)]
@@ -112,7 +142,13 @@ impl Socket {
         Self {
             rest,
             last_answer: 0,
+            timer: None,
         }
+    }
+
+    /// The timer the last request on the connection left, if any.
+    pub(super) fn take_timer(&mut self) -> Option<KeptTimer> {
+        self.timer.take()
     }
 
     /// How long the last answer on the connection was, in bytes read; 0
@@ -389,9 +425,14 @@ impl WriteHalf {
 }
 
 /// The socket back at rest from the two halves of one registration,
-/// after an answer of `answer` bytes. A socket registered for reading
-/// only stays registered.
-pub(super) fn rejoin(read: ReadHalf, write: WriteHalf, answer: usize) -> io::Result<Socket> {
+/// after an answer of `answer` bytes, keeping `timer` for the next
+/// request. A socket registered for reading only stays registered.
+pub(super) fn rejoin(
+    read: ReadHalf,
+    write: WriteHalf,
+    answer: usize,
+    timer: Option<KeptTimer>,
+) -> io::Result<Socket> {
     let rest = match (read, write) {
         (ReadHalf::Unix(r), WriteHalf::Unix(w)) => Rest::Plain(Std::Unix(
             r.reunite(w).map_err(io::Error::other)?.into_std()?,
@@ -405,6 +446,7 @@ pub(super) fn rejoin(read: ReadHalf, write: WriteHalf, answer: usize) -> io::Res
     Ok(Socket {
         rest,
         last_answer: answer,
+        timer,
     })
 }
 

@@ -185,8 +185,8 @@ impl Handler for CgiPlus {
 impl PlusRoute {
     /// The pool of `script`'s own processes: made now if it has none, or
     /// made anew if the file changed since.
-    fn script_pool(&self, target: &Target) -> Result<Pool<CgiplusWorkers>, Error> {
-        let (script, mtime) = (target.filename.as_path(), target.modified);
+    fn script_pool(&self, target: &Target<'_>) -> Result<Pool<CgiplusWorkers>, Error> {
+        let (script, mtime) = (target.script.filename.as_path(), target.modified);
         let PlusWorkers::Scripts(map) = &self.workers else {
             unreachable!("only for per-script routes");
         };
@@ -227,8 +227,7 @@ impl Run for PlusRoute {
             PlusWorkers::Engine { pool, .. } => pool.clone(),
         };
         let (env, body) = self.common.prepare(parts, body, conn, &target).await?;
-        let label: Arc<str> = Arc::from(target.filename.to_string_lossy());
-        let settings = self.common.settings(parts, id, label);
+        let settings = self.common.settings(parts, id, target.script.label.clone());
         run_on(&[&pool], env, body, settings).await
     }
 }

@@ -162,10 +162,13 @@ impl Run for FcgiRoute {
     ) -> Result<Answer, Error> {
         let target = self.common.target(path, pattern)?;
         let (env, body) = self.common.prepare(parts, body, conn, &target).await?;
-        let label: Arc<str> = Arc::from(target.filename.to_string_lossy());
-        let settings = self.common.settings(parts, id, label);
+        let settings = self.common.settings(parts, id, target.script.label.clone());
         match &self.backend {
             Backend::Spawn(pool) => run_on(&[pool], env, body, settings).await,
+            // One address (the usual case): nothing to spread.
+            Backend::Connect { pools, .. } if pools.len() == 1 => {
+                run_on(&[&pools[0]], env, body, settings).await
+            }
             Backend::Connect { pools, next } => {
                 let order = spread(pools, next);
                 run_on(&order, env, body, settings).await

@@ -11,10 +11,11 @@
 mod cgiplus;
 mod fastcgi;
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
@@ -58,13 +59,35 @@ struct Common {
     executable: bool,
     document_root: PathBuf,
     policy: GatewayPolicy,
+    /// The script a route without a directory named last: a prefix route
+    /// names one for every request, so its file name and label are made
+    /// once, not joined, copied and converted per request.
+    named: Mutex<Option<Arc<Script>>>,
+}
+
+/// A script as the environment and the logs name it.
+#[derive(Debug)]
+struct Script {
+    name: Box<str>,
+    filename: PathBuf,
+    /// The file name as log lines and the status page give it.
+    label: Arc<str>,
+}
+
+impl Script {
+    fn new(name: &str, filename: PathBuf) -> Script {
+        Script {
+            name: name.into(),
+            label: Arc::from(filename.to_string_lossy()),
+            filename,
+        }
+    }
 }
 
 /// A request's script: what the environment says about it.
-struct Target {
-    script_name: String,
-    filename: PathBuf,
-    path_info: String,
+struct Target<'a> {
+    script: Arc<Script>,
+    path_info: Cow<'a, str>,
     /// The file's modification time, when it was looked up beneath `dir`.
     modified: Option<(i64, i64)>,
 }
@@ -90,26 +113,40 @@ impl Common {
             executable,
             document_root: document_root.to_owned(),
             policy: policy.clone(),
+            named: Mutex::new(None),
         })
     }
 
     /// The script `path` names: a file beneath the directory, or (without
     /// one) the route itself, the rest of the path being PATH_INFO.
-    fn target(&self, path: &DecodedPath, pattern: &RoutePattern) -> Result<Target, Error> {
+    fn target<'a>(
+        &self,
+        path: &'a DecodedPath,
+        pattern: &'a RoutePattern,
+    ) -> Result<Target<'a>, Error> {
         if let Some(dir) = &self.dir {
             let s = dir.find(path, pattern, self.executable)?;
             return Ok(Target {
-                script_name: s.script_name,
-                filename: s.filename,
-                path_info: s.path_info,
+                script: Arc::new(Script::new(&s.script_name, s.filename)),
+                path_info: Cow::Owned(s.path_info),
                 modified: Some(s.modified),
             });
         }
         let (script_name, path_info) = pattern.split(path);
+        let mut named = self.named.lock().unwrap_or_else(|p| p.into_inner());
+        let script = match &*named {
+            Some(s) if *s.name == *script_name => s.clone(),
+            _ => {
+                let filename = self.document_root.join(script_name.trim_start_matches('/'));
+                let s = Arc::new(Script::new(script_name, filename));
+                *named = Some(s.clone());
+                s
+            }
+        };
+        drop(named);
         Ok(Target {
-            script_name: script_name.to_owned(),
-            filename: self.document_root.join(script_name.trim_start_matches('/')),
-            path_info: path_info.to_owned(),
+            script,
+            path_info: Cow::Borrowed(path_info),
             modified: None,
         })
     }
@@ -121,15 +158,15 @@ impl Common {
         parts: &Parts,
         body: RequestBody,
         conn: &ConnInfo,
-        target: &Target,
+        target: &Target<'_>,
     ) -> Result<(E, Body), Error> {
         let input = Input::prepare(body, &parts.headers).await?;
         let env = E::build(&EnvInput {
             request: parts,
             conn,
             script: ScriptVars {
-                script_name: &target.script_name,
-                script_filename: &target.filename,
+                script_name: &target.script.name,
+                script_filename: &target.script.filename,
                 path_info: &target.path_info,
                 document_root: &self.document_root,
             },
