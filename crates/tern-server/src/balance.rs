@@ -46,8 +46,9 @@ const STUCK: Duration = Duration::from_millis(10);
 /// The workers' loads, and how to reach each one.
 #[derive(Debug)]
 pub(crate) struct Balance {
-    /// When the server started: the loads' clock counts from here.
-    base: Instant,
+    /// When the server started ([`now_ns`]): the loads' clock counts
+    /// from here.
+    base: u64,
     loads: Box<[Load]>,
     /// Each worker's inbox of connections handed over by the others.
     inbox: Box<[mpsc::UnboundedSender<Handed>]>,
@@ -206,7 +207,26 @@ pub(crate) type Inbox = mpsc::UnboundedReceiver<Handed>;
 thread_local! {
     /// The current worker's busy share (a fraction, decaying) and when it
     /// last parked or unparked.
-    static SHARE: Cell<(f32, Instant)> = Cell::new((0.0, Instant::now()));
+    static SHARE: Cell<(f32, u64)> = Cell::new((0.0, now_ns()));
+}
+
+/// The monotonic clock in nanoseconds. The park and wake hooks read the
+/// clock twice a request at one connection, and with `Instant` each read
+/// was followed by two or three subtractions of `timespec`s (carries and
+/// checks, about 50 instructions each): more than the read itself.
+/// glibc's `clock_gettime` (rustix's reader of the vDSO faults under
+/// valgrind, which `scripts/instructions.sh` runs tern in).
+#[allow(unsafe_code, reason = "libc's clock_gettime")]
+fn now_ns() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec through the pointer, which
+    // points at `t`, alive for the call; CLOCK_MONOTONIC always exists on
+    // Linux, so it cannot fail and leave `t` as it was.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
 impl Balance {
@@ -215,7 +235,7 @@ impl Balance {
         let workers = workers.max(1);
         let (inbox, receivers) = (0..workers).map(|_| mpsc::unbounded_channel()).unzip();
         let balance = Balance {
-            base: Instant::now(),
+            base: now_ns(),
             loads: (0..workers).map(|_| Load::default()).collect(),
             inbox: Vec::into_boxed_slice(inbox),
             help: (0..workers).map(|w| watch::Sender::new(w == 0)).collect(),
@@ -224,8 +244,9 @@ impl Balance {
         (balance, receivers)
     }
 
-    fn stamp(&self, at: Instant) -> u64 {
-        at.saturating_duration_since(self.base).as_nanos() as u64 + 1
+    /// `at` ([`now_ns`]) on the loads' clock, never 0 (which says idle).
+    fn stamp(&self, at: u64) -> u64 {
+        at.saturating_sub(self.base) + 1
     }
 
     /// Called by worker `me`'s runtime when it wakes up.
@@ -246,10 +267,10 @@ impl Balance {
     /// towards 0 for an idle one, by the spell's length against
     /// [`WINDOW`] (an exponential average, linear for short spells): a
     /// spell of a window or more sets the share outright.
-    fn update(&self, me: usize, busy: bool) -> Instant {
-        let now = Instant::now();
+    fn update(&self, me: usize, busy: bool) -> u64 {
+        let now = now_ns();
         let (share, since) = SHARE.get();
-        let spell = now.saturating_duration_since(since).as_secs_f32();
+        let spell = now.saturating_sub(since) as f32 * 1e-9;
         let weight = (spell / WINDOW.as_secs_f32()).min(1.0);
         let target = if busy { 1.0 } else { 0.0 };
         let share = share + weight * (target - share);
@@ -274,7 +295,7 @@ impl Balance {
     /// and the machine has CPU to spare; then the first worker that is not
     /// full (asked to accept from now on), or `me` if all are.
     pub(crate) fn serves(&self, me: usize) -> usize {
-        let Some(to) = self.relief(me, Instant::now()) else {
+        let Some(to) = self.relief(me, now_ns()) else {
             return me;
         };
         self.help[to].send_if_modified(|h| !std::mem::replace(h, true));
@@ -288,15 +309,15 @@ impl Balance {
     /// the workers' shares before more move.
     pub(crate) fn moves(&self, me: usize) -> Option<usize> {
         thread_local! {
-            static LAST_MOVE: Cell<Option<Instant>> = const { Cell::new(None) };
+            static LAST_MOVE: Cell<Option<u64>> = const { Cell::new(None) };
         }
         if self.loads.len() < 2 {
             return None;
         }
-        let now = Instant::now();
+        let now = now_ns();
         if LAST_MOVE
             .get()
-            .is_some_and(|t| now.saturating_duration_since(t) < WINDOW)
+            .is_some_and(|t| now.saturating_sub(t) < WINDOW.as_nanos() as u64)
         {
             return None;
         }
@@ -307,7 +328,7 @@ impl Balance {
 
     /// The first worker other than `me` that could take work off it, if
     /// `me` is full and the machine has CPU to spare (at `now`).
-    fn relief(&self, me: usize, now: Instant) -> Option<usize> {
+    fn relief(&self, me: usize, now: u64) -> Option<usize> {
         if self.loads.len() < 2 {
             return None;
         }
@@ -321,7 +342,7 @@ impl Balance {
     /// Whether helper `me` should go on accepting: every worker before it
     /// is full. When not, it is no longer asked to.
     pub(crate) fn still_needed(&self, me: usize) -> bool {
-        let now = self.stamp(Instant::now());
+        let now = self.stamp(now_ns());
         let needed = (0..me).all(|w| self.full(w, now));
         if !needed {
             self.help[me].send_if_modified(|h| std::mem::replace(h, false));

@@ -59,9 +59,10 @@ struct Common {
     executable: bool,
     document_root: PathBuf,
     policy: GatewayPolicy,
-    /// The script a route without a directory named last: a prefix route
-    /// names one for every request, so its file name and label are made
-    /// once, not joined, copied and converted per request.
+    /// The script named last: a prefix route names one for every
+    /// request, and a directory's requests mostly the same one, so its
+    /// name and label are made once, not copied and converted per
+    /// request.
     named: Mutex<Option<Arc<Script>>>,
 }
 
@@ -126,29 +127,48 @@ impl Common {
     ) -> Result<Target<'a>, Error> {
         if let Some(dir) = &self.dir {
             let s = dir.find(path, pattern, self.executable)?;
+            let script = match self.last_named(&s.script_name, Some(&s.filename)) {
+                Some(script) => script,
+                None => self.name(Script::new(&s.script_name, s.filename)),
+            };
             return Ok(Target {
-                script: Arc::new(Script::new(&s.script_name, s.filename)),
+                script,
                 path_info: Cow::Owned(s.path_info),
                 modified: Some(s.modified),
             });
         }
         let (script_name, path_info) = pattern.split(path);
-        let mut named = self.named.lock().unwrap_or_else(|p| p.into_inner());
-        let script = match &*named {
-            Some(s) if *s.name == *script_name => s.clone(),
-            _ => {
+        let script = match self.last_named(script_name, None) {
+            Some(script) => script,
+            None => {
                 let filename = self.document_root.join(script_name.trim_start_matches('/'));
-                let s = Arc::new(Script::new(script_name, filename));
-                *named = Some(s.clone());
-                s
+                self.name(Script::new(script_name, filename))
             }
         };
-        drop(named);
         Ok(Target {
             script,
             path_info: Cow::Borrowed(path_info),
             modified: None,
         })
+    }
+
+    /// The script named last, if it is `name` (with `filename`, when
+    /// given: a directory's lookup found it).
+    fn last_named(&self, name: &str, filename: Option<&Path>) -> Option<Arc<Script>> {
+        let named = self.named.lock().unwrap_or_else(|p| p.into_inner());
+        named
+            .as_ref()
+            .filter(|s| {
+                *s.name == *name && filename.is_none_or(|f| s.filename.as_os_str() == f.as_os_str())
+            })
+            .cloned()
+    }
+
+    /// `script`, kept as the one named last.
+    fn name(&self, script: Script) -> Arc<Script> {
+        let script = Arc::new(script);
+        *self.named.lock().unwrap_or_else(|p| p.into_inner()) = Some(script.clone());
+        script
     }
 
     /// The body readied and the environment built, as the transport
