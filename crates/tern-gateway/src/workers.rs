@@ -308,8 +308,9 @@ impl Transport for FcgiConnections {
         // made now.
         let new = kept.is_none() || item.requests() == 0;
         let factory = item.factory();
+        let replayable = !matches!(body, StartBody::Streamed);
         let sock = match kept {
-            Some(sock) if sock.still_open() => sock,
+            Some(sock) if sock.ready_for(replayable) => sock,
             Some(_) => {
                 let e = io::Error::other("the server closed the idle connection");
                 return Err(StartFailure::Unusable(Retire::Ended, e));
@@ -505,7 +506,7 @@ impl Transport for FcgiProcesses {
         body: StartBody,
     ) -> Result<(FcgiUpstream, FcgiDownstream), StartFailure> {
         if let Some(sock) = item.sock.take() {
-            if sock.still_open() {
+            if sock.ready_for(!matches!(body, StartBody::Streamed)) {
                 item.kept = true;
                 // Closed between the look and the write: a new connection.
                 match fcgi_start(sock, env, body.clone(), Retire::Ended).await {

@@ -211,6 +211,29 @@ impl Socket {
         matches!(read, Err(e) if e.kind() == io::ErrorKind::WouldBlock)
     }
 
+    /// Whether the connection can carry a request about to be written, as
+    /// [`Socket::still_open`] says, but without a system call where the
+    /// runtime can tell: the socket is registered with the runtime the
+    /// request runs on, and that runtime has seen nothing arrive since the
+    /// last answer was read to its end (a close, or bytes sent unasked,
+    /// would have marked it readable). That is as fresh as the runtime's
+    /// last look at its events, taken just before this request was read,
+    /// so only a `replayable` request takes the runtime's word: if the
+    /// application closed the connection since, the request is sent again
+    /// on another (see `run_on`). The probe was one `read` a request on
+    /// every kept connection, on the way to the application.
+    pub fn ready_for(&self, replayable: bool) -> bool {
+        if let Rest::Reading { fd, on } = &self.rest {
+            if replayable && runtime() == Some(*on) {
+                let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+                if fd.poll_read_ready(&mut cx).is_pending() {
+                    return true;
+                }
+            }
+        }
+        self.still_open()
+    }
+
     /// A second descriptor of a Unix-socket connection, for [`unread`];
     /// `None` over TCP, or when none can be had.
     pub(crate) fn unix_twin(&self) -> Option<std::os::fd::OwnedFd> {
@@ -392,7 +415,19 @@ impl ReadHalf {
             Self::Tcp(r) => r.read_buf(buf).await,
             Self::Only { fd, .. } => loop {
                 let mut ready = fd.readable().await?;
+                let room = (buf.capacity() - buf.len()).max(64);
                 match ready.try_io(|inner| read_into(inner.get_ref(), buf)) {
+                    Ok(Ok(n)) => {
+                        // A read that left room took all there was, as
+                        // tokio's own streams reason: the mark goes (unless
+                        // an event came since), so that the connection's
+                        // next request can tell from it that nothing came
+                        // after this answer (`Socket::ready_for`).
+                        if n > 0 && n < room {
+                            ready.clear_ready();
+                        }
+                        return Ok(n);
+                    }
                     Ok(r) => return r,
                     Err(_would_block) => continue,
                 }
