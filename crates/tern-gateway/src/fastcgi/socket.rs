@@ -183,32 +183,7 @@ impl Socket {
     /// mark, so the request's first wait for its answer goes to epoll
     /// rather than to a read that finds nothing.
     pub fn still_open(&self) -> bool {
-        let probe = |sock: &Std| {
-            let mut byte = [0u8; 1];
-            match sock {
-                Std::Unix(s) => (&*s).read(&mut byte),
-                Std::Tcp(s) => (&*s).read(&mut byte),
-            }
-        };
-        let read = match &self.rest {
-            Rest::Plain(s) => probe(s),
-            Rest::Reading { fd, .. } => {
-                let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-                match fd.poll_read_ready(&mut cx) {
-                    std::task::Poll::Ready(Ok(mut ready)) => {
-                        match ready.try_io(|inner| probe(inner.get_ref())) {
-                            Ok(read) => read,
-                            Err(_would_block) => Err(io::ErrorKind::WouldBlock.into()),
-                        }
-                    }
-                    // Not marked, or its runtime is gone: the socket itself.
-                    std::task::Poll::Ready(Err(_)) | std::task::Poll::Pending => {
-                        probe(fd.get_ref())
-                    }
-                }
-            }
-        };
-        matches!(read, Err(e) if e.kind() == io::ErrorKind::WouldBlock)
+        self.ready_for(false)
     }
 
     /// Whether the connection can carry a request about to be written, as
@@ -223,15 +198,37 @@ impl Socket {
     /// on another (see `run_on`). The probe was one `read` a request on
     /// every kept connection, on the way to the application.
     pub fn ready_for(&self, replayable: bool) -> bool {
-        if let Rest::Reading { fd, on } = &self.rest {
-            if replayable && runtime() == Some(*on) {
+        let probe = |sock: &Std| {
+            let mut byte = [0u8; 1];
+            match sock {
+                Std::Unix(s) => (&*s).read(&mut byte),
+                Std::Tcp(s) => (&*s).read(&mut byte),
+            }
+        };
+        let read = match &self.rest {
+            Rest::Plain(s) => probe(s),
+            Rest::Reading { fd, on } => {
                 let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-                if fd.poll_read_ready(&mut cx).is_pending() {
-                    return true;
+                match fd.poll_read_ready(&mut cx) {
+                    std::task::Poll::Ready(Ok(mut ready)) => {
+                        match ready.try_io(|inner| probe(inner.get_ref())) {
+                            Ok(read) => read,
+                            Err(_would_block) => Err(io::ErrorKind::WouldBlock.into()),
+                        }
+                    }
+                    // Not marked by the runtime this request runs on.
+                    std::task::Poll::Pending if replayable && runtime() == Some(*on) => {
+                        return true;
+                    }
+                    // Not marked elsewhere, or its runtime is gone: the
+                    // socket itself.
+                    std::task::Poll::Ready(Err(_)) | std::task::Poll::Pending => {
+                        probe(fd.get_ref())
+                    }
                 }
             }
-        }
-        self.still_open()
+        };
+        matches!(read, Err(e) if e.kind() == io::ErrorKind::WouldBlock)
     }
 
     /// A second descriptor of a Unix-socket connection, for [`unread`];
