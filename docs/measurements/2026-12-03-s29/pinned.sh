@@ -12,21 +12,8 @@ set -u
 tern=$(realpath "$1"); secs=${2:-5}; path=${3:-64k}; rounds=${4:-3}
 . "$(dirname "$0")/common.sh"
 unix_pair /tmp/fcgicpu 18681 18683; s_unix=$app_pid
-run() { # NAME PORT SERVER_PID SPAWNER
-  local url=http://127.0.0.1:$2/fcgi/$path pids t0 t1 out req
-  [ -n "${PIN_SRV:-}" ] && taskset -a -pc $PIN_SRV $3 > /dev/null
-  [ -n "${PIN_APP:-}" ] && for a in $4 $(pgrep -P $4); do taskset -pc $PIN_APP $a > /dev/null; done
-  wrk -t1 -c1 -d1s $url > /dev/null 2>&1
-  pids="$3 $4 $(pgrep -P $4)"
-  apps="$4 $(pgrep -P $4)"
-  t0=$(ticks $pids); a0=$(ticks $apps)
-  out=$(${WRK_PIN:-} wrk -t1 -c1 -d${secs}s --latency $url)
-  t1=$(ticks $pids); a1=$(ticks $apps)
-  req=$(echo "$out" | awk '/requests in/ {print $1}')
-  echo "$1: $req requests, $(echo "$req / $secs" | bc) req/s, $(echo "($t1 - $t0) * 10000 / $req" | bc -l | cut -c1-6) us CPU/request, app $(echo "($a1 - $a0) * 10000 / $req" | bc -l | cut -c1-6), p50 $(echo "$out" | awk '$1=="50%" {print $2}')"
-}
 for r in $(seq $rounds); do
-"$tern" serve --config $w/unix.toml > $w/t.log 2>&1 & p=$!; sleep 1; run "tern" 18681 $p $s_unix; kill $p; wait $p 2>/dev/null
-lighttpd -D -f $w/lighttpd.conf > $w/l.log 2>&1 & p=$!; sleep 1; run "lighttpd" 18683 $p $s_unix; kill $p; wait $p 2>/dev/null
+"$tern" serve --config $w/unix.toml > $w/t.log 2>&1 & p=$!; sleep 1; pinned_run "tern" 18681 $p $s_unix; kill $p; wait $p 2>/dev/null
+lighttpd -D -f $w/lighttpd.conf > $w/l.log 2>&1 & p=$!; sleep 1; pinned_run "lighttpd" 18683 $p $s_unix; kill $p; wait $p 2>/dev/null
 done
 stop_app $s_unix; wait 2>/dev/null
