@@ -24,6 +24,9 @@ pub(crate) struct CertWatch {
     /// Kept alive for its watch; dropped with it.
     _watcher: Option<RecommendedWatcher>,
     events: mpsc::UnboundedReceiver<()>,
+    /// A change is known already (it came to the watch this one
+    /// replaced): [`CertWatch::changed`] waits only for the quiet.
+    due: bool,
 }
 
 impl CertWatch {
@@ -49,6 +52,7 @@ impl CertWatch {
             return CertWatch {
                 _watcher: None,
                 events,
+                due: false,
             };
         }
         let dirs: BTreeSet<PathBuf> = files
@@ -72,29 +76,43 @@ impl CertWatch {
             Ok(w) => CertWatch {
                 _watcher: Some(w),
                 events,
+                due: false,
             },
             Err(e) => {
                 tracing::warn!("certificate files are not watched ({e}); SIGHUP reloads them");
                 CertWatch {
                     _watcher: None,
                     events,
+                    due: false,
                 }
             }
         }
     }
 
+    /// This watch in place of `old`, taking over a change `old` saw
+    /// since its [`CertWatch::changed`] last returned: made while `old`
+    /// still watched, so no change falls between the two.
+    pub(crate) fn after(mut self, mut old: CertWatch) -> CertWatch {
+        self.due = old.due || old.events.try_recv().is_ok();
+        self
+    }
+
     /// Returns once the certificate files changed and have been quiet
     /// for [`QUIET`].
+    ///
+    /// # Cancel safety
+    /// Cancel safe: a change seen stays due until this returns, so a
+    /// signal that wins the caller's `select!` during the quiet (SIGUSR1
+    /// reopening the log) does not make it forgotten.
     pub(crate) async fn changed(&mut self) {
-        if self.events.recv().await.is_none() {
-            return std::future::pending().await;
-        }
-        loop {
-            match tokio::time::timeout(QUIET, self.events.recv()).await {
-                Ok(Some(())) => continue,
-                Ok(None) | Err(_) => return,
+        if !self.due {
+            if self.events.recv().await.is_none() {
+                return std::future::pending().await;
             }
+            self.due = true;
         }
+        while let Ok(Some(())) = tokio::time::timeout(QUIET, self.events.recv()).await {}
+        self.due = false;
     }
 }
 
@@ -114,6 +132,42 @@ fn concerns(files: &BTreeSet<PathBuf>, path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A watch fed by the test instead of inotify.
+    fn fed() -> (mpsc::UnboundedSender<()>, CertWatch) {
+        let (tx, events) = mpsc::unbounded_channel();
+        let w = CertWatch {
+            _watcher: None,
+            events,
+            due: false,
+        };
+        (tx, w)
+    }
+
+    #[tokio::test]
+    async fn a_change_outlives_a_cancelled_wait_and_a_replaced_watch() {
+        use tokio::time::timeout;
+        let long = Duration::from_secs(10);
+        let (tx, mut w) = fed();
+        tx.send(()).unwrap();
+        // A signal wins the select while the watch waits for the quiet.
+        assert!(timeout(QUIET / 5, w.changed()).await.is_err());
+        timeout(long, w.changed())
+            .await
+            .expect("the change is still due after the cancelled wait");
+        // A change while the reload read the files, then the new
+        // configuration's watch in place of this one.
+        tx.send(()).unwrap();
+        let (_fresh_tx, fresh) = fed();
+        let mut w = fresh.after(w);
+        timeout(long, w.changed())
+            .await
+            .expect("the new watch takes the change over");
+        assert!(
+            timeout(QUIET * 2, w.changed()).await.is_err(),
+            "and reloads once for it"
+        );
+    }
 
     #[test]
     fn only_the_files_and_a_swapped_secret_concern_the_watch() {

@@ -353,8 +353,12 @@ async fn run_server(cfg: Config, source: Source, ov: Overrides, demo: bool) -> a
         }
         _ => None,
     };
+    // Watched from before the first request: a renewal that lands while
+    // the server starts is not missed.
+    let certs = CertWatch::new(&generation.cfg);
     let signals = tokio::spawn(watch_signals(
         signals,
+        certs,
         handle.clone(),
         generation,
         source,
@@ -403,6 +407,7 @@ impl Signals {
 
 async fn watch_signals(
     signals: Signals,
+    mut certs: CertWatch,
     handle: ServerHandle,
     mut generation: Generation,
     source: Source,
@@ -415,7 +420,6 @@ async fn watch_signals(
         mut term,
         mut int,
     } = signals;
-    let mut certs = CertWatch::new(&generation.cfg);
     // The local CA's certificates are issued again, when due, as a
     // configuration is built: a daily reload keeps a long-running server's
     // fresh (see tern_tls's internal.rs).
@@ -442,7 +446,10 @@ async fn watch_signals(
                 tracing::info!("{why}: configuration reloaded");
                 state.loaded(Arc::clone(&next.cache));
                 generation = next;
-                certs = CertWatch::new(&generation.cfg);
+                // The new configuration's files, watched before the old
+                // watch goes: a change that came while the reload read
+                // them (a renewal's second file) reloads again.
+                certs = CertWatch::new(&generation.cfg).after(certs);
             }
             Err(e) => {
                 tracing::error!("{why}: reload failed, the old configuration keeps serving: {e:#}")
