@@ -63,6 +63,9 @@ struct Gathered {
 /// length.
 const MAX_PIECES: usize = 64;
 
+/// Pieces room is made for at the first.
+const FIRST_PIECES: usize = 16;
+
 impl Gathered {
     fn push(&mut self, piece: Bytes) {
         if piece.is_empty() {
@@ -72,6 +75,10 @@ impl Gathered {
             for p in self.pieces.drain(..) {
                 self.spilled.extend_from_slice(&p);
             }
+        } else if self.pieces.is_empty() {
+            // Room for a 64 KB FastCGI answer's nine records at once:
+            // grown from empty, the vector was reallocated three times.
+            self.pieces.reserve(FIRST_PIECES);
         }
         self.len += piece.len();
         self.pieces.push(piece);

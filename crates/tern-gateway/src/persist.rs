@@ -124,6 +124,16 @@ pub trait Downstream: Send {
     /// can sit in a `select!` beside [`Upstream::send`].
     fn next(&mut self) -> impl Future<Output = Result<Event, Broken>> + Send;
 
+    /// The next event when the bytes already read hold it, taken without
+    /// waiting; `None` when a read is needed first (or the response is
+    /// over: [`Downstream::next`] says how). A read brings several events
+    /// at once (a 64 KB FastCGI answer is nine records, mostly in one
+    /// read), and the relay takes the rest of them in the same pass
+    /// instead of going round its `select!` once an event.
+    fn ready(&mut self) -> Option<Result<Event, Broken>> {
+        None
+    }
+
     /// A timer the channel kept from its last request, for the relay's
     /// silence: moving a timer's deadline later costs much less than
     /// making one (see `fastcgi::socket::KeptTimer`).

@@ -146,7 +146,7 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
     // Anything at all came back from the worker.
     let mut heard = false;
 
-    let end = loop {
+    let end = 'relay: loop {
         if let Some(t) = opened.take() {
             tx = Some(t);
         }
@@ -163,44 +163,62 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
                 break End::ClientGone;
             }
             (ev, permit) = next_event(down, tx.as_ref()) => {
-                heard |= matches!(ev, Next::Event(_));
-                let data = match ev {
-                    Next::Event(Event::Stdout(b)) => b,
-                    Next::Event(Event::Stderr(b)) => {
-                        progress += b.len() as u64;
-                        stderr.push(&b);
-                        continue;
-                    }
-                    Next::Event(Event::End { app_status }) => {
-                        if app_status != 0 {
-                            tracing::debug!(id = %s.id, target = %s.target, "{}: application status {app_status}", s.kind);
+                // This event, then those the same read brought, in one
+                // pass: a 64 KB answer's nine records go round the loop
+                // once, not nine times (the select's other branches wait
+                // at most one read's worth of events).
+                let (mut ev, mut permit) = (ev, permit);
+                loop {
+                    heard |= matches!(ev, Next::Event(_));
+                    let data = match ev {
+                        Next::Event(Event::Stdout(b)) => Some(b),
+                        Next::Event(Event::Stderr(b)) => {
+                            progress += b.len() as u64;
+                            stderr.push(&b);
+                            None
                         }
-                        match assembler.end() {
-                            Step::Fail(e) => break End::BadHead(e),
-                            Step::Respond(reply, whole) => {
-                                respond(reply, whole, &mut start);
+                        Next::Event(Event::End { app_status }) => {
+                            if app_status != 0 {
+                                tracing::debug!(id = %s.id, target = %s.target, "{}: application status {app_status}", s.kind);
                             }
-                            _ => {}
+                            match assembler.end() {
+                                Step::Fail(e) => break 'relay End::BadHead(e),
+                                Step::Respond(reply, whole) => {
+                                    respond(reply, whole, &mut start);
+                                }
+                                _ => {}
+                            }
+                            break 'relay End::Done;
                         }
-                        break End::Done;
-                    }
-                    Next::Broken(b) => break End::Broken(b),
-                    Next::Gone => break End::ClientGone,
-                };
-                progress += data.len() as u64;
-                match assembler.push(data) {
-                    Step::Read => {}
-                    Step::Settle(d) => {
-                        settle = None;
-                        settle_for = Some(d);
-                    }
-                    Step::Respond(reply, delivery) => opened = respond(reply, delivery, &mut start),
-                    Step::Forward(data) => {
-                        if let Some(p) = permit {
-                            p.send(Ok(data));
+                        Next::Broken(b) => break 'relay End::Broken(b),
+                        Next::Gone => break 'relay End::ClientGone,
+                    };
+                    if let Some(data) = data {
+                        progress += data.len() as u64;
+                        match assembler.push(data) {
+                            Step::Read => {}
+                            Step::Settle(d) => {
+                                settle = None;
+                                settle_for = Some(d);
+                            }
+                            Step::Respond(reply, delivery) => opened = respond(reply, delivery, &mut start),
+                            Step::Forward(data) => {
+                                if let Some(p) = permit {
+                                    p.send(Ok(data));
+                                }
+                            }
+                            Step::Fail(e) => break 'relay End::BadHead(e),
                         }
                     }
-                    Step::Fail(e) => break End::BadHead(e),
+                    // A stream just opened is taken up at the loop's top,
+                    // before anything is forwarded to it.
+                    if opened.is_some() {
+                        break;
+                    }
+                    match buffered(down, tx.as_ref()) {
+                        Some(more) => (ev, permit) = more,
+                        None => break,
+                    }
                 }
             }
             () = until(&mut slow), if slow.is_some() => {
@@ -322,6 +340,23 @@ async fn next_event<'a, D: Downstream>(
         Ok(ev) => (Next::Event(ev), permit),
         Err(b) => (Next::Broken(b), None),
     }
+}
+
+/// The worker's next event when the last read already holds it, with
+/// room in the channel while streaming; `None` when the relay must wait
+/// (for a read, or for the client to take what it was sent).
+fn buffered<'a, D: Downstream>(
+    down: &mut D,
+    tx: Option<&'a mpsc::Sender<Chunk>>,
+) -> Option<(Next, Option<mpsc::Permit<'a, Chunk>>)> {
+    let permit = match tx {
+        Some(tx) => Some(tx.try_reserve().ok()?),
+        None => None,
+    };
+    Some(match down.ready()? {
+        Ok(ev) => (Next::Event(ev), permit),
+        Err(b) => (Next::Broken(b), None),
+    })
 }
 
 /// Bytes read from a spooled file per piece.

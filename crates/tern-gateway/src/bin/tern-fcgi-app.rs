@@ -19,6 +19,8 @@
 //! | `…/bad-record`  | a record with version 2                                   |
 //! | `…/big-head`    | a 200 KB header line                                      |
 //! | `…/after-end`   | "Hello!", then a stray record after END_REQUEST            |
+//! | `…/records?N`   | N records of one line each (`0000042\n`), a STDERR record  |
+//! |                 | after every 1000th, all in one write                      |
 //! | `…/status?N`    | `Status: N`                                               |
 //! | `…/exit-after`  | "Hello!", then exit(0) once the response is out           |
 //! | anything else   | "Hello!\n"                                                |
@@ -129,6 +131,25 @@ fn respond(req: &Request, out: &mut Output<'_>) -> io::Result<()> {
             encode::end_stream(&mut raw, id, Stream::Stdout);
             encode::end_request(&mut raw, id, 0, ProtocolStatus::RequestComplete);
             encode::stream(&mut raw, id, Stream::Stdout, b"stray");
+            out.write_raw(&raw)?;
+        }
+        // Many records in one write: the client takes them from one read
+        // in one pass, and must keep their order and stderr apart.
+        "records" => {
+            let id = out.request_id();
+            let mut raw = BytesMut::new();
+            encode::stream(
+                &mut raw,
+                id,
+                Stream::Stdout,
+                format!("{plain}\r\n").as_bytes(),
+            );
+            for i in 0..n {
+                encode::stream(&mut raw, id, Stream::Stdout, format!("{i:07}\n").as_bytes());
+                if i % 1000 == 999 {
+                    encode::stream(&mut raw, id, Stream::Stderr, format!("at {i}\n").as_bytes());
+                }
+            }
             out.write_raw(&raw)?;
         }
         "status" => write!(out, "Status: {n}\r\n{plain}\r\nstatus {n}\n")?,

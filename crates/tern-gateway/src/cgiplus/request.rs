@@ -339,4 +339,11 @@ impl Downstream for CgiplusDownstream {
             }
         }
     }
+
+    fn ready(&mut self) -> Option<Result<Event, Broken>> {
+        match self.state {
+            DownState::Reading => self.decide(),
+            DownState::Ended { .. } | DownState::Broken => None,
+        }
+    }
 }

@@ -324,13 +324,22 @@ impl Downstream for FcgiDownstream {
             DownState::Broken => return Err(Broken::Protocol("the connection is broken".into())),
         }
         loop {
+            if let Some(event) = self.ready() {
+                return event;
+            }
+            self.fill().await?;
+        }
+    }
+
+    fn ready(&mut self) -> Option<Result<Event, Broken>> {
+        if self.state != DownState::Reading {
+            return None;
+        }
+        loop {
             let record = match self.decoder.decode(&mut self.buf) {
                 Ok(Some(record)) => record,
-                Ok(None) => {
-                    self.fill().await?;
-                    continue;
-                }
-                Err(e) => return Err(self.broken(Broken::Protocol(e.to_string()))),
+                Ok(None) => return None,
+                Err(e) => return Some(Err(self.broken(Broken::Protocol(e.to_string())))),
             };
             match step(record) {
                 Step::Skip => {}
@@ -338,9 +347,9 @@ impl Downstream for FcgiDownstream {
                     if matches!(event, Event::End { .. }) {
                         self.state = DownState::Ended;
                     }
-                    return Ok(event);
+                    return Some(Ok(event));
                 }
-                Step::Fail(why) => return Err(self.broken(Broken::Protocol(why))),
+                Step::Fail(why) => return Some(Err(self.broken(Broken::Protocol(why)))),
             }
         }
     }

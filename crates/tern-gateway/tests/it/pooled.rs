@@ -234,6 +234,53 @@ async fn a_flood_of_stderr_is_logged_up_to_the_cap_and_the_answer_arrives() {
     assert_eq!(r.status, 200, "{}", r.text());
 }
 
+/// An answer in many small records, most of them in each read: the relay
+/// takes what a read brought in one pass, and every line arrives once and
+/// in order, the stderr records between them kept out of the body —
+/// whole (it ends while settling) and streamed (past `WHOLE_MAX`, to a
+/// reader that pauses, so the relay meets a full channel with records
+/// still read and not yet passed on). The connection is in step after it.
+#[tokio::test]
+async fn many_records_in_one_read_arrive_in_order_whole_and_streamed() {
+    use http_body_util::BodyExt as _;
+    let site = Site::new();
+    let h = spawned(&site, test_app(), pool(1, 1), Duration::from_secs(10));
+    let pid = pid_of(&h, "/app/pid").await;
+    for n in [3_000usize, 60_000] {
+        let resp = h
+            .call(fcgi_get(&format!("/app/records?{n}")).exchange())
+            .await;
+        assert_eq!(resp.status(), 200, "{n}");
+        let mut body = resp.into_body();
+        let mut got = Vec::new();
+        let mut frames = 0;
+        let read = async {
+            while let Some(frame) = body.frame().await {
+                let frame = frame.unwrap_or_else(|e| panic!("{n}: the body failed: {e}"));
+                if let Ok(data) = frame.into_data() {
+                    got.extend_from_slice(&data);
+                }
+                frames += 1;
+                if frames % 2000 == 0 {
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                }
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(30), read)
+            .await
+            .unwrap_or_else(|_| panic!("{n}: the body took longer than 30 s"));
+        let want: String = (0..n).map(|i| format!("{i:07}\n")).collect();
+        assert_eq!(got.len(), want.len(), "{n}: the body's length");
+        assert!(
+            got == want.as_bytes(),
+            "{n}: the lines arrive once and in order"
+        );
+        let r = call(&h, fcgi_get("/app/hello")).await;
+        assert_eq!(r.text(), "Hello!\n", "{n}: the next request");
+    }
+    assert_eq!(pid_of(&h, "/app/pid").await, pid, "one process throughout");
+}
+
 #[tokio::test]
 async fn after_max_requests_the_process_is_replaced() {
     let site = Site::new();

@@ -24,6 +24,9 @@ const COPY_MAX: usize = 4 << 10;
 /// write takes 64 buffers at a time.
 const MAX_PIECES: usize = 64;
 
+/// Parts room is made for at the first.
+const FIRST_PARTS: usize = 16;
+
 /// Bytes gathered at most before they are written, so a body whose
 /// frames are all ready at once (a large answer in memory) starts
 /// leaving before its last frame is taken.
@@ -77,6 +80,12 @@ impl Gather {
 
     fn keep(&mut self, b: Bytes) {
         if !b.is_empty() {
+            if self.parts.is_empty() {
+                // Room for a script's answer in its pieces at once (a
+                // 64 KB FastCGI answer is nine and the head): grown from
+                // empty, the queue was reallocated three times.
+                self.parts.reserve(FIRST_PARTS);
+            }
             self.len += b.len();
             self.parts.push_back(b);
         }
