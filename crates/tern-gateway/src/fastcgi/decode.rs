@@ -64,9 +64,14 @@ impl Decoder {
             buf.reserve(total - buf.len());
             return Ok(None);
         }
-        buf.advance(HEADER_LEN);
-        let content = buf.split_to(content_len).freeze();
-        buf.advance(usize::from(header.padding_len));
+        // The header goes with the content and is stepped over in the
+        // frozen record (a pointer's move); the buffer moves once more
+        // only for padding, which libfcgi's 8 KB records have none of.
+        let mut content = buf.split_to(HEADER_LEN + content_len).freeze();
+        content.advance(HEADER_LEN);
+        if header.padding_len > 0 {
+            buf.advance(usize::from(header.padding_len));
+        }
         body(kind, header.request_id, content).map(Some)
     }
 
@@ -97,14 +102,15 @@ impl Decoder {
     }
 }
 
-/// Parses a checked record's content.
+/// Parses a checked record's content; a stream's is moved into its
+/// record as it is.
 fn body(kind: RecordType, request_id: u16, content: Bytes) -> Result<Record, RecordError> {
-    let stream = |stream: Stream| -> Result<Record, RecordError> {
+    let stream = |stream: Stream, content: Bytes| -> Result<Record, RecordError> {
         let id = request_id_of(kind, request_id)?;
         Ok(Record::Stream {
             id,
             stream,
-            content: content.clone(),
+            content,
         })
     };
     Ok(match kind {
@@ -126,11 +132,11 @@ fn body(kind: RecordType, request_id: u16, content: Bytes) -> Result<Record, Rec
             protocol_status: ProtocolStatus::from_code(content[4])
                 .ok_or(RecordError::ProtocolStatus(content[4]))?,
         },
-        RecordType::Params => stream(Stream::Params)?,
-        RecordType::Stdin => stream(Stream::Stdin)?,
-        RecordType::Stdout => stream(Stream::Stdout)?,
-        RecordType::Stderr => stream(Stream::Stderr)?,
-        RecordType::Data => stream(Stream::Data)?,
+        RecordType::Params => stream(Stream::Params, content)?,
+        RecordType::Stdin => stream(Stream::Stdin, content)?,
+        RecordType::Stdout => stream(Stream::Stdout, content)?,
+        RecordType::Stderr => stream(Stream::Stderr, content)?,
+        RecordType::Data => stream(Stream::Data, content)?,
         // GET_VALUES values are empty by the spec; any sent are ignored.
         RecordType::GetValues => {
             Record::GetValues(parse_pairs(&content)?.into_iter().map(|(n, _)| n).collect())
