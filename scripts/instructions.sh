@@ -15,7 +15,8 @@
 #   -N  a new connection per request (ab without -k): the accept, the
 #       connection's setup and its close are counted with each request
 #   -k  keep the callgrind files (PREFIX.PID.1): read them with
-#       callgrind_annotate --inclusive=yes PREFIX.PID.1
+#       callgrind_annotate --inclusive=yes PREFIX.PID.1, or by function's own
+#       cost and by caller with scripts/callgrind-costs.py PREFIX.PID.1 -n N
 #   -o  where those files go (/tmp/instructions)
 # The client is `ab -k -c 1` (keep-alive, one connection, HTTP/1.0; -N: ab -c 1), outside
 # valgrind; what is counted is every instruction the server's processes run
@@ -36,7 +37,7 @@ while getopts "n:H:p:Nko:" opt; do
     N) alive="" ;;
     k) keep=1 ;;
     o) prefix=$OPTARG ;;
-    *) sed -n '2,28p' "$0"; exit 2 ;;
+    *) sed -n '2,29p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
