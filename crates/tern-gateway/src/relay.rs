@@ -162,12 +162,11 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
             () = client_gone(&mut start, tx.as_ref()), if start.is_some() || tx.is_some() => {
                 break End::ClientGone;
             }
-            (ev, permit) = next_event(down, tx.as_ref()) => {
+            (mut ev, mut permit) = next_event(down, tx.as_ref()) => {
                 // This event, then those the same read brought, in one
                 // pass: a 64 KB answer's nine records go round the loop
                 // once, not nine times (the select's other branches wait
                 // at most one read's worth of events).
-                let (mut ev, mut permit) = (ev, permit);
                 loop {
                     heard |= matches!(ev, Next::Event(_));
                     let data = match ev {

@@ -48,44 +48,16 @@ impl CertWatch {
             })
             .collect();
         let (tx, events) = mpsc::unbounded_channel();
-        if files.is_empty() {
-            return CertWatch {
-                _watcher: None,
-                events,
-                due: false,
-            };
-        }
-        let dirs: BTreeSet<PathBuf> = files
-            .iter()
-            .filter_map(|f| f.parent().map(Path::to_path_buf))
-            .collect();
-        let watched = files.clone();
-        let handler = move |event: notify::Result<notify::Event>| {
-            let Ok(event) = event else { return };
-            if event.paths.iter().any(|p| concerns(&watched, p)) {
-                let _ = tx.send(());
-            }
-        };
-        let watcher = notify::recommended_watcher(handler).and_then(|mut w| {
-            for d in &dirs {
-                w.watch(d, RecursiveMode::NonRecursive)?;
-            }
-            Ok(w)
-        });
-        match watcher {
-            Ok(w) => CertWatch {
-                _watcher: Some(w),
-                events,
-                due: false,
-            },
-            Err(e) => {
-                tracing::warn!("certificate files are not watched ({e}); SIGHUP reloads them");
-                CertWatch {
-                    _watcher: None,
-                    events,
-                    due: false,
-                }
-            }
+        let watcher = (!files.is_empty()).then(|| watch(files, tx)).flatten();
+        CertWatch::of(watcher, events)
+    }
+
+    /// A watch whose changes come on `events`, kept alive by `watcher`.
+    fn of(watcher: Option<RecommendedWatcher>, events: mpsc::UnboundedReceiver<()>) -> CertWatch {
+        CertWatch {
+            _watcher: watcher,
+            events,
+            due: false,
         }
     }
 
@@ -116,6 +88,32 @@ impl CertWatch {
     }
 }
 
+/// Watches the directories holding `files`, sending on `tx` when a
+/// change concerns one of them; `None` (logged) if watching fails.
+fn watch(files: BTreeSet<PathBuf>, tx: mpsc::UnboundedSender<()>) -> Option<RecommendedWatcher> {
+    let dirs: BTreeSet<PathBuf> = files
+        .iter()
+        .filter_map(|f| f.parent().map(Path::to_path_buf))
+        .collect();
+    let handler = move |event: notify::Result<notify::Event>| {
+        let Ok(event) = event else { return };
+        if event.paths.iter().any(|p| concerns(&files, p)) {
+            let _ = tx.send(());
+        }
+    };
+    let watcher = notify::recommended_watcher(handler).and_then(|mut w| {
+        for d in &dirs {
+            w.watch(d, RecursiveMode::NonRecursive)?;
+        }
+        Ok(w)
+    });
+    watcher
+        .inspect_err(|e| {
+            tracing::warn!("certificate files are not watched ({e}); SIGHUP reloads them")
+        })
+        .ok()
+}
+
 /// Whether a change at `path` may change one of `files`: the file itself,
 /// or a `..` entry in its directory (an atomic swap of a mounted secret).
 fn concerns(files: &BTreeSet<PathBuf>, path: &Path) -> bool {
@@ -136,12 +134,7 @@ mod tests {
     /// A watch fed by the test instead of inotify.
     fn fed() -> (mpsc::UnboundedSender<()>, CertWatch) {
         let (tx, events) = mpsc::unbounded_channel();
-        let w = CertWatch {
-            _watcher: None,
-            events,
-            due: false,
-        };
-        (tx, w)
+        (tx, CertWatch::of(None, events))
     }
 
     #[tokio::test]

@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use tern_gateway::fastcgi::responder::{self, Output, Request};
-use tern_gateway::fastcgi::{encode, ProtocolStatus, Stream};
+use tern_gateway::fastcgi::{encode, ProtocolStatus, RequestId, Stream};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -120,14 +120,7 @@ fn respond(req: &Request, out: &mut Output<'_>) -> io::Result<()> {
         // A whole response, then a stray record in the same write: the
         // connection is out of step and must not be reused.
         "after-end" => {
-            let id = out.request_id();
-            let mut raw = BytesMut::new();
-            encode::stream(
-                &mut raw,
-                id,
-                Stream::Stdout,
-                format!("{plain}\r\nHello!\n").as_bytes(),
-            );
+            let (id, mut raw) = raw_answer(out, &format!("{plain}\r\nHello!\n"));
             encode::end_stream(&mut raw, id, Stream::Stdout);
             encode::end_request(&mut raw, id, 0, ProtocolStatus::RequestComplete);
             encode::stream(&mut raw, id, Stream::Stdout, b"stray");
@@ -136,14 +129,7 @@ fn respond(req: &Request, out: &mut Output<'_>) -> io::Result<()> {
         // Many records in one write: the client takes them from one read
         // in one pass, and must keep their order and stderr apart.
         "records" => {
-            let id = out.request_id();
-            let mut raw = BytesMut::new();
-            encode::stream(
-                &mut raw,
-                id,
-                Stream::Stdout,
-                format!("{plain}\r\n").as_bytes(),
-            );
+            let (id, mut raw) = raw_answer(out, &format!("{plain}\r\n"));
             for i in 0..n {
                 encode::stream(&mut raw, id, Stream::Stdout, format!("{i:07}\n").as_bytes());
                 if i % 1000 == 999 {
@@ -161,6 +147,15 @@ fn respond(req: &Request, out: &mut Output<'_>) -> io::Result<()> {
         _ => write!(out, "{plain}\r\nHello!\n")?,
     }
     Ok(())
+}
+
+/// An answer written as records by hand (for `Output::write_raw`): the
+/// request's id, and a buffer holding `first` as its first STDOUT record.
+fn raw_answer(out: &Output<'_>, first: &str) -> (RequestId, BytesMut) {
+    let id = out.request_id();
+    let mut raw = BytesMut::new();
+    encode::stream(&mut raw, id, Stream::Stdout, first.as_bytes());
+    (id, raw)
 }
 
 fn text(value: Option<&[u8]>) -> String {
