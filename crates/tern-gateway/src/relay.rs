@@ -124,7 +124,11 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
     // the select below is biased, so neither is polled while the worker's
     // events are ready, and a response that ends with its head (most do)
     // never registers the settling timer at all. Registering a timer
-    // earlier than the runtime's next wake-up costs a wake of the driver.
+    // earlier than the runtime's next wake-up costs a wake of the driver
+    // (an eventfd write, also from the driver's own thread while it runs:
+    // tokio-rs/tokio#5207). A 64 KB answer still pays it once; leaving
+    // the timer out did not show in CPU per request (PERFORMANCE.md,
+    // session 34).
     // The silence timer is the one the channel's last request left, when
     // it kept one: moved later, not made anew.
     let mut silence = match down.take_timer() {
