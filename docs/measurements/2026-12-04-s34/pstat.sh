@@ -1,6 +1,7 @@
 #!/bin/bash
-# From the repository root. URLPATH=URL measures that URL instead (the docroot has an empty 0k.html: http://127.0.0.1:18657/0k.html); N=requests (20000).
-# usage: pstat.sh ROUNDS PATH C BIN...: ab -k -c C -n 20000 on /fcgi/PATH; server's task-clock and switches by perf stat, per request
+# usage: pstat.sh ROUNDS PATH C BIN...   (from the repository root; BIN "lighttpd" runs lighttpd)
+# ab -k -c C -n N (20000) on /fcgi/PATH; the server's task-clock and switches (perf stat) per request.
+# URLPATH=URL measures that URL instead (the docroot has an empty 0k.html: http://127.0.0.1:18657/0k.html).
 set -u
 rounds=$1; path=$2; c=$3; shift 3
 . docs/measurements/2026-12-04-s34/common.sh
