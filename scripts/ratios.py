@@ -2,7 +2,16 @@
 """Median req/s, p99 and server CPU per request of each server over the rounds
 of a peers.sh results.tsv, with tern's ratio to the best peer, as Markdown.
 
-Usage: ratios.py RESULTS.tsv [SECTION] [TERN_NAME]
+Usage: ratios.py RESULTS.tsv [SECTION] [TERN_NAME] [--rounds]
+
+--rounds: tern against the best peer (the peer with the highest median
+req/s) round by round instead. peers.sh runs every server once a round, in
+turn, so a round's two figures were measured minutes apart under the same
+load on the host; a ratio taken within a round leaves out what the host did
+between rounds, which moves every server's absolute figures. For each row:
+the median of the rounds' req/s ratios, their range, the rounds where tern
+was at or above the peer, and the same for the ratio of the peer's CPU per
+request to tern's (above 1: tern costs less).
 """
 import csv
 import statistics
@@ -10,10 +19,9 @@ import sys
 from collections import defaultdict
 
 
-def main():
-    path = sys.argv[1]
-    section = sys.argv[2] if len(sys.argv) > 2 else "static"
-    tern = sys.argv[3] if len(sys.argv) > 3 else "tern"
+def read(path, section):
+    """The rows of one section: {(case, tool, c, server): [row...]}, the
+    (case, tool, c) keys and the servers, each in the file's order."""
     runs = defaultdict(list)
     servers = []
     cases = []
@@ -27,8 +35,16 @@ def main():
             if row["server"] not in servers:
                 servers.append(row["server"])
             runs[key + (row["server"],)].append(row)
+    return runs, cases, servers
+
+
+def med(rows, col):
+    return statistics.median(float(r[col]) for r in rows)
+
+
+def medians(path, section, tern):
+    runs, cases, servers = read(path, section)
     peers = [s for s in servers if s != tern]
-    med = lambda rows, col: statistics.median(float(r[col]) for r in rows)
     print(f"| case | tool | c | " + " | ".join(servers) + " | tern / best peer | tern p99 / best peer's p99 | CPU µs/req: tern, best peer |")
     print("|---|---|---|" + "---:|" * len(servers) + "---:|---:|---|")
     for key in cases:
@@ -50,6 +66,43 @@ def main():
         case, tool, c = key
         print(f"| {case} | {tool} | {c} | " + " | ".join(cells)
               + f" | {ratio:.2f} ({best}) | {p99:.2f} | {t[2]:.1f}, {rps[best][2]:.1f} |")
+
+
+def paired(path, section, tern):
+    runs, cases, servers = read(path, section)
+    peers = [s for s in servers if s != tern]
+    print("| case | tool | c | best peer | req/s ratio: median (range) | rounds at or above | CPU ratio, peer / tern: median (range) | rounds at or below the peer's CPU |")
+    print("|---|---|---|---|---:|---:|---:|---:|")
+
+    def by_round(rows):
+        return {r["round"]: r for r in rows if float(r["req_per_s"]) > 0}
+
+    for key in cases:
+        mine = by_round(runs.get(key + (tern,), []))
+        theirs = {p: by_round(runs.get(key + (p,), [])) for p in peers}
+        theirs = {p: rows for p, rows in theirs.items() if rows}
+        if not mine or not theirs:
+            continue
+        best = max(theirs, key=lambda p: statistics.median(float(r["req_per_s"]) for r in theirs[p].values()))
+        rounds = sorted(set(mine) & set(theirs[best]), key=int)
+        rps = [float(mine[r]["req_per_s"]) / float(theirs[best][r]["req_per_s"]) for r in rounds]
+        cpu = [float(theirs[best][r]["srv_cpu_us_per_req"]) / float(mine[r]["srv_cpu_us_per_req"])
+               for r in rounds if float(mine[r]["srv_cpu_us_per_req"]) > 0]
+        case, tool, c = key
+
+        def cell(xs):
+            return f"{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})" if xs else "–"
+
+        print(f"| {case} | {tool} | {c} | {best} | {cell(rps)} | {sum(x >= 1 for x in rps)} of {len(rps)}"
+              f" | {cell(cpu)} | {sum(x >= 1 for x in cpu)} of {len(cpu)} |")
+
+
+def main():
+    args = [a for a in sys.argv[1:] if a != "--rounds"]
+    path = args[0]
+    section = args[1] if len(args) > 1 else "static"
+    tern = args[2] if len(args) > 2 else "tern"
+    (paired if "--rounds" in sys.argv else medians)(path, section, tern)
 
 
 if __name__ == "__main__":

@@ -19,9 +19,13 @@ pub(crate) async fn read_first<R: AsyncRead + Unpin>(
     activity: &Activity,
     cancel: &CancellationToken,
 ) -> bool {
+    // The read first: a connection's first bytes are there at once, as a
+    // rule, and the stop is then never waited for (a waiter put on the
+    // token's list and taken off again, per connection).
     let read = tokio::select! {
+        biased;
         r = io.read_buf(buf) => r,
-        _ = cancel.cancelled() => return false,
+        () = cancel.cancelled() => return false,
     };
     match read {
         Ok(0) => false,
