@@ -88,6 +88,8 @@ pub fn encode_response_head(
     let mut wrote_close = false;
     let mut wrote_keep_alive = false;
     let mut wrote_len = false;
+    // Noted on the way past, not looked up after (a hash and a probe).
+    let mut has_date = false;
     for (name, value) in head.headers {
         match *name {
             header::CONTENT_LENGTH if !keep_cl => {
@@ -103,6 +105,7 @@ pub fn encode_response_head(
                 continue;
             }
             header::TRANSFER_ENCODING => continue,
+            header::DATE => has_date = true,
             header::CONNECTION => {
                 let v = value.as_bytes();
                 if has_token(v, b"close") {
@@ -155,7 +158,7 @@ pub fn encode_response_head(
     } else if body == BodyEncoding::Chunked {
         dst.put_slice(b"transfer-encoding: chunked\r\n");
     }
-    if !date.is_empty() && !head.headers.contains_key(header::DATE) {
+    if !date.is_empty() && !has_date {
         put_field(dst, b"date", date);
     }
     dst.put_slice(b"\r\n");

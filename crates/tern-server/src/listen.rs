@@ -304,22 +304,18 @@ async fn accept_from<L: AsRawFd, R>(
     accept: impl Fn(&L, rustix::net::SocketFlags) -> rustix::io::Result<R>,
 ) -> io::Result<(R, bool)> {
     use rustix::net::SocketFlags;
-    use std::task::Poll;
     let mut waited = false;
     loop {
-        // Ready at once or not: a wait means the listener was idle.
-        let ready = std::future::poll_fn(|cx| match listener.poll_read_ready(cx) {
-            Poll::Ready(r) => Poll::Ready(Some(r)),
-            Poll::Pending => Poll::Ready(None),
+        // A wait means the listener was idle. The waker is kept in the
+        // listener's own slot (one task accepts on a worker's listener);
+        // `readable()` would put a waiter on the listener's list and take
+        // it off again, 400 instructions a new connection that waited.
+        let mut guard = std::future::poll_fn(|cx| {
+            let ready = listener.poll_read_ready(cx);
+            waited |= ready.is_pending();
+            ready
         })
-        .await;
-        let mut guard = match ready {
-            Some(guard) => guard?,
-            None => {
-                waited = true;
-                listener.readable().await?
-            }
-        };
+        .await?;
         let tried = guard.try_io(|l| loop {
             match accept(l.get_ref(), SocketFlags::NONBLOCK | SocketFlags::CLOEXEC) {
                 Err(rustix::io::Errno::INTR) => {}
