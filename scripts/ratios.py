@@ -4,14 +4,15 @@ of a peers.sh results.tsv, with tern's ratio to the best peer, as Markdown.
 
 Usage: ratios.py RESULTS.tsv [SECTION] [TERN_NAME] [--rounds]
 
---rounds: tern against the best peer (the peer with the highest median
-req/s) round by round instead. peers.sh runs every server once a round, in
-turn, so a round's two figures were measured minutes apart under the same
-load on the host; a ratio taken within a round leaves out what the host did
-between rounds, which moves every server's absolute figures. For each row:
-the median of the rounds' req/s ratios, their range, the rounds where tern
-was at or above the peer, and the same for the ratio of the peer's CPU per
-request to tern's (above 1: tern costs less).
+--rounds: tern against its peers round by round instead. peers.sh runs
+every server once a round, in turn, so a round's figures were measured
+minutes apart under the same load on the host; a ratio taken within a round
+leaves out what the host did between rounds, which moves every server's
+absolute figures. For each row: tern's req/s over that of the best peer
+(the highest median req/s), the median of the rounds' ratios, their range
+and the rounds where tern was at or above; then the cheapest peer's CPU per
+request (the lowest median) over tern's, the same way (above 1: tern costs
+less).
 """
 import csv
 import statistics
@@ -71,8 +72,8 @@ def medians(path, section, tern):
 def paired(path, section, tern):
     runs, cases, servers = read(path, section)
     peers = [s for s in servers if s != tern]
-    print("| case | tool | c | best peer | req/s ratio: median (range) | rounds at or above | CPU ratio, peer / tern: median (range) | rounds at or below the peer's CPU |")
-    print("|---|---|---|---|---:|---:|---:|---:|")
+    print("| case | tool | c | best peer by req/s | tern / it: median (range) | rounds at or above | cheapest peer by CPU | its CPU / tern's: median (range) | rounds at or below its CPU |")
+    print("|---|---|---|---|---:|---:|---|---:|---:|")
 
     def by_round(rows):
         return {r["round"]: r for r in rows if float(r["req_per_s"]) > 0}
@@ -83,18 +84,23 @@ def paired(path, section, tern):
         theirs = {p: rows for p, rows in theirs.items() if rows}
         if not mine or not theirs:
             continue
-        best = max(theirs, key=lambda p: statistics.median(float(r["req_per_s"]) for r in theirs[p].values()))
-        rounds = sorted(set(mine) & set(theirs[best]), key=int)
-        rps = [float(mine[r]["req_per_s"]) / float(theirs[best][r]["req_per_s"]) for r in rounds]
-        cpu = [float(theirs[best][r]["srv_cpu_us_per_req"]) / float(mine[r]["srv_cpu_us_per_req"])
-               for r in rounds if float(mine[r]["srv_cpu_us_per_req"]) > 0]
+        def median_of(p, col):
+            return statistics.median(float(r[col]) for r in theirs[p].values())
+
+        best = max(theirs, key=lambda p: median_of(p, "req_per_s"))
+        cheapest = min(theirs, key=lambda p: median_of(p, "srv_cpu_us_per_req"))
+        rps = [float(mine[r]["req_per_s"]) / float(theirs[best][r]["req_per_s"])
+               for r in sorted(set(mine) & set(theirs[best]), key=int)]
+        cpu = [float(theirs[cheapest][r]["srv_cpu_us_per_req"]) / float(mine[r]["srv_cpu_us_per_req"])
+               for r in sorted(set(mine) & set(theirs[cheapest]), key=int)
+               if float(mine[r]["srv_cpu_us_per_req"]) > 0]
         case, tool, c = key
 
         def cell(xs):
             return f"{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})" if xs else "–"
 
         print(f"| {case} | {tool} | {c} | {best} | {cell(rps)} | {sum(x >= 1 for x in rps)} of {len(rps)}"
-              f" | {cell(cpu)} | {sum(x >= 1 for x in cpu)} of {len(cpu)} |")
+              f" | {cheapest} | {cell(cpu)} | {sum(x >= 1 for x in cpu)} of {len(cpu)} |")
 
 
 def main():
