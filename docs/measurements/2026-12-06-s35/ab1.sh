@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# ab1.sh: builds of tern side by side on a cached 0 B file, a new connection
-# per request (ab -c C, no keep-alive), in turn for ROUNDS rounds: req/s and
-# the server's CPU µs a request (/proc ticks, user + system).
-# Usage: ab1.sh [-c C] [-n ROUNDS] [-t SECONDS] [-k] TERN_BINARY...
+# ab1.sh: builds of tern side by side on a cached file (0 B unless -s), a
+# new connection per request (ab -c C, no keep-alive), in turn for ROUNDS
+# rounds: req/s and the server's CPU µs a request (/proc ticks, user +
+# system).
+# Usage: ab1.sh [-c C] [-n ROUNDS] [-t SECONDS] [-s BYTES] [-k] TERN_BINARY...
 #   -k  keep-alive (ab -k) instead
 set -euo pipefail
-c=1 rounds=5 secs=3 alive=""
-while getopts "c:n:t:k" o; do
-  case $o in c) c=$OPTARG ;; n) rounds=$OPTARG ;; t) secs=$OPTARG ;; k) alive=-k ;; *) sed -n '2,7p' "$0"; exit 2 ;; esac
+c=1 rounds=5 secs=3 size=0 alive=""
+while getopts "c:n:t:s:k" o; do
+  case $o in c) c=$OPTARG ;; n) rounds=$OPTARG ;; t) secs=$OPTARG ;; s) size=$OPTARG ;; k) alive=-k ;; *) sed -n '2,8p' "$0"; exit 2 ;; esac
 done
 shift $((OPTIND - 1))
 w=$(mktemp -d /tmp/ab1.XXXXXX); trap 'rm -rf "$w"' EXIT
-mkdir -p "$w/www"; : > "$w/www/0k.html"
+mkdir -p "$w/www"; head -c "$size" /dev/zero > "$w/www/0k.html"
 printf '[[listen]]\naddress = "127.0.0.1:18811"\n[[site]]\nroot = "%s/www"\n' "$w" > "$w/t.toml"
 tck=$(getconf CLK_TCK)
 for r in $(seq 1 "$rounds"); do
