@@ -69,6 +69,11 @@ def medians(path, section, tern):
               + f" | {ratio:.2f} ({best}) | {p99:.2f} | {t[2]:.1f}, {rps[best][2]:.1f} |")
 
 
+def spread(xs):
+    """A median and its range, as a table cell."""
+    return f"{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})" if xs else "–"
+
+
 def paired(path, section, tern):
     runs, cases, servers = read(path, section)
     peers = [s for s in servers if s != tern]
@@ -95,12 +100,8 @@ def paired(path, section, tern):
                for r in sorted(set(mine) & set(theirs[cheapest]), key=int)
                if float(mine[r]["srv_cpu_us_per_req"]) > 0]
         case, tool, c = key
-
-        def cell(xs):
-            return f"{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})" if xs else "–"
-
-        print(f"| {case} | {tool} | {c} | {best} | {cell(rps)} | {sum(x >= 1 for x in rps)} of {len(rps)}"
-              f" | {cheapest} | {cell(cpu)} | {sum(x >= 1 for x in cpu)} of {len(cpu)} |")
+        print(f"| {case} | {tool} | {c} | {best} | {spread(rps)} | {sum(x >= 1 for x in rps)} of {len(rps)}"
+              f" | {cheapest} | {spread(cpu)} | {sum(x >= 1 for x in cpu)} of {len(cpu)} |")
 
 
 def main():
