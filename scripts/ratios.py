@@ -89,11 +89,8 @@ def paired(path, section, tern):
         theirs = {p: rows for p, rows in theirs.items() if rows}
         if not mine or not theirs:
             continue
-        def median_of(p, col):
-            return statistics.median(float(r[col]) for r in theirs[p].values())
-
-        best = max(theirs, key=lambda p: median_of(p, "req_per_s"))
-        cheapest = min(theirs, key=lambda p: median_of(p, "srv_cpu_us_per_req"))
+        best = max(theirs, key=lambda p: med(theirs[p].values(), "req_per_s"))
+        cheapest = min(theirs, key=lambda p: med(theirs[p].values(), "srv_cpu_us_per_req"))
         rps = [float(mine[r]["req_per_s"]) / float(theirs[best][r]["req_per_s"])
                for r in sorted(set(mine) & set(theirs[best]), key=int)]
         cpu = [float(theirs[cheapest][r]["srv_cpu_us_per_req"]) / float(mine[r]["srv_cpu_us_per_req"])
