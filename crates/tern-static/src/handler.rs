@@ -14,7 +14,7 @@ use tern_handler::{Exchange, Handler, HandlerError, HandlerFuture, ResponseBody}
 use crate::body::Wait;
 use crate::cache::FileCache;
 use crate::docroot::{DocRoot, SiteCache};
-use crate::encoding::AcceptEncoding;
+use crate::encoding::{AcceptEncoding, Coding};
 use crate::mime::MimeMap;
 use crate::representation::FileStamp;
 use crate::resolve::Root;
@@ -74,7 +74,7 @@ impl Handler for StaticFiles {
         let headers = exchange.request.headers();
         if let Some(resp) =
             self.site
-                .serve_cached(&exchange.path, headers, asked.head, asked.accept)
+                .serve_cached(&exchange.path, headers, asked.head)
         {
             return Box::pin(std::future::ready(resp));
         }
@@ -87,11 +87,10 @@ impl Handler for StaticFiles {
     }
 }
 
-/// What a GET or HEAD asks of the files, read from its head once.
+/// What a GET or HEAD asks of the files.
 #[derive(Clone, Copy, Debug)]
 struct Asked {
     head: bool,
-    accept: AcceptEncoding,
 }
 
 impl DocRoot {
@@ -102,12 +101,16 @@ impl DocRoot {
             Method::HEAD => true,
             _ => return None,
         };
-        let accept = if self.precompressed {
-            AcceptEncoding::from_headers(req.headers())
+        Some(Asked { head })
+    }
+
+    /// The codings the request accepts, where sidecars are served.
+    fn accept(&self, headers: &HeaderMap) -> AcceptEncoding {
+        if self.precompressed {
+            AcceptEncoding::from_headers(headers)
         } else {
             AcceptEncoding::default()
-        };
-        Some(Asked { head, accept })
+        }
     }
 
     /// The answer when the cache had none (`call` asked it first): the
@@ -120,9 +123,9 @@ impl DocRoot {
             id,
             path: exchange.path,
             query: parts.uri.query().map(str::to_owned),
+            accept: self.accept(&parts.headers),
             headers: parts.headers,
             head: asked.head,
-            accept: asked.accept,
         };
         if let Some(resp) = self.serve_now(&req) {
             return resp;
@@ -147,7 +150,6 @@ impl DocRoot {
         path: &DecodedPath,
         headers: &HeaderMap,
         head: bool,
-        accept: AcceptEncoding,
     ) -> Option<Response<ResponseBody>> {
         let c = self.cache.as_ref()?;
         let hit = c
@@ -155,7 +157,15 @@ impl DocRoot {
             .get(c.ns, path.as_str())
             .filter(|e| c.cache.is_fresh(e.checked, Instant::now()))
             .and_then(|e| {
-                let v = e.variant(accept.choose(e.sidecars))?;
+                // Only a file with a sidecar looks at `Accept-Encoding`:
+                // without one the identity file is the answer whatever it
+                // says (`AcceptEncoding::choose`).
+                let coding = if e.sidecars.any_sidecar() {
+                    self.accept(headers).choose(e.sidecars)
+                } else {
+                    Coding::Identity
+                };
+                let v = e.variant(coding)?;
                 Some((Arc::clone(&v.rep), v.source()?))
             });
         let ask = Ask {

@@ -390,3 +390,64 @@ fn target_forms() {
     assert_eq!(ok("OPTIONS * HTTP/1.1\r\n\r\n").target, "*");
     assert_eq!(ok("FOO /x HTTP/1.1\r\n\r\n").method.as_str(), "FOO");
 }
+
+#[test]
+fn known_field_names_are_what_http_makes_of_them() {
+    // Every token byte (RFC 9110 §5.6.2) in every place of every name the
+    // short path knows, and each name in three cases: the short path
+    // gives what `HeaderName::from_bytes` gives, or both refuse.
+    let tchar: Vec<u8> = (0u8..=127)
+        .filter(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(b))
+        .collect();
+    let names = [
+        "host",
+        "accept",
+        "cookie",
+        "referer",
+        "user-agent",
+        "connection",
+        "if-none-match",
+        "cache-control",
+        "content-length",
+        "accept-encoding",
+        "accept-language",
+        "if-modified-since",
+    ];
+    let mut tried = 0;
+    for name in names {
+        for cased in [name.to_owned(), name.to_ascii_uppercase(), title_case(name)] {
+            let got = field_name(cased.as_bytes()).expect(&cased);
+            assert_eq!(got.as_str(), name, "{cased}");
+            assert_eq!(got, HeaderName::from_bytes(cased.as_bytes()).unwrap());
+        }
+        for at in 0..name.len() {
+            for &b in &tchar {
+                let mut bytes = name.as_bytes().to_vec();
+                bytes[at] = b;
+                let expected = HeaderName::from_bytes(&bytes).ok();
+                assert_eq!(
+                    field_name(&bytes).ok(),
+                    expected,
+                    "{:?}",
+                    String::from_utf8_lossy(&bytes)
+                );
+                tried += 1;
+            }
+        }
+    }
+    assert!(tried > 10_000);
+    // A name it does not know, and one `http` refuses.
+    assert_eq!(field_name(b"X-Forwarded-For").unwrap(), "x-forwarded-for");
+    assert!(field_name(b"bad name").is_err());
+}
+
+fn title_case(name: &str) -> String {
+    let mut upper = true;
+    name.chars()
+        .map(|c| {
+            let out = if upper { c.to_ascii_uppercase() } else { c };
+            upper = c == '-';
+            out
+        })
+        .collect()
+}
