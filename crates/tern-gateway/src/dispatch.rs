@@ -60,7 +60,7 @@ pub(crate) fn call<R: Run + Send + 'static>(route: &Arc<R>, exchange: Exchange) 
         id,
     } = exchange;
     let (parts, body) = request.into_parts();
-    Box::pin(serve(
+    HandlerFuture::new(serve(
         Arc::clone(route),
         parts,
         body,

@@ -1,6 +1,6 @@
 //! The `Date` field value, formatted once a second.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Length of an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
 const IMF_FIXDATE_LEN: usize = 29;
@@ -31,8 +31,15 @@ impl DateCache {
     /// The date at `now`.
     pub fn at(&mut self, now: SystemTime) -> &[u8] {
         let second = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        self.at_second(second)
+    }
+
+    /// The date `second` seconds after the Unix epoch: for a caller whose
+    /// clock gives seconds (a coarse clock costs less to read than
+    /// `SystemTime::now`, and a `Date` names only the second).
+    pub fn at_second(&mut self, second: u64) -> &[u8] {
         if self.second != Some(second) {
-            let text = httpdate::fmt_http_date(now);
+            let text = httpdate::fmt_http_date(UNIX_EPOCH + Duration::from_secs(second));
             // Always 29 bytes for years 1970-9999; anything else keeps
             // the previous value.
             if let Ok(text) = <[u8; IMF_FIXDATE_LEN]>::try_from(text.as_bytes()) {
@@ -51,8 +58,6 @@ impl DateCache {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
 
     #[test]
@@ -69,5 +74,6 @@ mod tests {
             b"Sun, 06 Nov 1994 08:49:38 GMT"
         );
         assert_eq!(c.now().len(), 29);
+        assert_eq!(c.at_second(784_111_777), b"Sun, 06 Nov 1994 08:49:37 GMT");
     }
 }

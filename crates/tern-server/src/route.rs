@@ -239,6 +239,16 @@ impl Router {
         &self.sites[idx]
     }
 
+    /// The site for a request whose Host `host` gives: asked only when a
+    /// site names hosts (one site, or sites that name none, take every
+    /// request unasked: a header lookup a request saved).
+    pub fn site_by<'h>(&self, host: impl FnOnce() -> Option<&'h str>) -> &Arc<SiteRoutes> {
+        if self.exact.is_empty() && self.wildcards.is_empty() {
+            return &self.sites[self.default];
+        }
+        self.site(host())
+    }
+
     fn lookup(&self, host: &str) -> Option<usize> {
         if self.exact.is_empty() && self.wildcards.is_empty() {
             return None;
@@ -347,5 +357,21 @@ mod tests {
         assert_eq!(r.site(Some("nobody")).name(), "b");
         assert_eq!(r.site(None).name(), "b");
         assert_eq!(r.site(Some("[::1]:80")).name(), "b");
+        assert_eq!(r.site_by(|| Some("x.b.example")).name(), "x");
+        assert_eq!(r.site_by(|| None).name(), "b");
+    }
+
+    #[test]
+    fn sites_that_name_no_host_are_chosen_without_asking_for_it() {
+        let mut r = Router::new();
+        r.add_site(&[], false, SiteRoutes::new("a", h("a")));
+        r.add_site(&[], true, SiteRoutes::new("b", h("b")));
+        let asked = std::cell::Cell::new(false);
+        let chosen = r.site_by(|| {
+            asked.set(true);
+            Some("a.example")
+        });
+        assert_eq!(chosen.name(), "b");
+        assert!(!asked.get());
     }
 }

@@ -514,7 +514,7 @@ mod tests {
                 }
             }
             let name = std::thread::current().name().unwrap_or("?").to_owned();
-            Box::pin(async move { Response::new(ResponseBody::full(name)) })
+            HandlerFuture::new(async move { Response::new(ResponseBody::full(name)) })
         }
 
         fn kind(&self) -> &'static str {

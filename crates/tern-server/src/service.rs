@@ -181,11 +181,11 @@ impl Svc {
             return RespFuture::answer(resp, None, log);
         }
         // Admission left one valid Host, or none: the authority decided.
-        let host = req
-            .headers()
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok());
-        let routes = site.router.site(host);
+        let routes = site.router.site_by(|| {
+            req.headers()
+                .get(header::HOST)
+                .and_then(|h| h.to_str().ok())
+        });
         let mut log = log;
         let mut extra = Vec::new();
         let (target, hits, go) = match phases(
@@ -352,12 +352,12 @@ fn start(routes: &Arc<SiteRoutes>, target: &Target, exchange: Exchange, go: Go) 
         Go::After(delay) if delay.is_zero() => target.handler.call(exchange),
         Go::After(delay) => {
             let handler = target.handler.clone();
-            Box::pin(async move {
+            HandlerFuture::new(async move {
                 tokio::time::sleep(delay).await;
                 handler.call(exchange).await
             })
         }
-        Go::Verify(v) => Box::pin(verify_then_call(
+        Go::Verify(v) => HandlerFuture::new(verify_then_call(
             routes.clone(),
             target.clone(),
             exchange,
@@ -614,7 +614,7 @@ impl Future for RespFuture {
             match &mut this.state {
                 State::Ready(r) => break r.take().expect("RespFuture polled after completion"),
                 State::Pending(f) => {
-                    let Poll::Ready(mut r) = f.as_mut().poll(cx) else {
+                    let Poll::Ready(mut r) = Pin::new(f).poll(cx) else {
                         return Poll::Pending;
                     };
                     if let Some(follow) = &this.follow {

@@ -69,17 +69,14 @@ impl Handler for StaticFiles {
     fn call(&self, exchange: Exchange) -> HandlerFuture {
         let Some(asked) = self.site.asked(&exchange.request) else {
             let refused = HandlerError::MethodNotAllowed { allow: "GET, HEAD" }.into_response();
-            return Box::pin(std::future::ready(refused));
+            return HandlerFuture::ready(refused);
         };
         let headers = exchange.request.headers();
-        if let Some(resp) =
-            self.site
-                .serve_cached(&exchange.path, headers, asked.head)
-        {
-            return Box::pin(std::future::ready(resp));
+        if let Some(resp) = self.site.serve_cached(&exchange.path, headers, asked.head) {
+            return HandlerFuture::ready(resp);
         }
         let site = Arc::clone(&self.site);
-        Box::pin(site.answer(exchange, asked))
+        HandlerFuture::new(site.answer(exchange, asked))
     }
 
     fn kind(&self) -> &'static str {

@@ -82,7 +82,7 @@ pub(crate) struct Mounted(pub(crate) AdminCell);
 impl tern_handler::Handler for Mounted {
     fn call(&self, ex: tern_handler::Exchange) -> tern_handler::HandlerFuture {
         let Some(admin) = self.0.get().and_then(std::sync::Weak::upgrade) else {
-            return Box::pin(async {
+            return tern_handler::HandlerFuture::new(async {
                 tern_handler::error_response(http::StatusCode::SERVICE_UNAVAILABLE)
             });
         };
@@ -94,13 +94,15 @@ impl tern_handler::Handler for Mounted {
             None => rest.to_owned(),
         };
         let Ok(uri) = target.parse::<http::Uri>() else {
-            return Box::pin(async { tern_handler::error_response(http::StatusCode::NOT_FOUND) });
+            return tern_handler::HandlerFuture::new(async {
+                tern_handler::error_response(http::StatusCode::NOT_FOUND)
+            });
         };
         let (parts, _) = ex.request.into_parts();
         // On the blocking pool: a page of 28 days of history, or the rows
         // of many workers read from /proc, must not hold up the worker
         // thread's other connections.
-        Box::pin(async move {
+        tern_handler::HandlerFuture::new(async move {
             let answered = tokio::task::spawn_blocking(move || {
                 admin.answer(&parts.method, &uri, &parts.headers, &base)
             })

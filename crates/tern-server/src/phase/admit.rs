@@ -248,26 +248,20 @@ pub(crate) fn valid_authority(v: &[u8]) -> bool {
         return valid_ip_literal(v);
     }
     // A registered name or IPv4 address, then `:` and the port, in one
-    // pass (every request's Host comes here). A second `:` is not a port
-    // digit, nor a host byte.
-    let mut port_at = None;
+    // pass (every request's Host comes here): the host's bytes up to the
+    // first `:`, and after it the port's digits (a second `:` is not one).
     let mut prev = 0;
     for (i, &b) in v.iter().enumerate() {
-        if port_at.is_some() {
-            if !b.is_ascii_digit() {
-                return false;
-            }
-        } else if b == b':' {
-            port_at = Some(i + 1);
-        } else if !HOST_BYTE[usize::from(b)] || (b == b'.' && prev == b'.') {
+        if !HOST_BYTE[usize::from(b)] {
+            let port = &v[i + 1..];
+            return b == b':' && i > 0 && port.len() <= 5 && port.iter().all(u8::is_ascii_digit);
+        }
+        if b == b'.' && prev == b'.' {
             return false;
         }
         prev = b;
     }
-    match port_at {
-        Some(at) => at > 1 && v.len() - at <= 5,
-        None => !v.is_empty(),
-    }
+    !v.is_empty()
 }
 
 /// `[` IPv6 or IPvFuture `]`, then an optional `:` and port.

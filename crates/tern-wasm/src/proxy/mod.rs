@@ -73,7 +73,7 @@ impl Proxy {
 
     pub(crate) fn call(&self, exchange: Exchange) -> HandlerFuture {
         let route = self.route.clone();
-        Box::pin(async move {
+        HandlerFuture::new(async move {
             let id = exchange.id;
             let path = exchange.path.clone();
             match Route::answer(&route, exchange).await {
