@@ -297,7 +297,11 @@ impl Http {
             Some(p) => p == "h2",
             None => sniffed,
         };
-        if !h2 {
+        // hyper reads `HTTP/1.2` to `HTTP/1.9` as errors: each head it
+        // reads is settled first (`version.rs`). tern's loop parses them as
+        // 1.1 itself; its heads are settled only once it hands the rest of
+        // the connection to hyper.
+        if !h2 && http1 != Http1::Tern {
             io.set_http1();
             crate::version::settle(&mut first);
         }
@@ -311,7 +315,12 @@ impl Http {
             .run(&mut io, first)
             .await;
             match ended {
-                Ended::ToHyper(rest) => rest,
+                Ended::ToHyper(rest) => {
+                    io.set_http1();
+                    let mut rest = BytesMut::from(rest);
+                    crate::version::settle(&mut rest);
+                    rest.freeze()
+                }
                 Ended::Closed => {
                     if S::SAYS_CLOSE {
                         let _ = io.shutdown().await;

@@ -182,6 +182,15 @@ fn tern_s_http1_loop_answers_as_hyper_s_byte_for_byte() {
         ("HTTP/1.0 with a body for a script", vec!["POST /cgi-bin/echo.cgi HTTP/1.0\r\nContent-Length: 3\r\n\r\nabc".into()]),
         ("HTTP/1.0 chunked (refused)", vec!["POST /a.txt HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n".into()]),
         ("HTTP/1.2 is 1.1", vec![format!("GET /a.txt HTTP/1.2\r\nHost: t\r\n{close}\r\n")]),
+        // An expectation other than 100-continue is hyper's: tern's loop
+        // hands the connection over with that head, which hyper must read
+        // as 1.1 too, as it must the head after it.
+        (
+            "HTTP/1.2 handed to hyper, then another",
+            vec![format!(
+                "GET /a.txt HTTP/1.2\r\nHost: t\r\nExpect: x\r\n\r\nGET /a.txt HTTP/1.2\r\nHost: t\r\n{close}\r\n"
+            )],
+        ),
         ("no Host", vec!["GET /a.txt HTTP/1.1\r\n\r\n".into()]),
         ("two Hosts", vec!["GET /a.txt HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n".into()]),
         ("absolute form", vec![format!("GET http://t/a.txt HTTP/1.1\r\nHost: t\r\n{close}\r\n")]),
