@@ -367,7 +367,8 @@ fn parse_window(
 /// A field's name as `http` holds it. The names most requests carry are
 /// matched here, as the constants `http` would give: `HeaderName::from_bytes`
 /// copies each name through a lower-casing table before it matches, about
-/// 140 instructions a name, a quarter of a browser-less GET's head parse.
+/// 140 instructions a name: a seventh of the head parse of a GET with
+/// ab's four fields (session 36, docs/PERFORMANCE.md).
 /// Anything else goes to `from_bytes`.
 fn field_name(name: &[u8]) -> Result<HeaderName, HeadError> {
     let known = match name.len() {
