@@ -8,6 +8,8 @@ Usage:
   scripts/callgrind-costs.py FILE --callers REGEX [-n REQUESTS] [-t TOP]
       the functions that call those matching REGEX, with what those calls
       cost (inclusive) and how many there were
+  -e EVENT counts another of the file's events instead of instructions:
+      Ge, the locked instructions `scripts/instructions.sh -b` collects
 
 FILE is what `scripts/instructions.sh -k` keeps (PREFIX.PID.1); REQUESTS
 (its -n) divides every figure, so they read as instructions a request.
@@ -17,6 +19,7 @@ with callgrind's name compression, and leaves nothing out. Examples
 (docs/PERFORMANCE.md, "The events a read brought, taken in one pass"):
   scripts/callgrind-costs.py /tmp/instructions.1234.1 -n 1000 -t 40
   scripts/callgrind-costs.py /tmp/instructions.1234.1 -n 1000 --callers '^__memcpy'
+  scripts/callgrind-costs.py /tmp/instructions.1234.1 -n 1000 -e Ge
 """
 import argparse
 import collections
@@ -25,10 +28,12 @@ import re
 NAME = re.compile(r"\((\d+)\)(?:\s+(.*))?")
 
 
-def read(path, callers_of=None):
+def read(path, callers_of=None, event="Ir"):
     """Self costs by function; with `callers_of`, the costs of calls to
-    matching functions by caller (and their counts) instead."""
+    matching functions by caller (and their counts) instead. `event` names
+    the column of the file's `events:` line to sum."""
     names = {}
+    column = 1
 
     def name(spec):
         m = NAME.match(spec)
@@ -45,7 +50,12 @@ def read(path, callers_of=None):
     count = 0
     with open(path, errors="replace") as f:
         for line in f:
-            if line.startswith("fn="):
+            if line.startswith("events:"):
+                events = line.split()[1:]
+                if event not in events:
+                    raise SystemExit(f"{path} has no {event} events (it has {', '.join(events)})")
+                column = 1 + events.index(event)
+            elif line.startswith("fn="):
                 fn = name(line[3:].strip())
             elif line.startswith("cfn="):
                 callee = name(line[4:].strip())
@@ -59,7 +69,8 @@ def read(path, callers_of=None):
                 if len(parts) < 2 or fn is None:
                     call_line = False
                     continue
-                value = int(parts[1])
+                # callgrind leaves out a line's trailing zero counts.
+                value = int(parts[column]) if len(parts) > column else 0
                 if call_line:
                     # The line after `calls=` is the call's inclusive cost,
                     # not the caller's own.
@@ -78,15 +89,20 @@ def main():
     ap.add_argument("-n", "--requests", type=float, default=1.0)
     ap.add_argument("-t", "--top", type=int, default=40)
     ap.add_argument("--callers", metavar="REGEX")
+    ap.add_argument("-e", "--event", default="Ir")
     args = ap.parse_args()
     pattern = re.compile(args.callers) if args.callers else None
-    cost, calls = read(args.file, pattern)
+    cost, calls = read(args.file, pattern, args.event)
     n = args.requests
+    # Locked instructions are a few a request: a decimal shows them.
+    fmt = ",.0f" if args.event == "Ir" else ",.1f"
     if pattern is None:
-        print(f"total {sum(cost.values()) / n:,.0f}")
+        print(f"total {sum(cost.values()) / n:{fmt}}")
     for f, c in cost.most_common(args.top):
+        if c == 0:
+            break
         times = f" {calls[f] / n:6.1f} calls" if pattern else ""
-        print(f"{c / n:10,.0f}{times}  {f[:160]}")
+        print(f"{c / n:10{fmt}}{times}  {f[:160]}")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
 # 5-10% between runs; this count repeats to within a few instructions, so a
 # change of 1% in what the server's own code costs per request shows.
 #
-# Usage: scripts/instructions.sh [-n REQUESTS] [-H FIELD]... [-p FILE] [-N] [-k] [-o PREFIX] URL -- COMMAND...
+# Usage: scripts/instructions.sh [-n REQUESTS] [-H FIELD]... [-p FILE] [-N] [-b] [-k] [-o PREFIX] URL -- COMMAND...
 #   COMMAND runs the server in the foreground (it is run under callgrind, with
 #   its children); URL is a path it serves (http://127.0.0.1:PORT/PATH).
 #   -n  requests counted (2000); 300 more warm the server first
@@ -14,6 +14,10 @@
 #       application/x-www-form-urlencoded)
 #   -N  a new connection per request (ab without -k): the accept, the
 #       connection's setup and its close are counted with each request
+#   -b  count locked instructions too (callgrind --collect-bus: atomic
+#       read-modify-writes, each 20 or more cycles that an instruction
+#       count does not show); by function with scripts/callgrind-costs.py
+#       -e Ge
 #   -k  keep the callgrind files (PREFIX.PID.1): read them with
 #       callgrind_annotate --inclusive=yes PREFIX.PID.1, or by function's own
 #       cost and by caller with scripts/callgrind-costs.py PREFIX.PID.1 -n N
@@ -28,16 +32,17 @@
 #   scripts/instructions.sh http://127.0.0.1:18601/0k.html -- target/release/tern serve --config t.toml
 #   scripts/instructions.sh http://127.0.0.1:18602/0k.html -- lighttpd -D -f lighttpd.conf
 set -euo pipefail
-n=2000 keep=0 prefix=/tmp/instructions fields=() alive=-k
-while getopts "n:H:p:Nko:" opt; do
+n=2000 keep=0 prefix=/tmp/instructions fields=() alive=-k bus=()
+while getopts "n:H:p:Nbko:" opt; do
   case $opt in
     n) n=$OPTARG ;;
     H) fields+=(-H "$OPTARG") ;;
     p) fields+=(-p "$OPTARG" -T application/x-www-form-urlencoded) ;;
     N) alive="" ;;
+    b) bus=(--collect-bus=yes) ;;
     k) keep=1 ;;
     o) prefix=$OPTARG ;;
-    *) sed -n '2,29p' "$0"; exit 2 ;;
+    *) sed -n '2,33p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -48,7 +53,7 @@ for tool in valgrind callgrind_control ab curl; do
   command -v $tool >/dev/null || { echo "$tool is needed (apt-get install valgrind apache2-utils curl)" >&2; exit 2; }
 done
 rm -f "$prefix".*
-valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$prefix.%p" "$@" >"$prefix.log" 2>&1 &
+valgrind --tool=callgrind --trace-children=yes "${bus[@]}" --callgrind-out-file="$prefix.%p" "$@" >"$prefix.log" 2>&1 &
 vg=$!
 # The processes valgrind runs: the server and any children it started.
 servers() { pgrep -f -- "--callgrind-out-file=$prefix" || true; }
@@ -71,11 +76,12 @@ for _ in $(seq 1 120); do
   sleep 0.5
 done
 sleep 1
-total=0
+total=0 locked=0
 for f in "$prefix".*.1; do
   [ -f "$f" ] || continue
-  t=$(awk '/^totals:/{print $2; exit}' "$f")
-  total=$((total + ${t:-0}))
+  read -r t g < <(awk '/^totals:/{print $2, ($3 == "" ? 0 : $3); exit}' "$f")
+  total=$((total + ${t:-0})) locked=$((locked + ${g:-0}))
 done
 echo "$url: $((total / n)) instructions per request ($n requests, failed ${failed:-?}${non2xx:+, non-2xx $non2xx})"
+[ ${#bus[@]} -gt 0 ] && awk -v g=$locked -v n=$n 'BEGIN { printf "locked instructions per request: %.1f\n", g / n }' || true
 [ $keep = 1 ] && echo "callgrind files: $(ls "$prefix".*.1 | tr '\n' ' ')" || rm -f "$prefix".*
