@@ -43,6 +43,7 @@
 //! may move the connection to another worker between two requests.
 
 use std::cell::RefCell;
+use std::future::Future;
 use std::pin::Pin;
 use std::task::Poll;
 use std::time::Duration;
@@ -190,6 +191,9 @@ struct Wire<'w, 'c, S> {
     stop: Pin<&'w mut WaitForCancellationFuture<'c>>,
     /// The stop was asked for: the request in flight is the last.
     stopping: bool,
+    /// [`crate::server::drains_begun`] when the wait for the stop was last
+    /// polled between requests (see [`Loop::next`]).
+    stop_seen: Option<u64>,
 }
 
 impl Loop<'_> {
@@ -207,6 +211,7 @@ impl Loop<'_> {
             out: BytesMut::new(),
             stop,
             stopping: false,
+            stop_seen: None,
         };
         loop {
             let next = match self.next(&mut w, &limits).await {
@@ -273,18 +278,47 @@ impl Loop<'_> {
                 Ok(Some(_)) | Err(_) => return Err(Ended::ToHyper(w.buf.split().freeze())),
                 Ok(None) => {}
             }
-            let read = tokio::select! {
-                biased;
-                r = read_some(w.io, &mut w.buf) => r,
-                () = &mut w.stop, if !w.stopping => {
-                    w.stopping = true;
-                    // Idle: close now. Within a head: read on, and answer
-                    // it with `connection: close`.
-                    if w.buf.is_empty() {
-                        return Err(Ended::Closed);
+            // The read first, then the stop. Its wait is polled once, which
+            // leaves the task's waker with the stop, and again only once a
+            // drain has begun since: each poll takes the token's lock and
+            // its waiters' lock (four locked instructions a request). A
+            // drain counts itself before it cancels, so the poll its wake
+            // brings sees the count moved.
+            let read = {
+                let Wire {
+                    io,
+                    buf,
+                    stop,
+                    stopping,
+                    stop_seen,
+                    ..
+                } = &mut *w;
+                let mut read = std::pin::pin!(read_some(&mut **io, buf));
+                std::future::poll_fn(|cx| {
+                    if let Poll::Ready(r) = Future::poll(read.as_mut(), cx) {
+                        return Poll::Ready(Some(r));
                     }
-                    continue;
+                    if !*stopping {
+                        let drains = crate::server::drains_begun();
+                        if *stop_seen != Some(drains) {
+                            *stop_seen = Some(drains);
+                            if Future::poll(stop.as_mut(), cx).is_ready() {
+                                return Poll::Ready(None);
+                            }
+                        }
+                    }
+                    Poll::Pending
+                })
+                .await
+            };
+            let Some(read) = read else {
+                w.stopping = true;
+                // Idle: close now. Within a head: read on, and answer it
+                // with `connection: close`.
+                if w.buf.is_empty() {
+                    return Err(Ended::Closed);
                 }
+                continue;
             };
             if self.gone(read) {
                 return Err(Ended::Closed);

@@ -187,6 +187,9 @@ impl Server {
         drop(listeners);
 
         conns.close();
+        // Counted first: a connection between requests polls its wait for
+        // the drain again only once the count has moved (`h1.rs`).
+        DRAINS_BEGUN.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         drain.cancel();
         let grace = self.shared.site.load().grace_period;
         let open = conns.len();
@@ -211,6 +214,16 @@ impl Server {
             None => Ok(()),
         }
     }
+}
+
+/// Drains begun in this process, by any server.
+static DRAINS_BEGUN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many drains have begun in this process: a connection waiting
+/// between requests needs to look at its own drain token again only when
+/// this has moved (a plain load, where the token takes two locks).
+pub(crate) fn drains_begun() -> u64 {
+    DRAINS_BEGUN.load(std::sync::atomic::Ordering::SeqCst)
 }
 
 /// One worker thread (number `me`): its own runtime, an accept loop per
@@ -532,6 +545,18 @@ mod tests {
         std::thread::JoinHandle<std::io::Result<()>>,
         std::sync::MutexGuard<'static, ()>,
     ) {
+        two_workers_with(Site::for_test(Router::new()).grace_period)
+    }
+
+    /// [`two_workers`], with the given grace period for a stop.
+    fn two_workers_with(
+        grace: Duration,
+    ) -> (
+        std::net::SocketAddr,
+        ServerHandle,
+        std::thread::JoinHandle<std::io::Result<()>>,
+        std::sync::MutexGuard<'static, ()>,
+    ) {
         // One at a time: a test's worker kept busy by another test's spin
         // would count as full, and hand its connections over.
         static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -542,7 +567,8 @@ mod tests {
         let routes = SiteRoutes::new("test", Arc::new(WhichWorker));
         let mut router = Router::new();
         router.add_site(&[], true, routes);
-        let site = Site::for_test(router);
+        let mut site = Site::for_test(router);
+        site.grace_period = grace;
         let listener =
             BoundListener::bind(&ListenAddr::Tcp(([127, 0, 0, 1], 0).into())).expect("a port");
         let PeerAddr::Tcp(addr) = *listener.local_addr() else {
@@ -651,6 +677,40 @@ mod tests {
         handle.shutdown();
         drop(c);
         serving.join().unwrap().unwrap();
+    }
+
+    /// A stop closes a connection that waits between requests at once,
+    /// long before the grace period ends: its wait for the drain, polled
+    /// once when it first waited, is polled again once the drain begins
+    /// (`h1.rs`), and the read of its next request is not waited for.
+    #[test]
+    fn a_stop_closes_a_kept_connection_between_requests_at_once() {
+        let (addr, handle, serving, _alone) = two_workers_with(Duration::from_secs(60));
+        let mut c = TcpStream::connect(addr).unwrap();
+        for _ in 0..3 {
+            ask(&mut c, "/");
+            which(&mut c);
+        }
+        // Idle now, and waiting for a fourth.
+        std::thread::sleep(Duration::from_millis(200));
+        let (ended_tx, ended_rx) = std::sync::mpsc::channel();
+        let stopping = std::thread::spawn(move || {
+            handle.shutdown();
+            let r = serving.join();
+            let _ = ended_tx.send(());
+            r
+        });
+        // The read times out after 10 s (`ask`): a connection left to the
+        // grace period would still be open then.
+        let mut rest = Vec::new();
+        let read = std::io::Read::read_to_end(&mut c, &mut rest);
+        assert!(read.is_ok(), "the kept connection is still open: {read:?}");
+        assert!(rest.is_empty(), "{:?}", String::from_utf8_lossy(&rest));
+        assert!(
+            ended_rx.recv_timeout(Duration::from_secs(10)).is_ok(),
+            "the server still runs 10 s after the stop"
+        );
+        stopping.join().unwrap().unwrap().unwrap();
     }
 
     /// A stop while new connections keep coming: the workers stop
