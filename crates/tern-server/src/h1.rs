@@ -45,6 +45,7 @@
 use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::Poll;
 use std::time::Duration;
 
@@ -91,6 +92,23 @@ const LINGER_SILENCE: Duration = Duration::from_secs(1);
 
 /// The most a read into the worker's scratch buffer takes (see [`read_some`]).
 const SCRATCH: usize = 8192;
+
+/// Drains begun in this process, by any server.
+static DRAINS_BEGUN: AtomicU64 = AtomicU64::new(0);
+
+/// Counts a drain about to begin: the server calls it before it cancels
+/// its drain token, so that a connection woken by that cancel finds the
+/// count moved and looks at its token.
+pub(crate) fn count_drain() {
+    DRAINS_BEGUN.fetch_add(1, Ordering::SeqCst);
+}
+
+/// How many drains have begun in this process: a connection waiting
+/// between requests needs to look at its own drain token again only when
+/// this has moved (a plain load, where the token takes two locks).
+fn drains_begun() -> u64 {
+    DRAINS_BEGUN.load(Ordering::SeqCst)
+}
 
 /// The wall clock's second, for `Date` (which names only the second), from
 /// the kernel's coarse clock: read from the vDSO without the time counter,
@@ -191,8 +209,8 @@ struct Wire<'w, 'c, S> {
     stop: Pin<&'w mut WaitForCancellationFuture<'c>>,
     /// The stop was asked for: the request in flight is the last.
     stopping: bool,
-    /// [`crate::server::drains_begun`] when the wait for the stop was last
-    /// polled between requests (see [`Loop::next`]).
+    /// [`drains_begun`] when the wait for the stop was last polled between
+    /// requests (see [`Loop::next`]).
     stop_seen: Option<u64>,
 }
 
@@ -299,7 +317,7 @@ impl Loop<'_> {
                         return Poll::Ready(Some(r));
                     }
                     if !*stopping {
-                        let drains = crate::server::drains_begun();
+                        let drains = drains_begun();
                         if *stop_seen != Some(drains) {
                             *stop_seen = Some(drains);
                             if Future::poll(stop.as_mut(), cx).is_ready() {

@@ -188,8 +188,8 @@ impl Server {
 
         conns.close();
         // Counted first: a connection between requests polls its wait for
-        // the drain again only once the count has moved (`h1.rs`).
-        DRAINS_BEGUN.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        // the drain again only once the count has moved.
+        crate::h1::count_drain();
         drain.cancel();
         let grace = self.shared.site.load().grace_period;
         let open = conns.len();
@@ -214,16 +214,6 @@ impl Server {
             None => Ok(()),
         }
     }
-}
-
-/// Drains begun in this process, by any server.
-static DRAINS_BEGUN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// How many drains have begun in this process: a connection waiting
-/// between requests needs to look at its own drain token again only when
-/// this has moved (a plain load, where the token takes two locks).
-pub(crate) fn drains_begun() -> u64 {
-    DRAINS_BEGUN.load(std::sync::atomic::Ordering::SeqCst)
 }
 
 /// One worker thread (number `me`): its own runtime, an accept loop per
@@ -679,6 +669,25 @@ mod tests {
         serving.join().unwrap().unwrap();
     }
 
+    /// Stops the server on a thread of its own: that thread, and what says
+    /// the server has ended.
+    fn stop(
+        handle: ServerHandle,
+        serving: std::thread::JoinHandle<std::io::Result<()>>,
+    ) -> (
+        std::thread::JoinHandle<std::thread::Result<std::io::Result<()>>>,
+        std::sync::mpsc::Receiver<()>,
+    ) {
+        let (ended_tx, ended_rx) = std::sync::mpsc::channel();
+        let stopping = std::thread::spawn(move || {
+            handle.shutdown();
+            let r = serving.join();
+            let _ = ended_tx.send(());
+            r
+        });
+        (stopping, ended_rx)
+    }
+
     /// A stop closes a connection that waits between requests at once,
     /// long before the grace period ends: its wait for the drain, polled
     /// once when it first waited, is polled again once the drain begins
@@ -693,13 +702,7 @@ mod tests {
         }
         // Idle now, and waiting for a fourth.
         std::thread::sleep(Duration::from_millis(200));
-        let (ended_tx, ended_rx) = std::sync::mpsc::channel();
-        let stopping = std::thread::spawn(move || {
-            handle.shutdown();
-            let r = serving.join();
-            let _ = ended_tx.send(());
-            r
-        });
+        let (stopping, ended_rx) = stop(handle, serving);
         // The read times out after 10 s (`ask`): a connection left to the
         // grace period would still be open then.
         let mut rest = Vec::new();
@@ -744,13 +747,7 @@ mod tests {
             })
             .collect();
         std::thread::sleep(Duration::from_millis(300));
-        let (ended_tx, ended_rx) = std::sync::mpsc::channel();
-        let stopping = std::thread::spawn(move || {
-            handle.shutdown();
-            let r = serving.join();
-            let _ = ended_tx.send(());
-            r
-        });
+        let (stopping, ended_rx) = stop(handle, serving);
         let ended = ended_rx.recv_timeout(Duration::from_secs(10));
         done.store(true, std::sync::atomic::Ordering::Relaxed);
         let opened: u32 = clients.into_iter().map(|c| c.join().unwrap()).sum();
