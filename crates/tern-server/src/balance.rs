@@ -214,19 +214,10 @@ thread_local! {
 /// clock twice a request at one connection, and with `Instant` each read
 /// was followed by two or three subtractions of `timespec`s (carries and
 /// checks, about 50 instructions each): more than the read itself.
-/// glibc's `clock_gettime` (rustix's reader of the vDSO faults under
-/// valgrind, which `scripts/instructions.sh` runs tern in).
-#[allow(unsafe_code, reason = "libc's clock_gettime")]
+/// CLOCK_MONOTONIC always exists on Linux.
 fn now_ns() -> u64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec through the pointer, which
-    // points at `t`, alive for the call; CLOCK_MONOTONIC always exists on
-    // Linux, so it cannot fail and leave `t` as it was.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+    crate::clock::read(libc::CLOCK_MONOTONIC)
+        .map_or(0, |t| t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64)
 }
 
 impl Balance {

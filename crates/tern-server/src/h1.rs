@@ -115,22 +115,14 @@ fn drains_begun() -> u64 {
 /// and in seconds already. `SystemTime::now` and its subtraction down to
 /// seconds since the epoch cost about 100 instructions a response more.
 /// The coarse clock lags the fine one by at most a tick (1-4 ms).
-#[allow(unsafe_code, reason = "libc's clock_gettime")]
 fn unix_second() -> u64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec through the pointer, which
-    // points at `t`, alive for the call.
-    let read = unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut t) };
-    if read != 0 {
+    match crate::clock::read(libc::CLOCK_REALTIME_COARSE) {
+        Some(t) => u64::try_from(t.tv_sec).unwrap_or(0),
         // Not on this kernel (before 2.6.32): the fine clock.
-        return std::time::SystemTime::now()
+        None => std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
+            .map_or(0, |d| d.as_secs()),
     }
-    u64::try_from(t.tv_sec).unwrap_or(0)
 }
 
 thread_local! {

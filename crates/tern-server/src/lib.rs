@@ -96,6 +96,7 @@ macro_rules! write_through {
 
 mod balance;
 mod body;
+mod clock;
 mod conn;
 mod explain;
 mod h1;

@@ -243,14 +243,19 @@ impl Router {
     /// site names hosts (one site, or sites that name none, take every
     /// request unasked: a header lookup a request saved).
     pub fn site_by<'h>(&self, host: impl FnOnce() -> Option<&'h str>) -> &Arc<SiteRoutes> {
-        if self.exact.is_empty() && self.wildcards.is_empty() {
+        if !self.names_hosts() {
             return &self.sites[self.default];
         }
         self.site(host())
     }
 
+    /// Whether any site names a host (else every request goes to the default).
+    fn names_hosts(&self) -> bool {
+        !self.exact.is_empty() || !self.wildcards.is_empty()
+    }
+
     fn lookup(&self, host: &str) -> Option<usize> {
-        if self.exact.is_empty() && self.wildcards.is_empty() {
+        if !self.names_hosts() {
             return None;
         }
         let name = strip_port(host).trim_end_matches('.');

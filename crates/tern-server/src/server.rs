@@ -517,7 +517,7 @@ mod tests {
                 }
             }
             let name = std::thread::current().name().unwrap_or("?").to_owned();
-            HandlerFuture::new(async move { Response::new(ResponseBody::full(name)) })
+            HandlerFuture::ready(Response::new(ResponseBody::full(name)))
         }
 
         fn kind(&self) -> &'static str {
@@ -535,12 +535,13 @@ mod tests {
         std::thread::JoinHandle<std::io::Result<()>>,
         std::sync::MutexGuard<'static, ()>,
     ) {
-        two_workers_with(Site::for_test(Router::new()).grace_period)
+        two_workers_with(None)
     }
 
-    /// [`two_workers`], with the given grace period for a stop.
+    /// [`two_workers`], with `grace` as the grace period for a stop
+    /// (`None`: the test site's own).
     fn two_workers_with(
-        grace: Duration,
+        grace: Option<Duration>,
     ) -> (
         std::net::SocketAddr,
         ServerHandle,
@@ -558,7 +559,9 @@ mod tests {
         let mut router = Router::new();
         router.add_site(&[], true, routes);
         let mut site = Site::for_test(router);
-        site.grace_period = grace;
+        if let Some(grace) = grace {
+            site.grace_period = grace;
+        }
         let listener =
             BoundListener::bind(&ListenAddr::Tcp(([127, 0, 0, 1], 0).into())).expect("a port");
         let PeerAddr::Tcp(addr) = *listener.local_addr() else {
@@ -694,7 +697,7 @@ mod tests {
     /// (`h1.rs`), and the read of its next request is not waited for.
     #[test]
     fn a_stop_closes_a_kept_connection_between_requests_at_once() {
-        let (addr, handle, serving, _alone) = two_workers_with(Duration::from_secs(60));
+        let (addr, handle, serving, _alone) = two_workers_with(Some(Duration::from_secs(60)));
         let mut c = TcpStream::connect(addr).unwrap();
         for _ in 0..3 {
             ask(&mut c, "/");

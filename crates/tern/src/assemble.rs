@@ -313,9 +313,9 @@ struct Unstarted(&'static str);
 
 impl Handler for Unstarted {
     fn call(&self, _: tern_handler::Exchange) -> tern_handler::HandlerFuture {
-        tern_handler::HandlerFuture::new(async {
-            tern_handler::error_response(http::StatusCode::SERVICE_UNAVAILABLE)
-        })
+        tern_handler::HandlerFuture::ready(tern_handler::error_response(
+            http::StatusCode::SERVICE_UNAVAILABLE,
+        ))
     }
 
     fn kind(&self) -> &'static str {

@@ -82,9 +82,9 @@ pub(crate) struct Mounted(pub(crate) AdminCell);
 impl tern_handler::Handler for Mounted {
     fn call(&self, ex: tern_handler::Exchange) -> tern_handler::HandlerFuture {
         let Some(admin) = self.0.get().and_then(std::sync::Weak::upgrade) else {
-            return tern_handler::HandlerFuture::new(async {
-                tern_handler::error_response(http::StatusCode::SERVICE_UNAVAILABLE)
-            });
+            return tern_handler::HandlerFuture::ready(tern_handler::error_response(
+                http::StatusCode::SERVICE_UNAVAILABLE,
+            ));
         };
         let (base, rest) = ex.route.pattern.split(&ex.path);
         let base = base.trim_end_matches('/').to_owned();
@@ -94,9 +94,9 @@ impl tern_handler::Handler for Mounted {
             None => rest.to_owned(),
         };
         let Ok(uri) = target.parse::<http::Uri>() else {
-            return tern_handler::HandlerFuture::new(async {
-                tern_handler::error_response(http::StatusCode::NOT_FOUND)
-            });
+            return tern_handler::HandlerFuture::ready(tern_handler::error_response(
+                http::StatusCode::NOT_FOUND,
+            ));
         };
         let (parts, _) = ex.request.into_parts();
         // On the blocking pool: a page of 28 days of history, or the rows
