@@ -89,7 +89,7 @@ fn new_connections_are_held_until_they_speak_only_while_they_queue_up() {
     // loaded host.
     for _ in 0..10 {
         assert_eq!(get(&t, "/").status, 200);
-        std::thread::sleep(std::time::Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(silent_state(t.addr()), ESTABLISHED, "held while idle");
 
