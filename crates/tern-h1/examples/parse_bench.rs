@@ -121,6 +121,8 @@ fn main() {
         let head = ResponseHead {
             status: StatusCode::OK,
             version: Version::HTTP_11,
+            lines: b"",
+            lines_length: false,
             headers: &headers,
             body: BodyLength::Known(24_414),
             head_request: false,

@@ -34,6 +34,12 @@ pub struct ResponseHead<'a> {
     pub status: StatusCode,
     /// The request's version: `HTTP/1.0` answers 1.0, anything else 1.1.
     pub version: Version,
+    /// Fields encoded before (`name: value\r\n` each), written first as
+    /// they are: none of them `Connection`, `Transfer-Encoding` or `Date`,
+    /// and none named in `headers`. Usually empty.
+    pub lines: &'a [u8],
+    /// `lines` hold the `Content-Length`, and it is the body's.
+    pub lines_length: bool,
     /// The handler's fields. `Content-Length` and `Transfer-Encoding` are
     /// the encoder's to write and are skipped, except that on an answer
     /// to HEAD or a 304 with [`BodyLength::Unknown`] a `Content-Length`
@@ -70,15 +76,14 @@ pub fn encode_response_head(
 ) -> Encoded {
     let status = head.status;
     let http10 = head.version == Version::HTTP_10;
-    let bodiless_status = status.is_informational()
-        || status == StatusCode::NO_CONTENT
-        || status == StatusCode::NOT_MODIFIED;
+    let bodiless_status = bodiless(status);
 
     dst.put_slice(if http10 { b"HTTP/1.0 " } else { b"HTTP/1.1 " });
     dst.put_slice(status.as_str().as_bytes());
     dst.put_u8(b' ');
     dst.put_slice(status.canonical_reason().unwrap_or("").as_bytes());
     dst.put_slice(b"\r\n");
+    dst.put_slice(head.lines);
 
     let keep_cl = (head.head_request || status == StatusCode::NOT_MODIFIED)
         && head.body == BodyLength::Unknown
@@ -87,7 +92,7 @@ pub fn encode_response_head(
     let mut keep_alive = head.keep_alive;
     let mut wrote_close = false;
     let mut wrote_keep_alive = false;
-    let mut wrote_len = false;
+    let mut wrote_len = head.lines_length;
     // Noted on the way past, not looked up after (a hash and a probe).
     let mut has_date = false;
     for (name, value) in head.headers {
@@ -163,6 +168,14 @@ pub fn encode_response_head(
     }
     dst.put_slice(b"\r\n");
     Encoded { body, keep_alive }
+}
+
+/// A status whose answer never has a body (1xx, 204, 304: RFC 9110
+/// §6.4.1), whatever its fields say.
+pub fn bodiless(status: StatusCode) -> bool {
+    status.is_informational()
+        || status == StatusCode::NO_CONTENT
+        || status == StatusCode::NOT_MODIFIED
 }
 
 fn put_field(dst: &mut impl BufMut, name: &[u8], value: &[u8]) {
@@ -258,6 +271,8 @@ mod tests {
         ResponseHead {
             status: StatusCode::OK,
             version: Version::HTTP_11,
+            lines: b"",
+            lines_length: false,
             headers,
             body: BodyLength::Known(5),
             head_request: false,
@@ -382,6 +397,32 @@ mod tests {
         assert_eq!(s.matches("onnection").count(), 1, "{s}");
         assert_eq!(s.matches("date").count(), 1, "{s}");
         assert!(!e.keep_alive);
+    }
+
+    #[test]
+    fn lines_go_first_and_their_length_stands() {
+        let mut h = HeaderMap::new();
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        let (s, e) = encode(ResponseHead {
+            lines: b"content-type: text/plain\r\ncontent-length: 5\r\n",
+            lines_length: true,
+            ..head(&h)
+        });
+        assert_eq!(
+            s,
+            "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 5\r\n\
+             cache-control: no-cache\r\ndate: Wed, 25 Nov 2026 01:51:16 GMT\r\n\r\n"
+        );
+        assert_eq!(e.body, BodyEncoding::Length(5));
+        // Lines without a length: the encoder writes it.
+        let (s, _) = encode(ResponseHead {
+            lines: b"content-type: text/plain\r\n",
+            ..head(&HeaderMap::new())
+        });
+        assert!(
+            before(&s, "content-type: text/plain\r\n", "content-length: 5\r\n"),
+            "{s}"
+        );
     }
 
     #[test]

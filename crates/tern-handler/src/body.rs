@@ -20,6 +20,7 @@ use hyper::body::Incoming;
 use tokio::time::{Instant, Sleep};
 
 use crate::fed::FedBody;
+use crate::fields::SharedFields;
 
 type BoxError = Box<dyn StdError + Send + Sync>;
 type BoxBody = Pin<Box<dyn Body<Data = Bytes, Error = BoxError> + Send>>;
@@ -53,6 +54,9 @@ pub struct ResponseBody {
     /// Set only on a body with bytes ([`ResponseBody::with_file`]), and
     /// cleared by the first poll: while it is here, the body is whole.
     file: Option<FileRegion>,
+    /// The response's shared fields, until the server writes them or puts
+    /// them in the map (`fields.rs`).
+    fields: Option<Arc<SharedFields>>,
 }
 
 /// Bytes of an open file: what a connection sends with `sendfile(2)`
@@ -84,6 +88,9 @@ impl std::fmt::Debug for ResponseBody {
         if let Some(r) = &self.file {
             write!(f, "(file region at {} of {} bytes) ", r.offset, r.len)?;
         }
+        if let Some(fields) = &self.fields {
+            write!(f, "({} shared fields) ", fields.map().len())?;
+        }
         match &self.kind {
             Kind::Empty => f.write_str("ResponseBody::Empty"),
             Kind::Full(b) => write!(
@@ -107,6 +114,7 @@ impl ResponseBody {
         ResponseBody {
             kind: Kind::Empty,
             file: None,
+            fields: None,
         }
     }
 
@@ -119,6 +127,7 @@ impl ResponseBody {
         ResponseBody {
             kind: Kind::Full(Some(bytes)),
             file: None,
+            fields: None,
         }
     }
 
@@ -138,6 +147,7 @@ impl ResponseBody {
                     rest: pieces.into_iter(),
                 },
                 file: None,
+                fields: None,
             },
         }
     }
@@ -152,6 +162,7 @@ impl ResponseBody {
         ResponseBody {
             kind: Kind::Stream(Box::pin(body.map_err(Into::into))),
             file: None,
+            fields: None,
         }
     }
 
@@ -176,6 +187,18 @@ impl ResponseBody {
         let region = self.file.take()?;
         self.kind = Kind::Empty;
         Some(region)
+    }
+
+    /// With the response's shared fields ([`crate::shared_response`]).
+    pub(crate) fn with_fields(mut self, fields: Arc<SharedFields>) -> Self {
+        self.fields = Some(fields);
+        self
+    }
+
+    /// The response's shared fields, which the taker writes or puts in the
+    /// response's map ([`crate::settle_into`]).
+    pub fn take_fields(&mut self) -> Option<Arc<SharedFields>> {
+        self.fields.take()
     }
 }
 

@@ -11,6 +11,7 @@ mod body;
 mod error;
 mod exchange;
 mod fed;
+mod fields;
 pub mod path;
 mod pattern;
 mod report;
@@ -28,6 +29,7 @@ pub use exchange::{
     Redirected, RequestId, RouteMatch, ScriptEnv, TlsInfo, MAX_LOCAL_REDIRECTS,
 };
 pub use fed::{fed_body, BodySender, FedBody, ReaderGone};
+pub use fields::{settle_fields, settle_into, shared_response, SharedFields};
 pub use pattern::RoutePattern;
 pub use report::{PoolReport, ServedBy, WaitHistogram, WorkerReport, QUEUE_WAIT_BUCKETS};
 

@@ -3,11 +3,12 @@
 //! (client gone).
 
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
-use tern_handler::{FileRegion, ResponseBody};
+use tern_handler::{FileRegion, ResponseBody, SharedFields};
 
 use crate::phase::log::LogPhase;
 
@@ -33,6 +34,12 @@ impl ServerBody {
     /// says how much went.
     pub(crate) fn take_file(&mut self) -> Option<FileRegion> {
         self.inner.take_file()
+    }
+
+    /// The response's shared fields (`tern_handler::SharedFields`), for
+    /// the connection to write or put in the map.
+    pub(crate) fn take_fields(&mut self) -> Option<Arc<SharedFields>> {
+        self.inner.take_fields()
     }
 
     /// `bytes` of the body went out some other way than `poll_frame`

@@ -357,7 +357,7 @@ impl Loop<'_> {
     where
         S: AsyncRead + AsyncWrite + SendFile + Unpin,
     {
-        let mut answer = std::pin::pin!(self.svc.respond(req, !asked.keep_alive));
+        let mut answer = std::pin::pin!(self.svc.respond(req, !asked.keep_alive).writing_fields());
         let resp = loop {
             tokio::select! {
                 biased;
@@ -402,7 +402,7 @@ impl Loop<'_> {
         S: AsyncRead + AsyncWrite + SendFile + Unpin,
     {
         feed.prime(&mut w.buf);
-        let mut answer = std::pin::pin!(self.svc.respond(req, !asked.keep_alive));
+        let mut answer = std::pin::pin!(self.svc.respond(req, !asked.keep_alive).writing_fields());
         let resp = loop {
             tokio::select! {
                 biased;
@@ -618,7 +618,14 @@ where
     S: AsyncWrite + SendFile + Unpin,
 {
     let head_request = asked.head;
-    let (parts, mut body) = resp.into_parts();
+    let (mut parts, mut body) = resp.into_parts();
+    let mut shared = body.take_fields();
+    if let (Some(f), None) = (&shared, body.size_hint().exact()) {
+        // A stream's length may be a shared `Content-Length`: read from
+        // the map below.
+        tern_handler::settle_into(&mut parts.headers, f);
+        shared = None;
+    }
     // As hyper: an empty body is "no body"; on an answer to HEAD or a
     // 304 the handler's own `Content-Length` then stands (it describes
     // the representation), elsewhere the length is 0.
@@ -636,9 +643,26 @@ where
             None => declared_length(&parts.headers).map_or(BodyLength::Unknown, BodyLength::Known),
         }
     };
+    // Shared fields go out as the lines they were encoded to, when nothing
+    // stands beside them that they could clash with; else they join the
+    // map (`tern_handler::SharedFields`).
+    let lines = match shared.as_deref() {
+        Some(f) if parts.headers.is_empty() && !tern_h1::bodiless(parts.status) => {
+            f.lines_for(match length {
+                BodyLength::Known(n) => Some(n),
+                BodyLength::Unknown => None,
+            })
+        }
+        _ => None,
+    };
+    if let (None, Some(f)) = (lines, &shared) {
+        tern_handler::settle_into(&mut parts.headers, f);
+    }
     let head = ResponseHead {
         status: parts.status,
         version: asked.version,
+        lines: lines.unwrap_or_default(),
+        lines_length: lines.is_some() && shared.as_ref().is_some_and(|f| f.has_length()),
         headers: &parts.headers,
         body: length,
         head_request,
@@ -648,9 +672,10 @@ where
     // Room for the head, and for a body small enough to ride behind it,
     // in one allocation: grown field by field from empty (as it is after
     // an idle wait), the buffer was reallocated five times.
-    let fields: usize = (parts.headers.iter())
-        .map(|(n, v)| n.as_str().len() + v.len() + 4)
-        .sum();
+    let fields: usize = head.lines.len()
+        + (parts.headers.iter())
+            .map(|(n, v)| n.as_str().len() + v.len() + 4)
+            .sum::<usize>();
     let head_room = HEAD_ROOM + fields;
     let behind = match length {
         BodyLength::Known(n) if head_room as u64 + n <= COALESCE as u64 => n as usize,

@@ -242,6 +242,7 @@ impl Svc {
             extra,
             leftover,
             follow,
+            writes_fields: false,
         }
     }
 }
@@ -583,6 +584,9 @@ pub(crate) struct RespFuture {
     leftover: Option<Leftover>,
     /// Set while the handler may answer with a local redirect to follow.
     follow: Option<Box<Follow>>,
+    /// The connection writes a response's shared fields itself
+    /// ([`RespFuture::writing_fields`]); else they are settled in its map.
+    writes_fields: bool,
 }
 
 impl RespFuture {
@@ -595,7 +599,15 @@ impl RespFuture {
             extra: Vec::new(),
             leftover: None,
             follow: None,
+            writes_fields: false,
         }
+    }
+
+    /// For a connection that writes a response's shared fields as they
+    /// are (tern's HTTP/1 loop): they are left on the body.
+    pub(crate) fn writing_fields(mut self) -> Self {
+        self.writes_fields = true;
+        self
     }
 
     /// With the headers the rules' `set` added.
@@ -667,6 +679,12 @@ impl Future for RespFuture {
         }
         if let Some(by) = resp.extensions_mut().remove::<ServedBy>() {
             log.served(by);
+        }
+        // Shared fields stay on the body only for tern's HTTP/1 writer,
+        // which puts them in the map itself when a rule has set a field
+        // there (`h1::write_response`, `tern_handler::SharedFields`).
+        if !this.writes_fields {
+            tern_handler::settle_fields(&mut resp);
         }
         if let Some(hits) = this.hits.take() {
             hits.apply(resp.headers_mut());

@@ -1,10 +1,12 @@
 //! One servable representation of a file (the file itself or a sidecar):
 //! the stamp that identifies its version, its validators, and the response
-//! headers built once so that serving it again only clones them.
+//! headers built once, and encoded once, so that serving it again takes a
+//! reference to them (`tern_handler::SharedFields`).
 
 use std::fmt::Write as _;
 use std::fs::Metadata;
 use std::os::unix::fs::MetadataExt;
+use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
 use http::header::{
@@ -12,6 +14,7 @@ use http::header::{
     VARY,
 };
 use http::HeaderValue;
+use tern_handler::SharedFields;
 
 use crate::conditional::Validators;
 use crate::encoding::Coding;
@@ -62,7 +65,7 @@ pub(crate) struct Representation {
     vary: bool,
     /// Content-Type, Content-Length, ETag, Last-Modified, Accept-Ranges, and
     /// when they apply Content-Encoding and Vary.
-    headers: HeaderMap,
+    fields: Arc<SharedFields>,
 }
 
 impl Representation {
@@ -97,7 +100,7 @@ impl Representation {
             last_modified,
             content_type,
             vary,
-            headers,
+            fields: SharedFields::new(headers),
         }
     }
 
@@ -126,7 +129,12 @@ impl Representation {
 
     /// The headers of a 200 (also the base of 206 and 304).
     pub(crate) fn headers(&self) -> &HeaderMap {
-        &self.headers
+        self.fields.map()
+    }
+
+    /// The same headers, as a 200 shares them.
+    pub(crate) fn fields(&self) -> &Arc<SharedFields> {
+        &self.fields
     }
 }
 

@@ -11,7 +11,9 @@ use http::header::{
     HeaderMap, CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE, ETAG, LAST_MODIFIED, RANGE, VARY,
 };
 use http::{HeaderValue, Response, StatusCode};
-use tern_handler::{error_response, worth_sending_from_file, ResponseBody, SEND_FILE_MIN};
+use tern_handler::{
+    error_response, shared_response, worth_sending_from_file, ResponseBody, SEND_FILE_MIN,
+};
 
 use crate::body::{read_at, FileBody, Segment, Wait};
 use crate::conditional::{self, Precondition};
@@ -113,8 +115,8 @@ pub(crate) fn render(
                 slice(source, all)
             };
             // The prebuilt headers already carry the whole length: a cache
-            // hit formats nothing.
-            respond(StatusCode::OK, rep.headers().clone(), body)
+            // hit formats nothing, and shares them rather than clone them.
+            shared_response(StatusCode::OK, Arc::clone(rep.fields()), body)
         }
         Reply::Partial(r) => {
             let mut headers = rep.headers().clone();
@@ -299,12 +301,13 @@ mod tests {
     #[test]
     fn head_has_length_but_no_body() {
         use http_body::Body as _;
-        let r = render(
+        let mut r = render(
             Reply::Whole,
             &rep(10),
             Source::Memory(Bytes::from_static(b"0123456789")),
             true,
         );
+        tern_handler::settle_fields(&mut r);
         assert_eq!(r.headers()[CONTENT_LENGTH], "10");
         assert_eq!(r.body().size_hint().exact(), Some(0));
     }

@@ -52,6 +52,7 @@ use tern_h1::{BodyLength, DateCache, Limits, ResponseHead};
 use tern_handler::path::DecodedPath;
 use tern_handler::{
     ConnInfo, Exchange, Handler, PeerAddr, RequestBody, RequestId as Id, RouteMatch, RoutePattern,
+    SharedFields,
 };
 use tern_static::{FileCache, StaticFiles};
 
@@ -109,12 +110,13 @@ fn main() {
             }),
         ),
         ("h1 encode: a cached 0 B answer", {
-            let headers = rt.block_on(site.answer_headers());
-            let mut out = BytesMut::with_capacity(512);
+            let shared = rt.block_on(site.answer_fields());
+            let (headers, mut out) = (http::HeaderMap::new(), BytesMut::with_capacity(512));
             let mut date = DateCache::new();
             Box::new(move |n| {
                 for _ in 0..n {
-                    encode_head(&mut out, &mut date, http::StatusCode::OK, &headers);
+                    let status = http::StatusCode::OK;
+                    encode_head(&mut out, &mut date, status, &headers, Some(&shared));
                     black_box(out.len());
                 }
             })
@@ -139,8 +141,10 @@ fn main() {
                 rt.block_on(async {
                     for _ in 0..n {
                         let ex = site.exchange(parse(black_box(WRK_HEAD), &limits));
-                        let resp = site.handler.call(ex).await;
-                        encode_head(&mut out, &mut date, resp.status(), resp.headers());
+                        let mut resp = site.handler.call(ex).await;
+                        let shared = resp.body_mut().take_fields();
+                        let (status, headers) = (resp.status(), resp.headers());
+                        encode_head(&mut out, &mut date, status, headers, shared.as_deref());
                         black_box(out.len());
                     }
                 })
@@ -363,17 +367,22 @@ fn parse(head: &[u8], limits: &Limits) -> tern_h1::Parsed {
 }
 
 /// Encodes into `out` (emptied first) the head of a keep-alive HTTP/1.1
-/// answer with no body, as tern's loop does.
+/// answer with no body, as tern's loop does: `shared` fields as their
+/// lines.
 fn encode_head(
     out: &mut BytesMut,
     date: &mut DateCache,
     status: http::StatusCode,
     headers: &http::HeaderMap,
+    shared: Option<&SharedFields>,
 ) {
     out.clear();
+    let lines = shared.and_then(|f| f.lines_for(Some(0)));
     let head = ResponseHead {
         status,
         version: http::Version::HTTP_11,
+        lines: lines.unwrap_or_default(),
+        lines_length: lines.is_some() && shared.is_some_and(SharedFields::has_length),
         headers,
         body: BodyLength::Known(0),
         head_request: false,
@@ -431,15 +440,19 @@ impl Site {
         }
     }
 
-    /// The fields of the answer to `GET /0k.html`, once the file is cached
-    /// (the second answer).
-    async fn answer_headers(&self) -> http::HeaderMap {
+    /// The shared fields of the answer to `GET /0k.html`, once the file is
+    /// cached (the second answer).
+    async fn answer_fields(&self) -> Arc<SharedFields> {
         let get = || self.exchange(parse(WRK_HEAD, &Limits::default()));
         // The first answer fills the cache; the second comes from it.
         drop(self.handler.call(get()).await);
-        let resp = self.handler.call(get()).await;
+        let mut resp = self.handler.call(get()).await;
         assert_eq!(resp.status(), http::StatusCode::OK);
-        resp.headers().clone()
+        assert!(
+            resp.headers().is_empty(),
+            "a cached file's fields are shared"
+        );
+        resp.body_mut().take_fields().expect("shared fields")
     }
 }
 

@@ -239,7 +239,9 @@ pub(crate) async fn send(
         id: RequestId(1),
     };
     let work = async {
-        let resp = handler.call(exchange).await;
+        let mut resp = handler.call(exchange).await;
+        // As the server does before any reader but its HTTP/1 writer.
+        tern_handler::settle_fields(&mut resp);
         let (parts, mut body) = resp.into_parts();
         // A body a file holds is read from the file, as a connection that
         // sends files sends it: the region must hold the body's bytes.

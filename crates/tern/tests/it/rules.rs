@@ -909,3 +909,63 @@ fn a_flood_of_wrong_passwords_does_not_stall_other_requests() {
         "{order:?}"
     );
 }
+
+/// A cached file's own fields are shared between its answers and, on
+/// tern's HTTP/1 loop, written as they were encoded once; a field a rule
+/// sets must still replace the file's own, not go out beside it, whether
+/// a `[[site.headers]]` rule or a rule's `set` sets it, and over HTTP/2
+/// (hyper writes the map) every field of the file is there.
+#[test]
+fn rules_replace_a_cached_files_own_fields_on_every_protocol() {
+    let dir = docroot(&[("a.txt", b"twelve bytes"), ("r/b.txt", b"four")]);
+    let site = "[[site.headers]]\npath = \"/a.txt\"\nset = { \"Content-Type\" = \"text/x-header-rule\" }\n\n\
+                [[site.rules]]\npath = \"/r/**\"\nset = { headers = { \"Content-Type\" = \"text/x-set\", \"Accept-Ranges\" = \"none\" } }\n";
+    let t = Tern::start_in(BIN, &config("", site), dir);
+    let fields = |r: &Response, name: &str| -> Vec<String> {
+        (r.headers.iter())
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+            .collect()
+    };
+    // Twice each: the second answer comes from the cache.
+    for _ in 0..2 {
+        let a = get(&t, "/a.txt");
+        assert_eq!(a.status, 200, "{}", t.log());
+        assert_eq!(fields(&a, "content-type"), ["text/x-header-rule"]);
+        assert_eq!(fields(&a, "content-length"), ["12"]);
+        assert_eq!(fields(&a, "etag").len(), 1, "{:?}", a.headers);
+        let b = get(&t, "/r/b.txt");
+        assert_eq!(b.status, 200, "{}", t.log());
+        assert_eq!(fields(&b, "content-type"), ["text/x-set"]);
+        assert_eq!(fields(&b, "accept-ranges"), ["none"]);
+        assert_eq!(fields(&b, "content-length"), ["4"]);
+        assert_eq!(b.text(), "four");
+    }
+    let h2 = |path: &str| {
+        let out = Command::new("curl")
+            .args(["-sS", "--max-time", "20", "--http2-prior-knowledge", "-D-"])
+            .arg(format!("http://{}{path}", t.addr()))
+            .output()
+            .expect("run curl");
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).to_lowercase()
+    };
+    for _ in 0..2 {
+        let a = h2("/a.txt");
+        assert!(a.starts_with("http/2 200"), "{a}");
+        assert_eq!(a.matches("content-type:").count(), 1, "{a}");
+        assert!(a.contains("content-type: text/x-header-rule\r\n"), "{a}");
+        for field in [
+            "content-length: 12\r\n",
+            "etag: \"",
+            "last-modified: ",
+            "accept-ranges: bytes\r\n",
+        ] {
+            assert!(a.contains(field), "{field} missing: {a}");
+        }
+        let b = h2("/r/b.txt");
+        assert!(b.contains("content-type: text/x-set\r\n"), "{b}");
+        assert!(b.contains("accept-ranges: none\r\n"), "{b}");
+        assert_eq!(b.matches("accept-ranges:").count(), 1, "{b}");
+    }
+}
