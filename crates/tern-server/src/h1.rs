@@ -130,6 +130,44 @@ thread_local! {
     static DATE: RefCell<DateCache> = RefCell::new(DateCache::new());
     /// Where an idle connection's next read lands (see [`read_some`]).
     static SCRATCH_BUF: RefCell<Box<[u8]>> = RefCell::new(vec![0; SCRATCH].into_boxed_slice());
+    /// The buffers the last connection to go idle gave back (see [`Spare`]).
+    static SPARE: RefCell<Spare> = RefCell::new(Spare::default());
+}
+
+/// A worker's read and write buffers between requests. A connection that
+/// waits for its next request holds no buffer; the next request of any
+/// connection on the worker takes these, not two new ones: an allocation,
+/// a grow and a free each, about 400 instructions of a cached file's
+/// request (docs/PERFORMANCE.md, session 37). One of each a worker.
+#[derive(Default)]
+struct Spare {
+    buf: BytesMut,
+    out: BytesMut,
+}
+
+impl Spare {
+    /// Keeps a connection's emptied buffers, when there is room for them
+    /// and they are not large (a large one is freed, as before).
+    fn give(buf: &mut BytesMut, out: &mut BytesMut) {
+        let keep = |slot: &mut BytesMut, b: &mut BytesMut| {
+            let b = std::mem::take(b);
+            if slot.capacity() == 0 && b.capacity() <= COALESCE * 2 {
+                *slot = b;
+                slot.clear();
+            }
+        };
+        SPARE.with_borrow_mut(|s| {
+            keep(&mut s.buf, buf);
+            keep(&mut s.out, out);
+        });
+    }
+
+    /// `b`, when it holds no allocation, swapped for the spare one.
+    fn take(b: &mut BytesMut, slot: fn(&mut Spare) -> &mut BytesMut) {
+        if b.capacity() == 0 {
+            SPARE.with_borrow_mut(|s| std::mem::swap(b, slot(s)));
+        }
+    }
 }
 
 /// How the loop ended.
@@ -259,8 +297,7 @@ impl Loop<'_> {
             // it waits (hyper keeps 16 KiB per idle connection; an
             // allocator round trip per request costs far less).
             if w.buf.is_empty() {
-                w.buf = BytesMut::new();
-                w.out = BytesMut::new();
+                Spare::give(&mut w.buf, &mut w.out);
             } else if w.out.capacity() > COALESCE * 2 {
                 w.out = BytesMut::new();
             }
@@ -598,6 +635,7 @@ where
         SCRATCH_BUF.with_borrow_mut(|scratch| {
             let mut read = ReadBuf::new(scratch);
             std::task::ready!(Pin::new(&mut *io).poll_read(cx, &mut read))?;
+            Spare::take(buf, |s| &mut s.buf);
             buf.extend_from_slice(read.filled());
             Poll::Ready(Ok(read.filled().len()))
         })
@@ -677,6 +715,7 @@ where
             .map(|(n, v)| n.as_str().len() + v.len() + 4)
             .sum::<usize>();
     let head_room = HEAD_ROOM + fields;
+    Spare::take(out, |s| &mut s.out);
     let behind = match length {
         BodyLength::Known(n) if head_room as u64 + n <= COALESCE as u64 => n as usize,
         _ => 0,

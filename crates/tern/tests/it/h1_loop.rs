@@ -400,3 +400,68 @@ fn tern_s_http1_loop_answers_as_hyper_s_byte_for_byte() {
     }
     assert!(differ.is_empty(), "{}", differ.join("\n\n"));
 }
+
+/// A connection that goes idle gives its buffers back to its worker and
+/// the next request on the worker, from any connection, takes them: with
+/// one worker and three kept connections taking turns, one of them with a
+/// second head pipelined behind its first and one sending its head in two
+/// pieces, each connection gets its own answers and nothing of another's.
+#[test]
+fn connections_taking_turns_on_one_worker_get_only_their_own_answers() {
+    use tern_testkit::Response;
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<(String, Vec<u8>)> = (0..3)
+        .map(|i| {
+            (
+                format!("f{i}.txt"),
+                format!("file {i} ").repeat(i * 40 + 1).into_bytes(),
+            )
+        })
+        .collect();
+    let named: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.as_slice()))
+        .collect();
+    write_files(&dir.path().join("www"), &named);
+    let config = format!(
+        "[server]\nhttp1 = \"tern\"\nworkers = 1\n[[listen]]\naddress = \"127.0.0.1:0\"\n\
+         [[site]]\nroot = \"{}/www\"\n",
+        dir.path().display()
+    );
+    let t = Tern::start(BIN, &config);
+    let mut conns: Vec<TcpStream> = (0..3)
+        .map(|_| {
+            let s = TcpStream::connect(t.addr()).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            s
+        })
+        .collect();
+    let head = |i: usize| format!("GET /f{i}.txt HTTP/1.1\r\nHost: test\r\n\r\n");
+    for round in 0..20 {
+        for (i, s) in conns.iter_mut().enumerate() {
+            let answers = match (i, round % 4) {
+                (0, 1) => {
+                    s.write_all(format!("{}{}", head(i), head(i)).as_bytes())
+                        .unwrap();
+                    2
+                }
+                (1, 2) => {
+                    let h = head(i);
+                    s.write_all(&h.as_bytes()[..9]).unwrap();
+                    std::thread::sleep(Duration::from_millis(20));
+                    s.write_all(&h.as_bytes()[9..]).unwrap();
+                    1
+                }
+                _ => {
+                    s.write_all(head(i).as_bytes()).unwrap();
+                    1
+                }
+            };
+            for _ in 0..answers {
+                let r = Response::read_from(s, false).unwrap();
+                assert_eq!(r.status, 200, "round {round}, connection {i}");
+                assert_eq!(r.body, files[i].1, "round {round}, connection {i}");
+            }
+        }
+    }
+}
