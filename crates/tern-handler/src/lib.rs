@@ -3,6 +3,11 @@
 //! the [`ResponseBody`] it returns, and [`HandlerError`], which maps a failure
 //! to an HTTP status in one place.
 //!
+//! A response may carry fields shared with other responses on its body
+//! ([`SharedFields`], made with [`shared_response`]) rather than in its
+//! map: whoever reads a handler's response fields, other than tern's
+//! HTTP/1 writer, calls [`settle_fields`] first.
+//!
 //! The server knows no concrete handler; the `tern` binary builds handlers from
 //! the configuration and hands them to the server as `Arc<dyn Handler>`.
 #![forbid(unsafe_code)]

@@ -137,7 +137,7 @@ thread_local! {
 /// A worker's read and write buffers between requests. A connection that
 /// waits for its next request holds no buffer; the next request of any
 /// connection on the worker takes these, not two new ones: an allocation,
-/// a grow and a free each, about 400 instructions of a cached file's
+/// a grow and a free each, about 250 instructions of a cached file's
 /// request (docs/PERFORMANCE.md, session 37). One of each a worker.
 #[derive(Default)]
 struct Spare {
@@ -294,8 +294,8 @@ impl Loop<'_> {
                 }
             }
             // A connection with nothing read ahead holds no buffers while
-            // it waits (hyper keeps 16 KiB per idle connection; an
-            // allocator round trip per request costs far less).
+            // it waits (hyper keeps 16 KiB per idle connection): it leaves
+            // them with its worker, for the next request there.
             if w.buf.is_empty() {
                 Spare::give(&mut w.buf, &mut w.out);
             } else if w.out.capacity() > COALESCE * 2 {
