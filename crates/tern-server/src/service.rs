@@ -22,7 +22,7 @@ use tern_handler::{
 };
 
 use crate::body::ServerBody;
-use crate::phase::admit::{admit, Refusal};
+use crate::phase::admit::{admit_head, Refusal};
 use crate::phase::authorize::{Checked, CHECKING};
 use crate::phase::listen;
 use crate::phase::log::LogPhase;
@@ -103,6 +103,10 @@ pub(crate) struct Svc {
 /// [`Incoming`], or tern's own HTTP/1 loop's (`h1.rs`): [`NoBody`], or the
 /// body it feeds (`h1/feed.rs`).
 pub(crate) trait ConnBody {
+    /// The request has no body, and tern's HTTP/1 parser checked its
+    /// framing: admission need not look at it again.
+    const BODILESS: bool = false;
+
     /// The body under the site's limit and pace, and whether it is an
     /// HTTP/2 body still arriving (see [`Leftover`]).
     fn into_request_body(
@@ -130,6 +134,8 @@ impl ConnBody for Incoming {
 pub(crate) struct NoBody;
 
 impl ConnBody for NoBody {
+    const BODILESS: bool = true;
+
     fn into_request_body(self, _: http::Version, _: u64, _: BodyPace) -> (RequestBody, bool) {
         (RequestBody::empty(), false)
     }
@@ -162,7 +168,7 @@ impl Svc {
         let id = self.shared.next_id();
 
         // admit: a head tern serves, one authority, the path decoded once.
-        let admitted = admit(&mut req, &site.limits);
+        let admitted = admit_head(&mut req, &site.limits, B::BODILESS);
         // log: armed here, it runs for every request, however it ends.
         let log = LogPhase::arm(&site.sinks, &self.activity, &req, &self.conn, id.0);
         let mut path = match admitted {

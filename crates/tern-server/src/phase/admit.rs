@@ -65,6 +65,18 @@ impl Refusal {
 /// chooses the site (absent only when the request names none: HTTP/1.0
 /// without `Host`, or an empty `Host`).
 pub(crate) fn admit<B>(req: &mut Request<B>, limits: &Limits) -> Result<DecodedPath, Refusal> {
+    admit_head(req, limits, false)
+}
+
+/// [`admit`], for a request whose head tern's HTTP/1 parser read and found
+/// without a body when `bodiless`: it had no `Transfer-Encoding` (that
+/// frames a body) and no `Content-Length` above 0, so neither is looked up
+/// again (two field lookups a request).
+pub(crate) fn admit_head<B>(
+    req: &mut Request<B>,
+    limits: &Limits,
+    bodiless: bool,
+) -> Result<DecodedPath, Refusal> {
     let target_len = req.uri().path_and_query().map_or(0, |p| p.as_str().len());
     if target_len > limits.max_uri_bytes {
         return Err(Refusal::new(
@@ -78,13 +90,16 @@ pub(crate) fn admit<B>(req: &mut Request<B>, limits: &Limits) -> Result<DecodedP
     if req.version() == Version::HTTP_2 {
         authority_h2(req)?;
     } else {
-        framing_h1(req)?;
+        if !bodiless {
+            framing_h1(req)?;
+        }
         authority_h1(req)?;
     }
     target(req)?;
     let path = DecodedPath::parse(req.uri().path())
         .map_err(|e| Refusal::bad(format!("bad request path: {e}")))?;
-    if let Some(len) = declared_length(req) {
+    let declared = if bodiless { None } else { declared_length(req) };
+    if let Some(len) = declared {
         if len > limits.max_body_bytes {
             // The body is not read: the connection cannot carry another
             // request.
@@ -324,6 +339,41 @@ mod tests {
 
     fn admit(r: &mut Request<()>) -> Result<DecodedPath, Refusal> {
         super::admit(r, &limits())
+    }
+
+    /// A head tern's parser found without a body skips only the framing
+    /// checks: its authority, target and path are checked as any other's.
+    #[test]
+    fn a_bodiless_head_skips_only_the_framing_checks() {
+        let bodiless = |r: &mut Request<()>| admit_head(r, &limits(), true);
+        let mut r = req(Version::HTTP_11, "/a/../b", &["a.test"]);
+        assert_eq!(bodiless(&mut r).unwrap().as_str(), "/b");
+        for (target, hosts, status) in [
+            ("/", &["a.test", "b.test"][..], StatusCode::BAD_REQUEST),
+            ("/", &["a b"][..], StatusCode::BAD_REQUEST),
+            ("/", &[][..], StatusCode::BAD_REQUEST),
+            ("/a%00", &["a.test"][..], StatusCode::BAD_REQUEST),
+            ("*", &["a.test"][..], StatusCode::BAD_REQUEST),
+            (
+                "/xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+                &["a.test"][..],
+                StatusCode::URI_TOO_LONG,
+            ),
+        ] {
+            let e = bodiless(&mut req(Version::HTTP_11, target, hosts)).unwrap_err();
+            assert_eq!(e.status, status, "{target} {hosts:?}: {}", e.reason);
+        }
+        // What it skips: a transfer coding the parser would have refused
+        // before (here only the full admission sees it).
+        let mut te = req(Version::HTTP_11, "/", &["a.test"]);
+        te.headers_mut().insert(
+            header::TRANSFER_ENCODING,
+            HeaderValue::from_static("gzip, chunked"),
+        );
+        assert_eq!(
+            admit(&mut te).unwrap_err().status,
+            StatusCode::NOT_IMPLEMENTED
+        );
     }
 
     #[test]
