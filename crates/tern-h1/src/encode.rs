@@ -103,7 +103,7 @@ pub fn encode_response_head(
                 if let BodyLength::Known(n) = head.body {
                     if !bodiless_status && !wrote_len && crate::digits(value.as_bytes()) == Some(n)
                     {
-                        put_field(dst, name.as_str().as_bytes(), value.as_bytes());
+                        encode_field(dst, name.as_str().as_bytes(), value.as_bytes());
                         wrote_len = true;
                     }
                 }
@@ -122,7 +122,7 @@ pub fn encode_response_head(
             }
             _ => {}
         }
-        put_field(dst, name.as_str().as_bytes(), value.as_bytes());
+        encode_field(dst, name.as_str().as_bytes(), value.as_bytes());
     }
 
     // The framing, decided before anything is written: hyper's order is
@@ -164,7 +164,7 @@ pub fn encode_response_head(
         dst.put_slice(b"transfer-encoding: chunked\r\n");
     }
     if !date.is_empty() && !has_date {
-        put_field(dst, b"date", date);
+        encode_field(dst, b"date", date);
     }
     dst.put_slice(b"\r\n");
     Encoded { body, keep_alive }
@@ -178,7 +178,10 @@ pub fn bodiless(status: StatusCode) -> bool {
         || status == StatusCode::NOT_MODIFIED
 }
 
-fn put_field(dst: &mut impl BufMut, name: &[u8], value: &[u8]) {
+/// Writes one field, `name: value` and its line end, as every head this
+/// encoder writes has it (also a cached file's fields encoded once,
+/// `tern_handler::SharedFields`).
+pub fn encode_field(dst: &mut impl BufMut, name: &[u8], value: &[u8]) {
     dst.put_slice(name);
     dst.put_slice(b": ");
     dst.put_slice(value);
@@ -250,7 +253,7 @@ pub fn encode_last_chunk(dst: &mut impl BufMut, trailers: Option<&HeaderMap>) {
     dst.put_slice(b"0\r\n");
     if let Some(trailers) = trailers {
         for (name, value) in trailers {
-            put_field(dst, name.as_str().as_bytes(), value.as_bytes());
+            encode_field(dst, name.as_str().as_bytes(), value.as_bytes());
         }
     }
     dst.put_slice(b"\r\n");

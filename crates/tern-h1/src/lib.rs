@@ -94,8 +94,8 @@ mod head;
 pub use body::{BodyDecoder, BodyError, ChunkedDecoder, Decoded, LengthDecoder};
 pub use date::DateCache;
 pub use encode::{
-    bodiless, encode_chunk, encode_chunk_header, encode_last_chunk, encode_response_head,
-    BodyEncoding, BodyLength, Encoded, ResponseHead, CHUNK_END,
+    bodiless, encode_chunk, encode_chunk_header, encode_field, encode_last_chunk,
+    encode_response_head, BodyEncoding, BodyLength, Encoded, ResponseHead, CHUNK_END,
 };
 pub use head::{parse_head, Framing, HeadError, Parsed, MAX_TARGET_CAP};
 

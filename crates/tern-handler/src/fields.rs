@@ -34,19 +34,16 @@ pub struct SharedFields {
 
 impl SharedFields {
     /// The fields of `map`, encoded once.
+    /// The lines are the HTTP/1 encoder's own, and the length is read as
+    /// it reads a handler's (`tern_h1::encode_field`, `tern_h1::digits`).
     pub fn new(map: HeaderMap) -> Arc<SharedFields> {
-        let size = map
-            .iter()
-            .map(|(n, v)| n.as_str().len() + v.len() + 4)
-            .sum();
-        let mut lines = Vec::with_capacity(size);
+        let mut lines = Vec::new();
         for (name, value) in &map {
-            lines.extend_from_slice(name.as_str().as_bytes());
-            lines.extend_from_slice(b": ");
-            lines.extend_from_slice(value.as_bytes());
-            lines.extend_from_slice(b"\r\n");
+            tern_h1::encode_field(&mut lines, name.as_str().as_bytes(), value.as_bytes());
         }
-        let length = map.get(CONTENT_LENGTH).and_then(|v| decimal(v.as_bytes()));
+        let length = map
+            .get(CONTENT_LENGTH)
+            .and_then(|v| tern_h1::digits(v.as_bytes()));
         let plain = (map.get_all(CONTENT_LENGTH).iter().count() <= 1)
             && (map.contains_key(CONTENT_LENGTH) == length.is_some())
             && [CONNECTION, TRANSFER_ENCODING, DATE]
@@ -124,13 +121,6 @@ pub fn settle_into(headers: &mut HeaderMap, fields: &SharedFields) {
             }
         }
     }
-}
-
-fn decimal(v: &[u8]) -> Option<u64> {
-    if v.is_empty() || v.len() > 19 || !v.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    std::str::from_utf8(v).ok()?.parse().ok()
 }
 
 #[cfg(test)]
