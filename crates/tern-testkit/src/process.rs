@@ -5,6 +5,7 @@
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::os::unix::process::ExitStatusExt as _;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -258,13 +259,26 @@ const STOP_GRACE: Duration = Duration::from_secs(2);
 
 impl Drop for Tern {
     fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let pid = i32::try_from(self.child.id()).expect("pid");
-            if unsafe_free_kill(pid, 15) == 0 && self.wait_exit(STOP_GRACE).is_some() {
-                return;
+        // A tern that died by itself (a signal: the OOM killer, a crash
+        // that printed nothing) is said, with its last lines: a request
+        // the test saw fail may have been cut short by that, not by a
+        // wrong answer. Shown only beside a failing test's output.
+        if let Ok(Some(status)) = self.child.try_wait() {
+            if status.signal().is_some() {
+                wait_drained(&self.drained);
+                eprintln!(
+                    "tern (pid {}) ended by itself before the test let it go: {status}; its log:\n{}",
+                    self.child.id(),
+                    self.log()
+                );
             }
-            let _ = self.child.kill();
-            let _ = self.child.wait();
+            return;
         }
+        let pid = i32::try_from(self.child.id()).expect("pid");
+        if unsafe_free_kill(pid, 15) == 0 && self.wait_exit(STOP_GRACE).is_some() {
+            return;
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
