@@ -15,10 +15,11 @@
 /// `AsyncWrite` for a reader-side layer `$t<T>` that passes every write
 /// to its `io` field unchanged (the layers below hyper judge what they
 /// read; what hyper writes goes down as it is). `write_through!($t,
-/// method)`: the same, but `poll_shutdown` is the layer's own `method`.
+/// shutdown, noted)`: the same, but `poll_shutdown` is the layer's own
+/// `shutdown`, and each write's outcome passes its `noted` on the way up.
 macro_rules! write_through {
     ($t:ident) => {
-        write_through!($t, poll_shutdown_through);
+        write_through!($t, poll_shutdown_through, write_passed);
 
         impl<T: tokio::io::AsyncWrite + Unpin> $t<T> {
             fn poll_shutdown_through(
@@ -28,15 +29,26 @@ macro_rules! write_through {
                 std::pin::Pin::new(&mut self.io).poll_shutdown(cx)
             }
         }
+
+        impl<T> $t<T> {
+            #[inline(always)]
+            fn write_passed(
+                &mut self,
+                written: std::task::Poll<std::io::Result<usize>>,
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                written
+            }
+        }
     };
-    ($t:ident, $shutdown:ident) => {
+    ($t:ident, $shutdown:ident, $noted:ident) => {
         impl<T: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for $t<T> {
             fn poll_write(
                 mut self: std::pin::Pin<&mut Self>,
                 cx: &mut std::task::Context<'_>,
                 buf: &[u8],
             ) -> std::task::Poll<std::io::Result<usize>> {
-                std::pin::Pin::new(&mut self.io).poll_write(cx, buf)
+                let written = std::pin::Pin::new(&mut self.io).poll_write(cx, buf);
+                self.$noted(written)
             }
 
             fn poll_write_vectored(
@@ -44,7 +56,8 @@ macro_rules! write_through {
                 cx: &mut std::task::Context<'_>,
                 bufs: &[std::io::IoSlice<'_>],
             ) -> std::task::Poll<std::io::Result<usize>> {
-                std::pin::Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+                let written = std::pin::Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
+                self.$noted(written)
             }
 
             fn is_write_vectored(&self) -> bool {
@@ -74,7 +87,8 @@ macro_rules! write_through {
                 cx: &mut std::task::Context<'_>,
                 buf: &[u8],
             ) -> std::task::Poll<std::io::Result<usize>> {
-                std::pin::Pin::new(&mut self.io).poll_write_more(cx, buf)
+                let written = std::pin::Pin::new(&mut self.io).poll_write_more(cx, buf);
+                self.$noted(written)
             }
 
             fn poll_send_file(
@@ -84,7 +98,9 @@ macro_rules! write_through {
                 offset: &mut u64,
                 len: usize,
             ) -> std::task::Poll<std::io::Result<usize>> {
-                std::pin::Pin::new(&mut self.io).poll_send_file(cx, file, offset, len)
+                let written =
+                    std::pin::Pin::new(&mut self.io).poll_send_file(cx, file, offset, len);
+                self.$noted(written)
             }
 
             fn may_have_unread(&self, ask: bool) -> bool {

@@ -7,9 +7,12 @@
 //! - a client that half-closes after a request that asked to close the
 //!   connection (`Connection: close`, HTTP/1.0; `nc -N`, health checkers)
 //!   still gets its answer: the end of file is held back while that request
-//!   is in flight. From a client that meant to keep the connection, the
-//!   same FIN in the middle of a request means it left, and it is passed on
-//!   (hyper then stops the handler);
+//!   is in flight, and while a write of its answer waits for the socket
+//!   (hyper reads between buffering an answer's end and flushing it, and
+//!   takes an end of file there for a client that left: the answer was
+//!   lost). From a client that meant to keep the connection, the same FIN
+//!   in the middle of a request means it left, and it is passed on (hyper
+//!   then stops the handler);
 //! - the end of HTTP on the connection (hyper's shutdown when it is done
 //!   with it) shuts the stream down (TLS's close_notify, a socket's FIN),
 //!   but only flushes a connection that moves to another worker between
@@ -44,8 +47,9 @@ pub(crate) struct Plaintext<T> {
     /// `Activity::started` when a request head last began arriving: the
     /// head that follows that many requests has been settled.
     settled: u32,
-    /// The client half-closed during a request that asked to close.
-    eof: bool,
+    /// The last write waited for the socket: what was written is not all
+    /// out.
+    waiting_write: bool,
     /// An end of file was passed on: the client is done sending.
     client_done: bool,
     /// The stream was shut down (not left open to move): the answer went
@@ -60,7 +64,7 @@ impl<T> Plaintext<T> {
             activity,
             http1: false,
             settled: 0,
-            eof: false,
+            waiting_write: false,
             client_done: false,
             shut: false,
         }
@@ -95,16 +99,18 @@ impl<T> Plaintext<T> {
         self.settled = self.activity.started();
     }
 
-    /// Whether an end of file just read is held back (see the module doc).
-    fn half_closed(&mut self) -> bool {
-        if self.eof {
-            return self.activity.busy();
-        }
-        if self.activity.busy() && self.activity.closing() {
-            self.eof = true;
-            return true;
-        }
-        false
+    /// Whether an end of file just read is held back (see the module doc):
+    /// the request in flight, or the last, asked to close, and it or a
+    /// write of its answer is still under way.
+    fn half_closed(&self) -> bool {
+        self.activity.closing() && (self.activity.busy() || self.waiting_write)
+    }
+
+    /// Notes whether a write waits for the socket (`write_through!`).
+    #[inline(always)]
+    fn written(&mut self, written: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
+        self.waiting_write = written.is_pending();
+        written
     }
 }
 
@@ -151,7 +157,7 @@ impl<T: AsyncWrite + Unpin> Plaintext<T> {
     }
 }
 
-write_through!(Plaintext, poll_end);
+write_through!(Plaintext, poll_end, written);
 
 #[cfg(test)]
 mod tests {
@@ -182,6 +188,39 @@ mod tests {
         assert!(held.is_err(), "the end of file was passed on: {held:?}");
         // Once the request is over, the end of file is the connection's.
         activity.end();
+        assert_eq!(io.read(&mut buf).await.unwrap(), 0);
+    }
+
+    /// hyper buffers an answer's end (the request is over) and reads
+    /// before its flush is done: a FIN from a client that asked to close
+    /// is still a half-close then, or the answer is lost.
+    #[tokio::test]
+    async fn a_half_close_is_held_back_while_the_answer_waits_for_the_socket() {
+        let (mut io, mut client, activity) = plain();
+        activity.set_closing(true);
+        activity.begin();
+        client.shutdown().await.unwrap();
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        // More than the pipe holds (1024 bytes): the second write waits.
+        let answer = [b'x'; 1536];
+        let first = Pin::new(&mut io).poll_write(&mut cx, &answer);
+        assert!(matches!(first, Poll::Ready(Ok(1024))), "{first:?}");
+        assert!(Pin::new(&mut io)
+            .poll_write(&mut cx, &answer[1024..])
+            .is_pending());
+        activity.end();
+        let mut buf = [0u8; 16];
+        let mut read = ReadBuf::new(&mut buf);
+        let early = Pin::new(&mut io).poll_read(&mut cx, &mut read);
+        assert!(
+            early.is_pending(),
+            "passed on before the answer was out: {early:?}"
+        );
+        // The client reads; the rest goes out, and then the end of file is
+        // the connection's.
+        client.read_exact(&mut [0u8; 1024]).await.unwrap();
+        let rest = Pin::new(&mut io).poll_write(&mut cx, &answer[1024..]);
+        assert!(matches!(rest, Poll::Ready(Ok(512))), "{rest:?}");
         assert_eq!(io.read(&mut buf).await.unwrap(), 0);
     }
 
