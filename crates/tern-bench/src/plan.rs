@@ -490,7 +490,7 @@ impl fmt::Display for DisplayDuration {
         let d = self.0;
         if d.subsec_nanos() == 0 {
             write!(f, "{}s", d.as_secs())
-        } else if d.as_nanos() % 1_000_000 == 0 && d < Duration::from_secs(1) {
+        } else if d.as_nanos().is_multiple_of(1_000_000) && d < Duration::from_secs(1) {
             write!(f, "{}ms", d.as_millis())
         } else {
             write!(f, "{}s", d.as_secs_f64())

@@ -60,15 +60,17 @@ pub(crate) fn call<R: Run + Send + 'static>(route: &Arc<R>, exchange: Exchange) 
         id,
     } = exchange;
     let (parts, body) = request.into_parts();
-    HandlerFuture::new(serve(
-        Arc::clone(route),
-        parts,
-        body,
-        path,
-        conn,
-        matched.pattern,
-        id,
-    ))
+    HandlerFuture::made(|| {
+        serve(
+            Arc::clone(route),
+            parts,
+            body,
+            path,
+            conn,
+            matched.pattern,
+            id,
+        )
+    })
 }
 
 /// Answers a request through `r`. A local redirect is handed to the

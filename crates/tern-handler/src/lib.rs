@@ -61,6 +61,28 @@ impl HandlerFuture {
     ) -> Self {
         HandlerFuture::Boxed(Box::pin(future))
     }
+
+    /// The answer of the future `make` makes, made in its box
+    /// ([`pin_boxed`]): for a handler whose future is large.
+    pub fn made<F>(make: impl FnOnce() -> F) -> Self
+    where
+        F: Future<Output = http::Response<ResponseBody>> + Send + 'static,
+    {
+        HandlerFuture::Boxed(pin_boxed(make))
+    }
+}
+
+/// The future `make` makes, in a box allocated first so that it is made
+/// there. `Box::pin(future)` makes the whole future on the stack and
+/// copies it into the box, all of its size, though a future not yet
+/// polled holds little more than its arguments: a copy of 2-3 KB a
+/// request for the exchange of tern's HTTP/1 loop and a gateway's
+/// request, 200-350 instructions each (callgrind, docs/PERFORMANCE.md,
+/// session 39). Called after the allocation, `make` writes its result
+/// into the box itself.
+#[inline(always)]
+pub fn pin_boxed<F>(make: impl FnOnce() -> F) -> Pin<Box<F>> {
+    Box::into_pin(Box::write(Box::new_uninit(), make()))
 }
 
 impl std::fmt::Debug for HandlerFuture {

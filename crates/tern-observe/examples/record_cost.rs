@@ -41,7 +41,7 @@ fn main() {
         queue_wait: None,
         route,
         method: MethodLabel::of("GET"),
-        status: if i % 50 == 0 { 404 } else { 200 },
+        status: if i.is_multiple_of(50) { 404 } else { 200 },
         duration: Duration::from_micros(40),
         first_byte: Some(Duration::from_micros(30)),
         request_bytes: 0,

@@ -53,6 +53,7 @@ use bytes::{Buf as _, Bytes, BytesMut};
 use http::{header, Method, Request, Version};
 use http_body::Body as _;
 use tern_h1::{BodyEncoding, BodyLength, DateCache, Parsed, ResponseHead};
+use tern_handler::pin_boxed;
 use tern_handler::worth_sending_from_file;
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, ReadBuf};
 use tokio_util::either::Either;
@@ -275,10 +276,10 @@ impl Loop<'_> {
             // match: the request matched would be kept across it.)
             let exchange = match next {
                 Next::Plain(req, asked) => {
-                    Either::Left(Box::pin(self.exchange(&mut w, req, asked)))
+                    Either::Left(pin_boxed(|| self.exchange(&mut w, req, asked)))
                 }
                 Next::Fed(req, asked, feed) => {
-                    Either::Right(Box::pin(self.exchange_fed(&mut w, req, asked, feed)))
+                    Either::Right(pin_boxed(|| self.exchange_fed(&mut w, req, asked, feed)))
                 }
             };
             if !exchange.await {

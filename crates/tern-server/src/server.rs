@@ -456,7 +456,7 @@ fn spawn_conn(
     // context, the task cell), and each move copies all of it, a few
     // kilobytes; boxed, each copies a pointer. A new connection's cost
     // in instructions fell by 6.5% (docs/PERFORMANCE.md, session 19).
-    w.conns.spawn(Box::pin(async move {
+    w.conns.spawn(tern_handler::pin_boxed(|| async move {
         // Counted closed on this thread when it ends or moves on (the
         // next worker counts it open).
         let _closed = observer.map(Closed);

@@ -315,7 +315,7 @@ fn thread_shares(plan: &Plan) -> Vec<ThreadShare> {
             // Equal connections: request k of the run is thread k mod
             // `all`'s (constant arrivals interleave that way), so the
             // shares are round-robin and the run ends at its n-th slot.
-            Stop::Count(n) if total % all == 0 => Stop::Count(share(n, all, g)),
+            Stop::Count(n) if total.is_multiple_of(all) => Stop::Count(share(n, all, g)),
             Stop::Count(n) => {
                 // Cumulative rounding, in proportion to connections: the
                 // shares add up to exactly n.

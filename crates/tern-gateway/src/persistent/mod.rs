@@ -426,7 +426,7 @@ where
     B: Send + 'static,
 {
     let (tx, mut rx) = oneshot::channel();
-    let mut work = Box::pin(async move {
+    let mut work = tern_handler::pin_boxed(|| async move {
         let finish = relay::relay(&mut up, &mut down, rest, &settings, tx).await;
         done(finish, up, down)
     });

@@ -144,7 +144,7 @@ fn a_file_of_nothing_but_garbage_is_an_error() {
     let mut rng = gen::Rng(99);
     for _ in 0..2000 {
         garbage.push((rng.next() % 256) as u8);
-        if rng.next() % 40 == 0 {
+        if rng.next().is_multiple_of(40) {
             garbage.push(b'\n');
         }
     }
