@@ -75,11 +75,12 @@ impl HandlerFuture {
 /// The future `make` makes, in a box allocated first so that it is made
 /// there. `Box::pin(future)` makes the whole future on the stack and
 /// copies it into the box, all of its size, though a future not yet
-/// polled holds little more than its arguments: a copy of 2-3 KB a
-/// request for the exchange of tern's HTTP/1 loop and a gateway's
-/// request, 200-350 instructions each (callgrind, docs/PERFORMANCE.md,
-/// session 39). Called after the allocation, `make` writes its result
-/// into the box itself.
+/// polled holds little more than its arguments. That was a copy a
+/// request of the exchange on tern's HTTP/1 loop (2,064 bytes, 220
+/// instructions) and of a gateway's request future and its relay (350
+/// and 240), and one of a connection's task at each new connection
+/// (callgrind, docs/PERFORMANCE.md, session 39). Called after the
+/// allocation, `make` writes its result into the box itself.
 #[inline(always)]
 pub fn pin_boxed<F>(make: impl FnOnce() -> F) -> Pin<Box<F>> {
     Box::into_pin(Box::write(Box::new_uninit(), make()))

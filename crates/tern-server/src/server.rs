@@ -456,6 +456,7 @@ fn spawn_conn(
     // context, the task cell), and each move copies all of it, a few
     // kilobytes; boxed, each copies a pointer. A new connection's cost
     // in instructions fell by 6.5% (docs/PERFORMANCE.md, session 19).
+    // Made in its box (`pin_boxed`), it is not copied even once.
     w.conns.spawn(tern_handler::pin_boxed(|| async move {
         // Counted closed on this thread when it ends or moves on (the
         // next worker counts it open).
