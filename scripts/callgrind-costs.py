@@ -8,6 +8,10 @@ Usage:
   scripts/callgrind-costs.py FILE --callers REGEX [-n REQUESTS] [-t TOP]
       the functions that call those matching REGEX, with what those calls
       cost (inclusive) and how many there were
+  scripts/callgrind-costs.py FILE --callers REGEX --lines [-n REQUESTS]
+      the same by call site: the caller and the source line of each call
+      (inlined code names its own file), which finds a copy (`^__memcpy`)
+      that no function of tern's names, as `Box::pin`'s in session 39
   -e EVENT counts another of the file's events instead of instructions:
       Ge, the locked instructions `scripts/instructions.sh -b` collects
 
@@ -19,6 +23,7 @@ with callgrind's name compression, and leaves nothing out. Examples
 (docs/PERFORMANCE.md, "The events a read brought, taken in one pass"):
   scripts/callgrind-costs.py /tmp/instructions.1234.1 -n 1000 -t 40
   scripts/callgrind-costs.py /tmp/instructions.1234.1 -n 1000 --callers '^__memcpy'
+  scripts/callgrind-costs.py /tmp/instructions.1234.1 -n 1000 --callers '^__memcpy' --lines
   scripts/callgrind-costs.py /tmp/instructions.1234.1 -n 1000 -e Ge
 """
 import argparse
@@ -28,11 +33,13 @@ import re
 NAME = re.compile(r"\((\d+)\)(?:\s+(.*))?")
 
 
-def read(path, callers_of=None, event="Ir"):
+def read(path, callers_of=None, event="Ir", lines=False):
     """Self costs by function; with `callers_of`, the costs of calls to
-    matching functions by caller (and their counts) instead. `event` names
-    the column of the file's `events:` line to sum."""
+    matching functions by caller (and their counts) instead, and with
+    `lines` by caller and call site. `event` names the column of the
+    file's `events:` line to sum."""
     names = {}
+    files = {}
     column = 1
 
     def name(spec):
@@ -43,9 +50,21 @@ def read(path, callers_of=None, event="Ir"):
             names[m.group(1)] = m.group(2)
         return names.get(m.group(1), spec)
 
+    def file_name(spec):
+        m = NAME.match(spec)
+        if not m:
+            return spec
+        if m.group(2):
+            files[m.group(1)] = m.group(2)
+        return files.get(m.group(1), spec)
+
     cost = collections.Counter()
     calls = collections.Counter()
     fn = callee = None
+    # The file the next lines are in (`fi=`/`fe=`: inlined code), and the
+    # last line number (callgrind writes them relative: `+N`, `-N`, `*`).
+    fl = fi = "?"
+    at = 0
     call_line = False
     count = 0
     with open(path, errors="replace") as f:
@@ -57,15 +76,24 @@ def read(path, callers_of=None, event="Ir"):
                 column = 1 + events.index(event)
             elif line.startswith("fn="):
                 fn = name(line[3:].strip())
+                fi = fl
+            elif line.startswith("fl="):
+                fl = fi = file_name(line[3:].strip())
+            elif line.startswith(("fi=", "fe=")):
+                fi = file_name(line[3:].strip())
+            elif line.startswith(("cfi=", "cfl=")):
+                file_name(line[4:].strip())
             elif line.startswith("cfn="):
                 callee = name(line[4:].strip())
-            elif line.startswith(("cfi=", "cfl=", "cob=", "fl=", "fi=", "fe=", "ob=")):
+            elif line.startswith(("cob=", "ob=")):
                 continue
             elif line.startswith("calls="):
                 call_line = True
                 count = int(line.split()[0][len("calls="):])
             elif line[:1].isdigit() or line[:1] in "+-*":
                 parts = line.split()
+                if parts[0] != "*":
+                    at = at + int(parts[0]) if parts[0][0] in "+-" else int(parts[0])
                 if len(parts) < 2 or fn is None:
                     call_line = False
                     continue
@@ -76,8 +104,11 @@ def read(path, callers_of=None, event="Ir"):
                     # not the caller's own.
                     call_line = False
                     if callers_of and callee and callers_of.search(callee):
-                        cost[fn] += value
-                        calls[fn] += count
+                        key = fn
+                        if lines:
+                            key = f"{fn[:80]}  {'/'.join(fi.split('/')[-3:])}:{at}"
+                        cost[key] += value
+                        calls[key] += count
                 elif not callers_of:
                     cost[fn] += value
     return cost, calls
@@ -89,10 +120,13 @@ def main():
     ap.add_argument("-n", "--requests", type=float, default=1.0)
     ap.add_argument("-t", "--top", type=int, default=40)
     ap.add_argument("--callers", metavar="REGEX")
+    ap.add_argument("--lines", action="store_true")
     ap.add_argument("-e", "--event", default="Ir")
     args = ap.parse_args()
     pattern = re.compile(args.callers) if args.callers else None
-    cost, calls = read(args.file, pattern, args.event)
+    if args.lines and pattern is None:
+        ap.error("--lines goes with --callers")
+    cost, calls = read(args.file, pattern, args.event, args.lines)
     n = args.requests
     # Locked instructions are a few a request: a decimal shows them.
     fmt = ",.0f" if args.event == "Ir" else ",.1f"
