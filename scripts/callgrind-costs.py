@@ -28,6 +28,7 @@ with callgrind's name compression, and leaves nothing out. Examples
 """
 import argparse
 import collections
+import functools
 import re
 
 NAME = re.compile(r"\((\d+)\)(?:\s+(.*))?")
@@ -38,25 +39,21 @@ def read(path, callers_of=None, event="Ir", lines=False):
     matching functions by caller (and their counts) instead, and with
     `lines` by caller and call site. `event` names the column of the
     file's `events:` line to sum."""
-    names = {}
-    files = {}
     column = 1
 
-    def name(spec):
+    def expand(table, spec):
+        """`spec` with callgrind's name compression undone: `(N) name`
+        defines N in `table`, `(N)` alone refers to it."""
         m = NAME.match(spec)
         if not m:
             return spec
         if m.group(2):
-            names[m.group(1)] = m.group(2)
-        return names.get(m.group(1), spec)
+            table[m.group(1)] = m.group(2)
+        return table.get(m.group(1), spec)
 
-    def file_name(spec):
-        m = NAME.match(spec)
-        if not m:
-            return spec
-        if m.group(2):
-            files[m.group(1)] = m.group(2)
-        return files.get(m.group(1), spec)
+    # Functions and files are numbered apart.
+    name = functools.partial(expand, {})
+    file_name = functools.partial(expand, {})
 
     cost = collections.Counter()
     calls = collections.Counter()
