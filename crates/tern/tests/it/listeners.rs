@@ -72,9 +72,10 @@ fn v6_listen_port(pid: u32) -> Option<u16> {
 
 /// The kernel holds a new connection until its first bytes while
 /// connections queue up on the listener, and not while tern waits for
-/// each one in turn (listen.rs, `Deferral`). Seen from the kernel's side of a connection
-/// that has not spoken: held, it is still half open (SYN_RECV); not held,
-/// it is established as soon as the handshake is, however busy tern is.
+/// each one in turn (listen.rs, `Deferral`). Seen from the kernel's side
+/// of a connection that has not spoken: held, it is still half open
+/// (SYN_RECV); not held, it is established as soon as the handshake is,
+/// however busy tern is.
 #[test]
 fn new_connections_are_held_until_they_speak_only_while_they_queue_up() {
     let t = Tern::start_in(
