@@ -1,5 +1,8 @@
 #!/bin/bash
 # cmp.sh FILE CONC ROUNDS: ab against h2o (18086), tern-old (18090), tern-new (18091) in turn
+# Started by hand beside it: h2o with peers.sh's h2o.yaml on 18086, and tern through
+# scripts/peers-tern.sh (the binary named as pgrep below) on 18090 (and 18091 for cmp.sh).
+mkdir -p /tmp/s40
 f=$1 c=$2 rounds=$3
 for r in $(seq 1 $rounds); do for p in 18086 18090 18091; do
   pids=$(case $p in 18086) pgrep -d, -x h2o;; 18090) pgrep -f "tern-old serve";; 18091) pgrep -f "tern-new serve";; esac)

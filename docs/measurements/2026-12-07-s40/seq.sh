@@ -1,5 +1,8 @@
 #!/bin/bash
 # seq.sh PORT NAME FILE [direct]: peers.sh's order on one case (warm-up, wrk c=1, wrk c=10, ab c=1, ab c=10), or ab c=10 alone
+# Started by hand beside it: h2o with peers.sh's h2o.yaml on 18086, and tern through
+# scripts/peers-tern.sh (the binary named as pgrep below) on 18090 (and 18091 for cmp.sh).
+mkdir -p /tmp/s40
 port=$1 name=$2 f=$3 mode=${4:-seq}
 url=http://127.0.0.1:$port/$f
 if [ "$mode" = seq ]; then
