@@ -64,6 +64,9 @@ pub const BODY_TIMEOUT: Duration = Duration::from_secs(20);
 pub const BODY_MIN_RATE: u64 = 500;
 /// How long an idle keep-alive connection stays open.
 pub const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(75);
+/// Longest a write of an answer may wait for a client that reads none of
+/// it (nginx's `send_timeout`).
+pub const SEND_TIMEOUT: Duration = Duration::from_secs(60);
 /// Most connections open at once.
 pub const MAX_CONNECTIONS: usize = 10240;
 /// `limits.max_connections_per_client`: no limit.

@@ -229,6 +229,9 @@ fn walk_limits(w: &mut Walker<'_>, top: &mut Table<'_>) -> Limits {
     if let Some(d) = w.duration(&mut t, "keepalive_timeout", false) {
         l.keepalive_timeout = d;
     }
+    if let Some(d) = w.duration(&mut t, "send_timeout", true) {
+        l.send_timeout = d;
+    }
     if let Some(n) = w.count(&mut t, "max_connections", 10_000_000) {
         l.max_connections = n as usize;
     }

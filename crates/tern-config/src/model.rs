@@ -291,6 +291,13 @@ pub struct Limits {
     /// How long an idle keep-alive connection is kept open. Default:
     /// [`KEEPALIVE_TIMEOUT`](crate::defaults::KEEPALIVE_TIMEOUT).
     pub keepalive_timeout: Duration,
+    /// Longest a write to the client may wait with nothing of it taken (a
+    /// client that stopped reading); the connection is then closed, and
+    /// what served it (a script's slot, a file) is let go. Counted from
+    /// when a write starts waiting, so a slow reader that keeps reading is
+    /// never cut (nginx's `send_timeout`). Default:
+    /// [`SEND_TIMEOUT`](crate::defaults::SEND_TIMEOUT).
+    pub send_timeout: Duration,
     /// Most connections open at once; beyond it new connections wait in the
     /// kernel's accept queue. Default: [`MAX_CONNECTIONS`](crate::defaults::MAX_CONNECTIONS).
     pub max_connections: usize,
@@ -311,6 +318,7 @@ impl Default for Limits {
             body_timeout: defaults::BODY_TIMEOUT,
             body_min_rate: defaults::BODY_MIN_RATE,
             keepalive_timeout: defaults::KEEPALIVE_TIMEOUT,
+            send_timeout: defaults::SEND_TIMEOUT,
             max_connections: defaults::MAX_CONNECTIONS,
             max_connections_per_client: defaults::MAX_CONNECTIONS_PER_CLIENT,
         }

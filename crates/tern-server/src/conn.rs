@@ -182,10 +182,11 @@ pub(crate) async fn serve<I: Accepted>(
 ) -> Option<Moved> {
     let site = shared.site.load_full();
     let builders = BuilderLimits::of(&site.limits);
-    let timeouts = Timeouts {
-        header_read: site.limits.header_read_timeout,
-        keepalive: site.limits.keepalive_timeout,
-    };
+    let timeouts = Timeouts::new(
+        site.limits.header_read_timeout,
+        site.limits.keepalive_timeout,
+        site.limits.send_timeout,
+    );
     let tls = site.tls.get(listener).cloned().flatten();
     let http1 = site.http1;
     drop(site);

@@ -474,7 +474,7 @@ impl Loop<'_> {
     /// failed to be).
     fn went_on(&self, written: std::io::Result<bool>) -> bool {
         written.unwrap_or_else(|e| {
-            tracing::debug!(peer = %self.svc.conn.peer, "connection error: {e}");
+            report(&e, &self.svc.conn, self.svc.activity.expired());
             false
         })
     }

@@ -16,7 +16,8 @@
 /// to its `io` field unchanged (the layers below hyper judge what they
 /// read; what hyper writes goes down as it is). `write_through!($t,
 /// shutdown, noted)`: the same, but `poll_shutdown` is the layer's own
-/// `shutdown`, and each write's outcome passes its `noted` on the way up.
+/// `shutdown`, and each write's outcome passes its `noted` on the way up
+/// (with the task's context: a layer may time a write that waits).
 macro_rules! write_through {
     ($t:ident) => {
         write_through!($t, poll_shutdown_through, write_passed);
@@ -34,6 +35,7 @@ macro_rules! write_through {
             #[inline(always)]
             fn write_passed(
                 &mut self,
+                _cx: &mut std::task::Context<'_>,
                 written: std::task::Poll<std::io::Result<usize>>,
             ) -> std::task::Poll<std::io::Result<usize>> {
                 written
@@ -48,7 +50,7 @@ macro_rules! write_through {
                 buf: &[u8],
             ) -> std::task::Poll<std::io::Result<usize>> {
                 let written = std::pin::Pin::new(&mut self.io).poll_write(cx, buf);
-                self.$noted(written)
+                self.$noted(cx, written)
             }
 
             fn poll_write_vectored(
@@ -57,7 +59,7 @@ macro_rules! write_through {
                 bufs: &[std::io::IoSlice<'_>],
             ) -> std::task::Poll<std::io::Result<usize>> {
                 let written = std::pin::Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
-                self.$noted(written)
+                self.$noted(cx, written)
             }
 
             fn is_write_vectored(&self) -> bool {
@@ -88,7 +90,7 @@ macro_rules! write_through {
                 buf: &[u8],
             ) -> std::task::Poll<std::io::Result<usize>> {
                 let written = std::pin::Pin::new(&mut self.io).poll_write_more(cx, buf);
-                self.$noted(written)
+                self.$noted(cx, written)
             }
 
             fn poll_send_file(
@@ -100,7 +102,7 @@ macro_rules! write_through {
             ) -> std::task::Poll<std::io::Result<usize>> {
                 let written =
                     std::pin::Pin::new(&mut self.io).poll_send_file(cx, file, offset, len);
-                self.$noted(written)
+                self.$noted(cx, written)
             }
 
             fn may_have_unread(&self, ask: bool) -> bool {

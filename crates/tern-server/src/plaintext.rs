@@ -108,7 +108,11 @@ impl<T> Plaintext<T> {
 
     /// Notes whether a write waits for the socket (`write_through!`).
     #[inline(always)]
-    fn written(&mut self, written: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
+    fn written(
+        &mut self,
+        _cx: &mut Context<'_>,
+        written: Poll<io::Result<usize>>,
+    ) -> Poll<io::Result<usize>> {
         self.waiting_write = written.is_pending();
         written
     }

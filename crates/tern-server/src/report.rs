@@ -49,6 +49,10 @@ pub(crate) fn report(
             tracing::warn!(peer = %conn.peer, "connection closed: the client did not send a request head within header_read_timeout");
             return;
         }
+        Some(Expired::Send) => {
+            tracing::warn!(peer = %conn.peer, "connection closed: the client did not read its answer within send_timeout");
+            return;
+        }
         None => {}
     }
     if let Some(he) = find_hyper(e) {

@@ -1,7 +1,16 @@
 //! Connection timeouts enforced in the I/O layer: the header-read timeout (a
 //! request's head must arrive within it, from its first byte, or from accept
-//! for the first request) and the keep-alive idle timeout (an idle connection
-//! between requests is closed after it).
+//! for the first request), the keep-alive idle timeout (an idle connection
+//! between requests is closed after it), and the send timeout (a write of an
+//! answer may wait at most that long for a client that takes none of it).
+//!
+//! The send timeout sits here, under TLS and both HTTP loops, so that one
+//! rule covers every way an answer goes out: a copy, `sendfile`, HTTP/2's
+//! frames. Without it a client that asks and never reads holds its
+//! connection, and what serves it (a script's slot), for as long as it
+//! likes. Its timer is made the first time a write waits (most connections
+//! never wait on one) and armed when a write starts waiting: the clock is
+//! read once per wait, never per write.
 //!
 //! Why here and not hyper's `header_read_timeout`: hyper starts that timer as
 //! soon as the connection waits for a head, so an idle keep-alive connection
@@ -51,13 +60,17 @@ pub(crate) struct Activity {
     pub(crate) proven: std::sync::Mutex<tern_rules::access::Proven>,
 }
 
-/// Which timeout closed a connection.
+/// Which timeout closed a connection (its number in `Activity::expired`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub(crate) enum Expired {
     /// A request head did not arrive in time (slow client).
-    HeaderRead,
+    HeaderRead = 1,
     /// An idle keep-alive connection (normal).
-    Idle,
+    Idle = 2,
+    /// A write of an answer waited longer than the send timeout: the
+    /// client stopped reading.
+    Send = 3,
 }
 
 impl Default for Activity {
@@ -135,10 +148,24 @@ impl Activity {
         self.moving.load(Ordering::Relaxed)
     }
 
+    /// Notes that `which` closes the connection; the error that ends it.
+    fn expire(&self, which: Expired) -> io::Error {
+        self.expired.store(which as u8, Ordering::Relaxed);
+        io::Error::new(
+            io::ErrorKind::TimedOut,
+            match which {
+                Expired::HeaderRead => "the client did not send a request head in time",
+                Expired::Idle => "keep-alive idle timeout",
+                Expired::Send => "the client did not read its answer within send_timeout",
+            },
+        )
+    }
+
     pub(crate) fn expired(&self) -> Option<Expired> {
         match self.expired.load(Ordering::Relaxed) {
             1 => Some(Expired::HeaderRead),
             2 => Some(Expired::Idle),
+            3 => Some(Expired::Send),
             _ => None,
         }
     }
@@ -154,14 +181,47 @@ enum Phase {
     Busy,
 }
 
-/// Timeouts for one connection.
+/// Timeouts for one connection, in milliseconds: each connection's task
+/// holds them, in 12 bytes where three `Duration`s took 48.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Timeouts {
-    pub(crate) header_read: Duration,
-    pub(crate) keepalive: Duration,
+    header_read: u32,
+    keepalive: u32,
+    send: u32,
 }
 
-/// An I/O object with the connection's read timeouts.
+impl Timeouts {
+    /// The timeouts, to the millisecond (at most 49 days each).
+    pub(crate) const fn new(header_read: Duration, keepalive: Duration, send: Duration) -> Self {
+        const fn millis(d: Duration) -> u32 {
+            let ms = d.as_millis();
+            if ms > u32::MAX as u128 {
+                u32::MAX
+            } else {
+                ms as u32
+            }
+        }
+        Timeouts {
+            header_read: millis(header_read),
+            keepalive: millis(keepalive),
+            send: millis(send),
+        }
+    }
+
+    fn header_read(self) -> Duration {
+        Duration::from_millis(self.header_read.into())
+    }
+
+    fn keepalive(self) -> Duration {
+        Duration::from_millis(self.keepalive.into())
+    }
+
+    fn send(self) -> Duration {
+        Duration::from_millis(self.send.into())
+    }
+}
+
+/// An I/O object with the connection's timeouts.
 #[derive(Debug)]
 pub(crate) struct TimedIo<T> {
     io: T,
@@ -174,6 +234,11 @@ pub(crate) struct TimedIo<T> {
     /// The armed timer may lie further off than a keep-alive from now (a
     /// head's deadline, when `header_read` is the longer).
     beyond_idle: bool,
+    /// The send timeout's timer, made the first time a write waits.
+    send_sleep: Option<Pin<Box<Sleep>>>,
+    /// A write is waiting for the socket: `send_sleep` counts from when
+    /// it began.
+    write_waiting: bool,
 }
 
 impl<T> TimedIo<T> {
@@ -191,7 +256,7 @@ impl<T> TimedIo<T> {
 
     pub(crate) fn new(io: T, activity: std::sync::Arc<Activity>, timeouts: Timeouts) -> Self {
         let now = Instant::now();
-        let deadline = now + timeouts.header_read;
+        let deadline = now + timeouts.header_read();
         TimedIo {
             io,
             activity,
@@ -200,7 +265,44 @@ impl<T> TimedIo<T> {
             seen: 0,
             sleep: Box::pin(tokio::time::sleep_until(deadline)),
             beyond_idle: true,
+            send_sleep: None,
+            write_waiting: false,
         }
+    }
+
+    /// A write's outcome, timed (`write_through!`): a write that waits
+    /// starts the send timeout, unless one already waits; any write that
+    /// ends stops it. When it expires the write fails, and the connection
+    /// with it.
+    fn write_timed(
+        &mut self,
+        cx: &mut Context<'_>,
+        written: Poll<io::Result<usize>>,
+    ) -> Poll<io::Result<usize>> {
+        if written.is_ready() {
+            self.write_waiting = false;
+            return written;
+        }
+        if !self.write_waiting {
+            self.write_waiting = true;
+            let deadline = Instant::now() + self.timeouts.send();
+            match &mut self.send_sleep {
+                Some(sleep) => sleep.as_mut().reset(deadline),
+                None => self.send_sleep = Some(Box::pin(tokio::time::sleep_until(deadline))),
+            }
+        }
+        let expired = (self.send_sleep.as_mut()).is_some_and(|s| s.as_mut().poll(cx).is_ready());
+        if !expired {
+            return Poll::Pending;
+        }
+        Poll::Ready(Err(self.activity.expire(Expired::Send)))
+    }
+
+    fn poll_shutdown_through(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>>
+    where
+        T: tokio::io::AsyncWrite + Unpin,
+    {
+        Pin::new(&mut self.io).poll_shutdown(cx)
     }
 
     /// Called when a read would block: decides the deadline and arms the
@@ -241,33 +343,24 @@ impl<T> TimedIo<T> {
                         Poll::Ready(()) => continue,
                     };
                 }
-                (Instant::now() + self.timeouts.keepalive, None)
+                (Instant::now() + self.timeouts.keepalive(), None)
             } else {
                 match self.phase {
                     Phase::Busy => {
                         let since = self.activity.last_end();
                         self.phase = Phase::Idle(since);
-                        (since + self.timeouts.keepalive, Some(Expired::Idle))
+                        (since + self.timeouts.keepalive(), Some(Expired::Idle))
                     }
-                    Phase::Idle(since) => (since + self.timeouts.keepalive, Some(Expired::Idle)),
-                    Phase::Head(since) => {
-                        (since + self.timeouts.header_read, Some(Expired::HeaderRead))
-                    }
+                    Phase::Idle(since) => (since + self.timeouts.keepalive(), Some(Expired::Idle)),
+                    Phase::Head(since) => (
+                        since + self.timeouts.header_read(),
+                        Some(Expired::HeaderRead),
+                    ),
                 }
             };
             if let (Some(which), false) = (which, armed) {
                 if Instant::now() >= deadline {
-                    self.activity.expired.store(
-                        if which == Expired::HeaderRead { 1 } else { 2 },
-                        Ordering::Relaxed,
-                    );
-                    return Poll::Ready(Err(io::Error::new(
-                        io::ErrorKind::TimedOut,
-                        match which {
-                            Expired::HeaderRead => "the client did not send a request head in time",
-                            Expired::Idle => "keep-alive idle timeout",
-                        },
-                    )));
+                    return Poll::Ready(Err(self.activity.expire(which)));
                 }
             }
             // Lazy: a timer set for later than the deadline is moved earlier;
@@ -320,7 +413,7 @@ impl<T: AsyncRead + Unpin> AsyncRead for TimedIo<T> {
     }
 }
 
-write_through!(TimedIo);
+write_through!(TimedIo, poll_shutdown_through, write_timed);
 
 #[cfg(test)]
 mod tests {
@@ -346,10 +439,11 @@ mod tests {
         )
     }
 
-    const SHORT: Timeouts = Timeouts {
-        header_read: Duration::from_millis(50),
-        keepalive: Duration::from_millis(50),
-    };
+    const SHORT: Timeouts = Timeouts::new(
+        Duration::from_millis(50),
+        Duration::from_millis(50),
+        Duration::from_millis(50),
+    );
 
     #[tokio::test]
     async fn a_head_that_does_not_come_is_a_header_read_timeout() {
@@ -384,16 +478,54 @@ mod tests {
         assert_eq!(io.read(&mut buf).await.unwrap(), 1);
     }
 
+    #[tokio::test]
+    async fn a_write_that_waits_longer_than_the_send_timeout_fails() {
+        let (mut io, _client, activity) = timed(SHORT);
+        activity.begin();
+        // More than the pipe holds, to a client that reads none of it.
+        let e = io.write_all(&[0u8; 4096]).await.unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut);
+        assert_eq!(activity.expired(), Some(Expired::Send));
+    }
+
+    /// The send timeout counts one wait, not the whole answer: a client
+    /// that reads slowly, a little at a time, gets all of it, however long
+    /// that takes in all.
+    #[tokio::test]
+    async fn a_slow_reader_that_keeps_reading_gets_all_of_the_answer() {
+        let (mut io, mut client, activity) = timed(Timeouts::new(
+            Duration::from_millis(50),
+            Duration::from_millis(50),
+            Duration::from_millis(500),
+        ));
+        activity.begin();
+        let reader = tokio::spawn(async move {
+            let mut got = 0;
+            let mut buf = [0u8; 256];
+            while got < 16 << 10 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                got += client.read(&mut buf).await.unwrap();
+            }
+            got
+        });
+        // 64 reads of 256 bytes, 20 ms apart: longer in all than the
+        // timeout, each wait far shorter.
+        io.write_all(&[0u8; 16 << 10]).await.unwrap();
+        assert_eq!(reader.await.unwrap(), 16 << 10);
+        assert_eq!(activity.expired(), None);
+    }
+
     /// A request that ends while a head's longer deadline is armed leaves
     /// the connection to the keep-alive timeout, not to that deadline: the
     /// re-check point set while it ran is a keep-alive away, whatever timer
     /// was armed before.
     #[tokio::test]
     async fn a_request_that_ends_leaves_the_connection_to_the_idle_timeout() {
-        let (mut io, mut client, activity) = timed(Timeouts {
-            header_read: Duration::from_secs(30),
-            keepalive: Duration::from_millis(50),
-        });
+        let (mut io, mut client, activity) = timed(Timeouts::new(
+            Duration::from_secs(30),
+            Duration::from_millis(50),
+            Duration::from_secs(30),
+        ));
         client.write_all(b"GET").await.unwrap();
         let mut buf = [0u8; 16];
         assert_eq!(io.read(&mut buf).await.unwrap(), 3);

@@ -332,6 +332,7 @@ mod tests {
             body_timeout: std::time::Duration::from_secs(20),
             body_min_rate: 500,
             keepalive_timeout: std::time::Duration::from_secs(75),
+            send_timeout: std::time::Duration::from_secs(60),
             max_connections: 10240,
             max_connections_per_client: 0,
         }

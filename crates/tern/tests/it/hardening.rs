@@ -605,3 +605,61 @@ fn a_field_block_that_does_not_decode_is_a_compression_error() {
     const PROTOCOL_ERROR: u32 = 0x1;
     assert_eq!(goaway_after(t.addr(), &req), Some(PROTOCOL_ERROR));
 }
+
+/// A client that asks and then reads nothing is cut off once a write of
+/// its answer has waited `send_timeout`, with one log line naming it, and
+/// what served it is let go (nginx's `send_timeout`): here a CGI route
+/// with one slot, whose script blocks writing to a client that does not
+/// read, answers the next client instead of holding the slot until that
+/// client leaves. A script blocked by its client is not silent, so the
+/// route's own `timeout` (30 s) does not end it.
+#[test]
+fn a_client_that_stops_reading_is_cut_off_after_the_send_timeout() {
+    const SIZE: usize = 8 << 20;
+    let dir = docroot(&[("big.bin", &vec![b'x'; SIZE])]);
+    // 20 MB of output: far more than a socket and a pipe hold.
+    let flood = "#!/bin/sh\nprintf 'Content-Type: text/plain\\r\\n\\r\\n'\nexec head -c 20000000 /dev/zero\n";
+    tern_testkit::install(&dir.path().join("cgi/flood"), flood.as_bytes(), 0o755);
+    tern_testkit::install(
+        &dir.path().join("cgi/small"),
+        b"#!/bin/sh\nprintf 'Content-Type: text/plain\\r\\n\\r\\nsmall'\n",
+        0o755,
+    );
+    let site = "[[site.route]]\nprefix = \"/cgi-bin\"\nhandler = \"cgi\"\ndir = \"{dir}/cgi\"\nmax_concurrent = 1\nqueue_timeout = \"20s\"\n";
+    let t = Tern::start_in(BIN, &config("[limits]\nsend_timeout = \"1s\"\n", site), dir);
+    let stalled = |path: &str| {
+        let mut s = TcpStream::connect(t.addr()).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        write!(s, "GET {path} HTTP/1.1\r\nHost: t\r\n\r\n").unwrap();
+        s
+    };
+
+    // A static file: the connection ends before the client has read it all.
+    let mut s = stalled("/big.bin");
+    assert!(
+        t.wait_log("did not read its answer within send_timeout"),
+        "{}",
+        t.log()
+    );
+    let mut got = Vec::new();
+    let end = std::io::Read::read_to_end(&mut s, &mut got);
+    assert!(
+        got.len() < SIZE,
+        "{} bytes of {SIZE}, then {end:?}: the whole answer arrived",
+        got.len()
+    );
+
+    // The script's only slot: taken by a client that does not read, then
+    // given to the next one.
+    let _flooded = stalled("/cgi-bin/flood");
+    std::thread::sleep(Duration::from_millis(300));
+    let start = Instant::now();
+    let r = get(&t, "/cgi-bin/small");
+    assert_eq!(
+        (r.status, r.text()),
+        (200, "small".to_owned()),
+        "after {:?}\n{}",
+        start.elapsed(),
+        t.log()
+    );
+}
