@@ -13,10 +13,13 @@
 //! - **Framing tern reads** (RFC 9112 §6.1). `chunked` is the only transfer
 //!   coding tern decodes: any other is 501, `chunked` twice is 400.
 //! - **Targets a handler can serve**. `OPTIONS *` is answered here (the
-//!   server's methods); CONNECT is 405 (tern is no proxy); other
-//!   authority-form or asterisk-form targets are 400.
+//!   server's methods), over HTTP/2 too (`:path` `*`, RFC 9113 §8.3.1);
+//!   CONNECT is 405 (tern is no proxy); other authority-form or
+//!   asterisk-form targets are 400.
 //! - **Limits and the path**. A target longer than `max_uri_bytes` is 414
-//!   (checked first: nothing else reads a head that long), a path that
+//!   (checked first: nothing else reads a head that long), more fields
+//!   than `max_headers` over HTTP/2 is 431 (HTTP/1's parser counts its
+//!   own), a path that
 //!   does not decode is 400, a declared body over `max_body_bytes` is 413.
 //!   The path is decoded once, here, into the [`DecodedPath`] every later
 //!   phase and the handler use.
@@ -88,6 +91,18 @@ pub(crate) fn admit_head<B>(
         ));
     }
     if req.version() == Version::HTTP_2 {
+        // HTTP/1's parser counts the fields as it reads them; HTTP/2's
+        // bounds only their bytes (`max_header_bytes`).
+        let fields = req.headers().len();
+        if fields > limits.max_headers {
+            return Err(Refusal::new(
+                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                format!(
+                    "more header fields than max_headers ({}): {fields}",
+                    limits.max_headers
+                ),
+            ));
+        }
         authority_h2(req)?;
     } else {
         if !bodiless {
@@ -135,7 +150,9 @@ fn target<B>(req: &Request<B>) -> Result<(), Refusal> {
         });
     }
     let uri = req.uri();
-    if uri.path() == "*" && uri.authority().is_none() {
+    // Over HTTP/2 `:authority` comes with every target, `*` too (RFC 9113
+    // §8.3.1: `OPTIONS` with `:path` `*`).
+    if uri.path() == "*" && (uri.authority().is_none() || req.version() == Version::HTTP_2) {
         if req.method() == Method::OPTIONS {
             return Err(Refusal {
                 status: StatusCode::OK,
@@ -403,6 +420,40 @@ mod tests {
         fits.headers_mut()
             .insert(header::CONTENT_LENGTH, HeaderValue::from_static("100"));
         assert!(admit(&mut fits).is_ok());
+    }
+
+    /// HTTP/2's heads are held to `max_headers` here (HTTP/1's parser
+    /// holds its own), and `OPTIONS *` is answered over HTTP/2 as over
+    /// HTTP/1, though `:authority` comes with it.
+    #[test]
+    fn http2_heads_are_held_to_max_headers_and_may_ask_options_star() {
+        let mut many = req(Version::HTTP_2, "https://a.test/", &[]);
+        for i in 0..101 {
+            many.headers_mut().append(
+                http::HeaderName::from_bytes(format!("x-{i}").as_bytes()).unwrap(),
+                HeaderValue::from_static("v"),
+            );
+        }
+        let e = admit(&mut many).unwrap_err();
+        assert_eq!(e.status, StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE);
+        assert!(e.reason.contains("max_headers (100): 101"), "{}", e.reason);
+        many.headers_mut().remove("x-0");
+        assert!(admit(&mut many).is_ok());
+
+        let mut star = req(Version::HTTP_2, "https://a.test/", &[]);
+        *star.uri_mut() = http::Uri::from_parts({
+            let mut p = http::uri::Parts::default();
+            p.scheme = Some(http::uri::Scheme::HTTPS);
+            p.authority = Some(http::uri::Authority::from_static("a.test"));
+            p.path_and_query = Some(http::uri::PathAndQuery::from_static("*"));
+            p
+        })
+        .unwrap();
+        *star.method_mut() = Method::OPTIONS;
+        let e = admit(&mut star).unwrap_err();
+        assert_eq!((e.status, e.allow), (StatusCode::OK, Some(SERVER_METHODS)));
+        *star.method_mut() = Method::GET;
+        assert_eq!(admit(&mut star).unwrap_err().status, StatusCode::BAD_REQUEST);
     }
 
     fn req(version: Version, target: &str, hosts: &[&str]) -> Request<()> {
