@@ -453,7 +453,10 @@ mod tests {
         let e = admit(&mut star).unwrap_err();
         assert_eq!((e.status, e.allow), (StatusCode::OK, Some(SERVER_METHODS)));
         *star.method_mut() = Method::GET;
-        assert_eq!(admit(&mut star).unwrap_err().status, StatusCode::BAD_REQUEST);
+        assert_eq!(
+            admit(&mut star).unwrap_err().status,
+            StatusCode::BAD_REQUEST
+        );
     }
 
     fn req(version: Version, target: &str, hosts: &[&str]) -> Request<()> {
