@@ -204,6 +204,8 @@ pub(crate) fn gateway_policy(w: &mut Walker<'_>, t: &mut Table<'_>) -> GatewayPo
             .size(t, "max_stderr_bytes", 0)
             .unwrap_or(d.max_stderr_bytes),
         slow_request: w.duration(t, "slow_request", true),
+        // Set from `[limits]` once the sites are read (load.rs).
+        send_timeout: d.send_timeout,
     }
 }
 

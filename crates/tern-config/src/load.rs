@@ -168,7 +168,12 @@ fn walk_top(w: &mut Walker<'_>, top: &mut Table<'_>) -> Option<Config> {
     let access_log = walk_access_log(w, top);
     let cache = walk_cache(w, top);
     let mut admin = crate::admin::walk_admin(w, top);
-    let sites = walk_sites(w, top);
+    let mut sites = walk_sites(w, top);
+    for route in sites.iter_mut().flat_map(|s| s.routes.iter_mut()) {
+        if let Some(policy) = route.handler.gateway_policy_mut() {
+            policy.send_timeout = limits.send_timeout;
+        }
+    }
     let mounted = sites.iter().any(|s| {
         s.routes
             .iter()

@@ -500,6 +500,18 @@ pub enum HandlerConfig {
     Admin,
 }
 
+impl HandlerConfig {
+    /// The policy of a gateway route (CGI, FastCGI, CGIplus).
+    pub fn gateway_policy_mut(&mut self) -> Option<&mut GatewayPolicy> {
+        match self {
+            HandlerConfig::Cgi(c) => Some(&mut c.policy),
+            HandlerConfig::FastCgi(c) => Some(&mut c.policy),
+            HandlerConfig::CgiPlus(c) => Some(&mut c.policy),
+            HandlerConfig::Static(_) | HandlerConfig::Wasm(_) | HandlerConfig::Admin => None,
+        }
+    }
+}
+
 /// A CGI route (`handler = "cgi"`): which scripts run, with what
 /// environment, and within which limits.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -698,6 +710,13 @@ pub struct GatewayPolicy {
     /// application's last STDERR line (php-fpm's `request_slowlog_timeout`).
     /// Default: none.
     pub slow_request: Option<Duration>,
+    /// How long the client may take none of the program's output: then the
+    /// program is stopped and its answer cut off. A program held back by
+    /// its client is not silent (`timeout` does not end it); this ends it
+    /// where the socket's own `send_timeout` cannot see the stall (an
+    /// HTTP/2 stream whose window the client keeps shut on a connection it
+    /// still reads). Not a key of the route: `[limits] send_timeout`.
+    pub send_timeout: Duration,
 }
 
 impl Default for GatewayPolicy {
@@ -707,6 +726,7 @@ impl Default for GatewayPolicy {
             env: EnvPolicy::default(),
             max_stderr_bytes: defaults::MAX_STDERR_BYTES,
             slow_request: None,
+            send_timeout: defaults::SEND_TIMEOUT,
         }
     }
 }

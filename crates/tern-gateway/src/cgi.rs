@@ -147,6 +147,7 @@ impl Run for Route {
             mode: if script.nph { Mode::Nph } else { Mode::Cgi },
             discard_body: parts.method == Method::HEAD,
             timeout: self.policy.timeout,
+            send_timeout: self.policy.send_timeout,
             max_stderr: self.policy.max_stderr_bytes,
             slow: self.policy.slow_request,
         };

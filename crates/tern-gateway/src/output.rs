@@ -6,6 +6,7 @@
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body::{Body, Frame};
@@ -70,4 +71,92 @@ pub(crate) struct Gone;
 /// from looking silent on its own.
 pub(crate) fn held_back(tx: Option<&mpsc::Sender<Chunk>>) -> bool {
     tx.is_some_and(|t| t.capacity() <= 1)
+}
+
+/// What a program's silence timer finds when it fires (every `timeout`).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Look {
+    /// Something moved, or the client holds the program back: on.
+    Going,
+    /// Nothing from the program and nothing held back, since the last look
+    /// and at it: the program is silent.
+    Silent,
+    /// The client has taken none of the output for `send_timeout`: it
+    /// stalled (a shut HTTP/2 window on a connection it still reads).
+    Stalled,
+}
+
+/// The silence timer's memory between its looks. The timer is not reset
+/// on each read (cheaper): when it fires, any progress since the last look
+/// means "not silent". Nor is a program silent while its output waits for
+/// a slow client (the channel is full), until that client has taken
+/// nothing for `send_timeout`: counted in whole looks, so a stall is
+/// ended after at least `send_timeout` and before one `timeout` more.
+#[derive(Debug, Default)]
+pub(crate) struct Watch {
+    /// Progress (bytes moved either way) at the last look.
+    seen: u64,
+    /// Held back at the last look: a client that resumes reading just
+    /// before the timer fires has given the program no time to write since.
+    was_held: bool,
+    /// How long the client has held the program back with nothing moving.
+    held_for: Duration,
+}
+
+impl Watch {
+    /// Judges a look of the timer, which fires every `timeout`.
+    pub(crate) fn look(
+        &mut self,
+        progress: u64,
+        held: bool,
+        timeout: Duration,
+        send_timeout: Duration,
+    ) -> Look {
+        let still = progress == self.seen;
+        if still && !held && !self.was_held {
+            return Look::Silent;
+        }
+        if still && held {
+            self.held_for += timeout;
+            if self.held_for >= send_timeout {
+                return Look::Stalled;
+            }
+        } else {
+            self.held_for = Duration::ZERO;
+        }
+        self.seen = progress;
+        self.was_held = held;
+        Look::Going
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_look_finds_silence_a_hold_or_a_stall() {
+        let (t, send) = (Duration::from_secs(30), Duration::from_secs(60));
+        // Nothing moves, nothing held: silent at the second look.
+        let mut w = Watch::default();
+        assert_eq!(w.look(10, false, t, send), Look::Going);
+        assert_eq!(w.look(10, false, t, send), Look::Silent);
+        // Held with nothing moving: stalled once held for `send`.
+        let mut w = Watch::default();
+        assert_eq!(w.look(10, true, t, send), Look::Going);
+        assert_eq!(w.look(10, true, t, send), Look::Going);
+        assert_eq!(w.look(10, true, t, send), Look::Stalled);
+        // A client that takes a little, however slowly, starts it afresh.
+        let mut w = Watch::default();
+        assert_eq!(w.look(10, true, t, send), Look::Going);
+        assert_eq!(w.look(10, true, t, send), Look::Going);
+        assert_eq!(w.look(11, true, t, send), Look::Going);
+        assert_eq!(w.look(11, true, t, send), Look::Going);
+        assert_eq!(w.look(11, true, t, send), Look::Stalled);
+        // Released just before a look: not silent at it, only at the next.
+        let mut w = Watch::default();
+        assert_eq!(w.look(10, true, t, send), Look::Going);
+        assert_eq!(w.look(10, false, t, send), Look::Going);
+        assert_eq!(w.look(10, false, t, send), Look::Silent);
+    }
 }

@@ -24,7 +24,7 @@ use tokio::io::AsyncReadExt as _;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Sleep;
 
-use crate::output::{held_back, room, Chunk};
+use crate::output::{held_back, room, Chunk, Look, Watch};
 use crate::persist::{Broken, Downstream, Event, Upstream};
 use crate::session::{
     client_gone, cut_off_stream, respond, send, slow_phase, Started, StderrLog, SETTLE,
@@ -43,6 +43,8 @@ pub(crate) struct RelaySettings {
     pub(crate) discard_body: bool,
     /// Longest silence before the worker is given up.
     pub(crate) timeout: Duration,
+    /// How long the client may hold the worker back taking nothing.
+    pub(crate) send_timeout: Duration,
     /// Bytes of stderr logged.
     pub(crate) max_stderr: u64,
     /// The whole request went out with its head, so it can be sent again:
@@ -99,6 +101,8 @@ enum End {
     Broken(Broken),
     BadHead(HeadError),
     Timeout,
+    /// The client took none of the output for `send_timeout`.
+    Stalled,
     ClientGone,
     Input(Error),
 }
@@ -144,8 +148,7 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
     // never makes one.
     let mut settle_for: Option<Duration> = None;
     let mut slow: Option<Pin<Box<Sleep>>> = s.slow.map(|d| Box::pin(tokio::time::sleep(d)));
-    let mut seen = 0;
-    let mut was_held = false;
+    let mut watch = Watch::default();
     let mut opened: Option<mpsc::Sender<Chunk>> = None;
     // Anything at all came back from the worker.
     let mut heard = false;
@@ -243,13 +246,11 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
                 }
             }
             () = &mut silence => {
-                // Held back now, or at the last check (see session.rs).
-                let held = held_back(tx.as_ref());
-                if progress == seen && !held && !was_held {
-                    break End::Timeout;
+                match watch.look(progress, held_back(tx.as_ref()), s.timeout, s.send_timeout) {
+                    Look::Going => {}
+                    Look::Silent => break End::Timeout,
+                    Look::Stalled => break End::Stalled,
                 }
-                seen = progress;
-                was_held = held;
                 silence.as_mut().reset(tokio::time::Instant::now() + s.timeout);
             }
         }
@@ -271,7 +272,7 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
         }
         End::Broken(b) => {
             tracing::warn!(%id, %target, "{kind}: {b}");
-            cut_off_stream(tx, id, target, kind, "the worker failed").await;
+            cut_off_stream(tx, id, target, kind, "the worker failed");
             send(start, Err(Error::Worker(b.to_string())));
             Finish::Dirty(Dirty::Broken)
         }
@@ -280,16 +281,21 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
             Finish::Dirty(Dirty::Abandoned)
         }
         End::Timeout => {
-            cut_off_stream(tx, id, target, kind, "no output within the timeout").await;
+            cut_off_stream(tx, id, target, kind, "no output within the timeout");
             send(start, Err(Error::Timeout(s.timeout)));
             Finish::Dirty(Dirty::Silent)
+        }
+        End::Stalled => {
+            let why = "the client took none of the output within send_timeout";
+            cut_off_stream(tx, id, target, kind, why);
+            Finish::Dirty(Dirty::Abandoned)
         }
         End::ClientGone => {
             tracing::info!(%id, %target, "{kind}: the client left mid-response");
             Finish::Dirty(Dirty::Abandoned)
         }
         End::Input(e) => {
-            cut_off_stream(tx, id, target, kind, "the request body failed").await;
+            cut_off_stream(tx, id, target, kind, "the request body failed");
             send(start, Err(e));
             Finish::Dirty(Dirty::Abandoned)
         }

@@ -28,7 +28,7 @@ use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit};
 use tokio::time::Instant;
 
 use crate::input::{self, Feed};
-use crate::output::{held_back, room, Chunk, OutputBody, IN_FLIGHT};
+use crate::output::{held_back, room, Chunk, Look, OutputBody, Watch, IN_FLIGHT};
 use crate::spawn::Running;
 use crate::Error;
 
@@ -61,6 +61,8 @@ pub(crate) struct ScriptSettings {
     /// Longest silence before the script is stopped: nothing written to
     /// its stdout, nothing fed to its stdin, no client holding it back.
     pub(crate) timeout: Duration,
+    /// How long the client may hold the script back taking nothing.
+    pub(crate) send_timeout: Duration,
     /// Bytes of stderr logged.
     pub(crate) max_stderr: u64,
     /// A script still running this long is logged once, with its pid and
@@ -92,6 +94,8 @@ enum End {
     /// stdout reached EOF before the head was complete.
     Truncated(HeadError),
     Timeout,
+    /// The client took none of the output for `send_timeout`.
+    Stalled,
     ClientGone,
     BadHead(HeadError),
     Read(io::Error),
@@ -125,8 +129,7 @@ pub(crate) async fn drive(
     let silence = tokio::time::sleep(s.timeout);
     let settle = tokio::time::sleep(SETTLE);
     tokio::pin!(silence, settle);
-    let mut seen = 0;
-    let mut was_held = false;
+    let mut watch = Watch::default();
     // Set inside the select (where `tx` is borrowed by the read), moved
     // into `tx` before the next one.
     let mut opened: Option<mpsc::Sender<Chunk>> = None;
@@ -187,20 +190,12 @@ pub(crate) async fn drive(
                 }
             }
             () = &mut silence => {
-                // The timer is not reset on each read (cheaper); when it
-                // fires, any progress since it was set means "not silent".
-                // Nor is a script silent while its output waits for a slow
-                // client (the channel is full).
-                let now = progress.load(Ordering::Relaxed);
-                // Held back now, or at the last check: a client that
-                // resumes reading just before the timer fires has given the
-                // script no time to write since.
-                let held = held_back(tx.as_ref());
-                if now == seen && !held && !was_held {
-                    break End::Timeout;
+                let progress = progress.load(Ordering::Relaxed);
+                match watch.look(progress, held_back(tx.as_ref()), s.timeout, s.send_timeout) {
+                    Look::Going => {}
+                    Look::Silent => break End::Timeout,
+                    Look::Stalled => break End::Stalled,
                 }
-                seen = now;
-                was_held = held;
                 silence.as_mut().reset(Instant::now() + s.timeout);
             }
         }
@@ -253,7 +248,15 @@ pub(crate) async fn drive(
         }
         End::Timeout => {
             send(start, fail(Error::Timeout(s.timeout)));
-            cut_off(tx, &s, "no output within the timeout").await;
+            cut_off(tx, &s, "no output within the timeout");
+            group.stop(&mut child).await;
+        }
+        End::Stalled => {
+            cut_off(
+                tx,
+                &s,
+                "the client took none of the output within send_timeout",
+            );
             group.stop(&mut child).await;
         }
         End::ClientGone => {
@@ -265,7 +268,7 @@ pub(crate) async fn drive(
             group.stop(&mut child).await;
         }
         End::Read(e) => {
-            cut_off(tx, &s, "reading the script's output failed").await;
+            cut_off(tx, &s, "reading the script's output failed");
             send(start, fail(Error::Io(e)));
             group.stop(&mut child).await;
         }
@@ -282,28 +285,30 @@ pub(crate) fn send(to: Option<oneshot::Sender<Started>>, what: Started) {
 /// Ends a stream that had started with an error, so that the client sees
 /// a broken response (no final chunk, or a reset stream) rather than a
 /// short one that looks complete.
-pub(crate) async fn cut_off(tx: Option<mpsc::Sender<Chunk>>, s: &ScriptSettings, why: &str) {
-    cut_off_stream(tx, s.id, &s.script, "cgi", why).await;
+pub(crate) fn cut_off(tx: Option<mpsc::Sender<Chunk>>, s: &ScriptSettings, why: &str) {
+    cut_off_stream(tx, s.id, &s.script, "cgi", why);
 }
 
-/// As [`cut_off`], for any gateway kind.
-pub(crate) async fn cut_off_stream(
+/// As [`cut_off`], for any gateway kind. The error goes after the chunks
+/// already in flight; where they fill the channel (a client that holds the
+/// output back) a task waits to put it there, until that client takes
+/// them or leaves, so that the response never ends as if it were whole.
+pub(crate) fn cut_off_stream(
     tx: Option<mpsc::Sender<Chunk>>,
     id: RequestId,
     script: &str,
     kind: &str,
     why: &str,
 ) {
-    if let Some(tx) = tx {
-        tracing::warn!(%id, %script, "{kind}: response cut off: {why}");
-        let err = io::Error::new(io::ErrorKind::TimedOut, why.to_owned());
-        // Boxed: the relays' futures, which await this on their failure
-        // paths, need no room for its timer.
-        let _ = Box::pin(tokio::time::timeout(
-            Duration::from_secs(1),
-            tx.send(Err(err)),
-        ))
-        .await;
+    let Some(tx) = tx else {
+        return;
+    };
+    tracing::warn!(%id, %script, "{kind}: response cut off: {why}");
+    let err = io::Error::new(io::ErrorKind::TimedOut, why.to_owned());
+    if let Err(mpsc::error::TrySendError::Full(err)) = tx.try_send(Err(err)) {
+        tokio::spawn(async move {
+            let _ = tx.send(err).await;
+        });
     }
 }
 

@@ -45,6 +45,7 @@ max_uri_bytes = 4096
 max_body_bytes = "1m"
 header_read_timeout = "5s"
 keepalive_timeout = 30
+send_timeout = "45s"
 max_connections = 100
 
 [access_log]
@@ -96,6 +97,7 @@ root = "www"
     assert_eq!(cfg.limits.max_headers, 50);
     assert_eq!(cfg.limits.max_body_bytes, 1 << 20);
     assert_eq!(cfg.limits.keepalive_timeout, Duration::from_secs(30));
+    assert_eq!(cfg.limits.send_timeout, Duration::from_secs(45));
     assert_eq!(cfg.access_log.as_ref().unwrap().format, LogFormat::Json);
     assert_eq!(
         cfg.access_log.as_ref().unwrap().path,
@@ -264,6 +266,8 @@ fn cgi_routes_load_with_defaults_settings_and_errors() {
     let p = write(
         dir.path(),
         r#"
+[limits]
+send_timeout = "7s"
 [[site]]
 root = "www"
 [[site.route]]
@@ -305,6 +309,8 @@ interpreter = "/usr/bin/perl"
                     },
                     max_stderr_bytes: 1024,
                     slow_request: None,
+                    // From `[limits]`.
+                    send_timeout: Duration::from_secs(7),
                 },
                 admission: Admission {
                     max_concurrent: 4,
@@ -332,6 +338,7 @@ interpreter = "/usr/bin/perl"
                 },
                 max_stderr_bytes: 64 * 1024,
                 slow_request: None,
+                send_timeout: Duration::from_secs(7),
             },
             admission: Admission {
                 max_concurrent: 32,

@@ -206,6 +206,7 @@ impl Common {
             kind: self.kind,
             discard_body: parts.method == Method::HEAD,
             timeout: self.policy.timeout,
+            send_timeout: self.policy.send_timeout,
             max_stderr: self.policy.max_stderr_bytes,
             replayable: false,
             slow: self.policy.slow_request,

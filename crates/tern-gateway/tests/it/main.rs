@@ -41,6 +41,7 @@ impl Site {
                 env: EnvPolicy::default(),
                 max_stderr_bytes: 64 * 1024,
                 slow_request: None,
+                send_timeout: tern_config::defaults::SEND_TIMEOUT,
             },
             admission: Admission::default(),
         };

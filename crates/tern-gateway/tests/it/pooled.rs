@@ -22,6 +22,7 @@ pub(crate) fn policy(timeout: Duration) -> GatewayPolicy {
         env: EnvPolicy::default(),
         max_stderr_bytes: 4096,
         slow_request: None,
+        send_timeout: tern_config::defaults::SEND_TIMEOUT,
     }
 }
 
@@ -973,4 +974,36 @@ async fn the_python_engine_runs_plain_cgi_scripts() {
         r2.text().split(' ').nth(1),
         "the engine survived the exception"
     );
+}
+
+/// The persistent relays keep the same rule as CGI's: a client that takes
+/// none of the answer for `send_timeout` gets it cut off (never ended as if
+/// whole), and the worker is let go for the next request.
+#[tokio::test]
+async fn a_client_that_takes_nothing_for_the_send_timeout_lets_the_worker_go() {
+    let site = Site::new();
+    let cfg = FastCgiConfig {
+        app: FastCgiApp::Spawn(test_app()),
+        dir: None,
+        document_root: site.path("www"),
+        pool: pool(1, 1),
+        policy: GatewayPolicy {
+            send_timeout: Duration::from_millis(1500),
+            ..policy(Duration::from_millis(500))
+        },
+        connect_timeout: Duration::from_secs(3),
+        keep_connections: true,
+    };
+    let h = FastCgi::new(&cfg, "test").unwrap();
+    // 1.6 MB: more than the socket to the application holds.
+    let resp = h.call(fcgi_get("/app/records?200000").exchange()).await;
+    assert_eq!(resp.status(), 200);
+    tokio::time::sleep(Duration::from_millis(3000)).await;
+    let got = http_body_util::BodyExt::collect(resp.into_body()).await;
+    let e = got.expect_err("the answer ended as if it were whole");
+    assert!(e.to_string().contains("send_timeout"), "{e}");
+    let r = tokio::time::timeout(Duration::from_secs(10), call(&h, fcgi_get("/app/hello")))
+        .await
+        .expect("the next request was answered");
+    assert_eq!(r.text(), "Hello!\n");
 }

@@ -290,3 +290,28 @@ async fn a_slow_client_does_not_make_a_busy_script_look_silent() {
         .to_bytes();
     assert_eq!(body.len(), 4_000_000);
 }
+
+/// A client that takes none of the output for `send_timeout` (an HTTP/2
+/// stream whose window it keeps shut, which the socket's own timeout does
+/// not see) stalls the script: it is stopped, and the answer ends broken,
+/// never as if it were whole.
+#[tokio::test]
+async fn a_client_that_takes_nothing_for_the_send_timeout_stops_the_script() {
+    let mut site = Site::new();
+    site.cfg.policy.timeout = Duration::from_millis(500);
+    site.cfg.policy.send_timeout = Duration::from_millis(1500);
+    site.script(
+        "big.cgi",
+        "#!/bin/sh\nprintf 'Content-Type: application/octet-stream\\n\\n'\nhead -c 4000000 /dev/zero\n",
+    );
+    let resp = site
+        .handler()
+        .call(Req::get("/cgi-bin/big.cgi").exchange())
+        .await;
+    assert_eq!(resp.status(), 200);
+    // Nothing taken for longer than the send timeout and a look more.
+    tokio::time::sleep(Duration::from_millis(3000)).await;
+    let got = resp.into_body().collect().await;
+    let e = got.expect_err("the answer ended as if it were whole");
+    assert!(e.to_string().contains("send_timeout"), "{e}");
+}
