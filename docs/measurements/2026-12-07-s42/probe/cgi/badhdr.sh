@@ -1,0 +1,2 @@
+#!/bin/sh
+printf 'This is not a header\r\n\r\nbody\n'

@@ -1,0 +1,3 @@
+#!/bin/sh
+printf 'Content-Type: text/plain\r\n\r\n'
+head -c 20000000 /dev/zero

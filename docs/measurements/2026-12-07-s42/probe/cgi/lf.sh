@@ -1,0 +1,2 @@
+#!/bin/sh
+printf 'Content-Type: text/plain\nX-LF: yes\n\nlfbody\n'

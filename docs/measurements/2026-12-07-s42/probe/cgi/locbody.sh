@@ -1,0 +1,2 @@
+#!/bin/sh
+printf 'Location: /index.html\r\nContent-Type: text/plain\r\n\r\nhas body\n'

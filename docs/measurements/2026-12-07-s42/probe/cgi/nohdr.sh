@@ -1,0 +1,2 @@
+#!/bin/sh
+printf 'just body\n'

@@ -1,0 +1,2 @@
+#!/bin/sh
+printf 'Content-Type : text/plain\r\n\r\nx\n'

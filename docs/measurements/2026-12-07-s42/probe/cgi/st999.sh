@@ -1,0 +1,2 @@
+#!/bin/sh
+printf 'Status: 999 Weird\r\nContent-Type: text/plain\r\n\r\nx\n'
