@@ -264,12 +264,17 @@ pub(crate) fn zombies_of(parent: u32) -> Vec<u32> {
     out
 }
 
-#[tokio::test]
-async fn a_slow_client_does_not_make_a_busy_script_look_silent() {
+/// A script that writes 4 MB, under `timeout` and `send_timeout`, to a
+/// client that takes nothing for `pause` and then reads all it can: the
+/// body, or how it ended.
+async fn big_answer_held_for(
+    timeout: Duration,
+    send_timeout: Duration,
+    pause: Duration,
+) -> Result<Bytes, Box<dyn std::error::Error + Send + Sync>> {
     let mut site = Site::new();
-    // Long enough that a loaded machine does not starve the script that
-    // long; the client then stays away for three times as long.
-    site.cfg.policy.timeout = Duration::from_millis(2000);
+    site.cfg.policy.timeout = timeout;
+    site.cfg.policy.send_timeout = send_timeout;
     site.script(
         "big.cgi",
         "#!/bin/sh\nprintf 'Content-Type: application/octet-stream\\n\\n'\nhead -c 4000000 /dev/zero\n",
@@ -279,15 +284,23 @@ async fn a_slow_client_does_not_make_a_busy_script_look_silent() {
         .call(Req::get("/cgi-bin/big.cgi").exchange())
         .await;
     assert_eq!(resp.status(), 200);
-    // The client reads nothing for several timeouts: the script blocks on
-    // its full pipe, held back by the client, not silent by itself.
-    tokio::time::sleep(Duration::from_millis(6000)).await;
-    let body = resp
-        .into_body()
-        .collect()
-        .await
-        .expect("the whole body")
-        .to_bytes();
+    tokio::time::sleep(pause).await;
+    resp.into_body().collect().await.map(|b| b.to_bytes())
+}
+
+#[tokio::test]
+async fn a_slow_client_does_not_make_a_busy_script_look_silent() {
+    // The timeout long enough that a loaded machine does not starve the
+    // script that long. The client reads nothing for three times as long:
+    // the script blocks on its full pipe, held back by the client, not
+    // silent by itself.
+    let body = big_answer_held_for(
+        Duration::from_millis(2000),
+        Duration::from_secs(60),
+        Duration::from_millis(6000),
+    )
+    .await
+    .expect("the whole body");
     assert_eq!(body.len(), 4_000_000);
 }
 
@@ -297,21 +310,13 @@ async fn a_slow_client_does_not_make_a_busy_script_look_silent() {
 /// never as if it were whole.
 #[tokio::test]
 async fn a_client_that_takes_nothing_for_the_send_timeout_stops_the_script() {
-    let mut site = Site::new();
-    site.cfg.policy.timeout = Duration::from_millis(500);
-    site.cfg.policy.send_timeout = Duration::from_millis(1500);
-    site.script(
-        "big.cgi",
-        "#!/bin/sh\nprintf 'Content-Type: application/octet-stream\\n\\n'\nhead -c 4000000 /dev/zero\n",
-    );
-    let resp = site
-        .handler()
-        .call(Req::get("/cgi-bin/big.cgi").exchange())
-        .await;
-    assert_eq!(resp.status(), 200);
     // Nothing taken for longer than the send timeout and a look more.
-    tokio::time::sleep(Duration::from_millis(3000)).await;
-    let got = resp.into_body().collect().await;
+    let got = big_answer_held_for(
+        Duration::from_millis(500),
+        Duration::from_millis(1500),
+        Duration::from_millis(3000),
+    )
+    .await;
     let e = got.expect_err("the answer ended as if it were whole");
     assert!(e.to_string().contains("send_timeout"), "{e}");
 }

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 # HTTP/1.1 framing / smuggling battery against tern on 18701. Each case: request bytes sent on one connection,
 # then a summary of all response status lines and whether a second (smuggled) request got answered.
+# `smuggle.py PORT hyper`: the same battery with "Expect: foo" on every request, which tern's loop hands to
+# hyper (docs: server.http1), so that both loops' framing is tried.
 import sys, re
 sys.path.insert(0, "/tmp/s42/probe")
 from raw import send
 PORT = int(sys.argv[1]) if len(sys.argv) > 1 else 18701
-H = "Host: a.test\r\n"
+H = "Host: a.test\r\n" + ("Expect: foo\r\n" if sys.argv[2:3] == ["hyper"] else "")
 E = "/cgi-bin/env.sh"
 cases = {
  "cl+te": f"POST {E} HTTP/1.1\r\n{H}Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\nGET /smug HTTP/1.1\r\n{H}\r\n",
