@@ -336,8 +336,8 @@ impl Http {
         } else {
             first.freeze()
         };
-        io.unread(first);
         if h2 {
+            io.unread(first);
             let io = TokioIo::new(HpackGuard::new(io));
             let mut served = Box::pin(Builders::with(builders, |b| b.h2.serve_connection(io, svc)));
             let result = tokio::select! {
@@ -352,20 +352,53 @@ impl Http {
             }
             return None;
         }
+        // Judged on the head hyper is to read first: another major
+        // version is answered 505 there, not hyper's 400.
+        let unsupported = crate::version::unsupported(&first);
+        io.unread(first);
         // Boxed: a connection on tern's own loop keeps no room for
         // hyper's connection in its task (see `h1.rs`).
-        Box::pin(hyper_http1(io, svc, builders, cancel, place)).await
+        Box::pin(hyper_http1(io, svc, builders, cancel, place, unsupported)).await
     }
 }
 
 /// Serves the rest of an HTTP/1 connection through hyper.
+/// The answer to a request line of another HTTP major version.
+const VERSION_NOT_SUPPORTED: &[u8] = b"HTTP/1.1 505 HTTP Version Not Supported\r\n\
+content-type: text/plain; charset=utf-8\r\ncontent-length: 27\r\nconnection: close\r\n\r\n\
+HTTP version not supported\n";
+
+/// Answers 505 to a request line of a well-formed HTTP version other than
+/// 1.x (`HTTP/2.0`, `HTTP/0.9`; RFC 9110 §15.6.6, RFC 9112 §2.3), as nginx
+/// and Apache do, and closes: a lingering close, since what follows the
+/// head is unknown. The first head hyper would read (tern's loop hands
+/// such a head over, as any it refuses); hyper's loop answers one later on
+/// a kept connection 400, as any version it does not parse.
+async fn refuse_version<S: Movable>(
+    mut io: Plaintext<S>,
+    conn: &ConnInfo,
+    cancel: &CancellationToken,
+) {
+    tracing::warn!(peer = %conn.peer, "505: a request line of an HTTP version other than 1.x");
+    if io.write_all(VERSION_NOT_SUPPORTED).await.is_ok() && io.shutdown().await.is_ok() {
+        let (mut io, _unread) = io.into_parts();
+        let stop = std::pin::pin!(cancel.cancelled());
+        crate::h1::read_off(&mut io, stop, false).await;
+    }
+}
+
 async fn hyper_http1<S: Movable>(
     io: Plaintext<S>,
     svc: Svc,
     builders: BuilderLimits,
     cancel: CancellationToken,
     place: Place,
+    unsupported: bool,
 ) -> Option<Moved> {
+    if unsupported {
+        refuse_version(io, &svc.conn, &cancel).await;
+        return None;
+    }
     let conn = svc.conn.clone();
     let activity = svc.activity.clone();
     let io = TokioIo::new(io);

@@ -9,8 +9,8 @@
 //! read and not yet served, and hyper serves the rest of the connection
 //! as it always did. A head the codec refuses goes to hyper the same way,
 //! so a malformed request is answered exactly as before (the same status,
-//! the same log line), but one: a request line of another HTTP major
-//! version (`HTTP/2.0`) is answered 505 here, where hyper says 400. The codec's framing decisions are hyper's or
+//! the same log line); a request line of another HTTP major version
+//! (`HTTP/2.0`) is answered 505 on that way (`conn.rs`), not hyper's 400. The codec's framing decisions are hyper's or
 //! stricter (`tern-h1`'s doc, its differential test), so the new path can
 //! be no looser than hyper; what it changes is the cost of the common
 //! request: the head parsed in place, no dispatcher, the response head
@@ -172,11 +172,6 @@ impl Spare {
     }
 }
 
-/// The answer to a request line of another HTTP version than 1.x.
-const VERSION_NOT_SUPPORTED: &[u8] = b"HTTP/1.1 505 HTTP Version Not Supported\r\n\
-content-type: text/plain; charset=utf-8\r\ncontent-length: 27\r\nconnection: close\r\n\r\n\
-HTTP version not supported\n";
-
 /// How the loop ended.
 #[derive(Debug)]
 pub(crate) enum Ended {
@@ -273,13 +268,6 @@ impl Loop<'_> {
                 Ok(next) => next,
                 Err(ended) => return ended,
             };
-            if let Next::Unsupported = next {
-                // Out of the way of the task's state: the request (none)
-                // and the refusal's write and lingering close in a box.
-                drop(next);
-                pin_boxed(|| self.refuse_version(&mut w)).await;
-                return Ended::Closed;
-            }
             // Boxed: the task of a connection waiting for its next request
             // keeps no room for a request's state (the handler's future,
             // the response): an allocator round trip per request costs
@@ -294,7 +282,6 @@ impl Loop<'_> {
                 Next::Fed(req, asked, feed) => {
                     Either::Right(pin_boxed(|| self.exchange_fed(&mut w, req, asked, feed)))
                 }
-                Next::Unsupported => unreachable!("answered above"),
             };
             if !exchange.await {
                 return Ended::Closed;
@@ -337,7 +324,6 @@ impl Loop<'_> {
                     w.buf.advance(p.head_len);
                     return Ok(request(p, limits));
                 }
-                Err(tern_h1::HeadError::VersionNotSupported) => return Ok(Next::Unsupported),
                 Ok(Some(_)) | Err(_) => return Err(Ended::ToHyper(w.buf.split().freeze())),
                 Ok(None) => {}
             }
@@ -386,21 +372,6 @@ impl Loop<'_> {
             if self.gone(read) {
                 return Err(Ended::Closed);
             }
-        }
-    }
-
-    /// Answers a request line of a well-formed HTTP version other than
-    /// 1.x (`HTTP/2.0`, `HTTP/0.9`) with 505 and closes, as nginx and
-    /// Apache do (RFC 9110 §15.6.6, RFC 9112 §2.3). The one malformed head
-    /// the loop answers itself: hyper, which answers the others, reads any
-    /// version it does not parse as a bad request (400).
-    async fn refuse_version<S>(&self, w: &mut Wire<'_, '_, S>)
-    where
-        S: AsyncRead + AsyncWrite + Unpin,
-    {
-        tracing::warn!(peer = %self.svc.conn.peer, "505: a request line of an HTTP version other than 1.x");
-        if w.io.write_all(VERSION_NOT_SUPPORTED).await.is_ok() {
-            linger(w).await;
         }
     }
 
@@ -514,8 +485,6 @@ impl Loop<'_> {
 enum Next {
     Plain(Request<NoBody>, Asked),
     Fed(Request<LoopBody>, Asked, Box<Feed>),
-    /// A request line of another HTTP major version: answered 505.
-    Unsupported,
 }
 
 /// Whether a connection closed after its answer may leave bytes the client

@@ -347,9 +347,6 @@ fn tern_s_http1_loop_answers_as_hyper_s_byte_for_byte() {
             "a body left unread, then pipelined requests",
             &["405", "405", "405", "200"],
         ),
-        // Another major version: hyper says 400, tern 505 (RFC 9110
-        // §15.6.6), as nginx and Apache do.
-        ("HTTP/2.0 in a request line", &["505"]),
     ];
     let statuses = |answer: &str| -> Vec<String> {
         answer
