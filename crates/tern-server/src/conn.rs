@@ -362,7 +362,6 @@ impl Http {
     }
 }
 
-/// Serves the rest of an HTTP/1 connection through hyper.
 /// The answer to a request line of another HTTP major version.
 const VERSION_NOT_SUPPORTED: &[u8] = b"HTTP/1.1 505 HTTP Version Not Supported\r\n\
 content-type: text/plain; charset=utf-8\r\ncontent-length: 27\r\nconnection: close\r\n\r\n\
@@ -387,6 +386,8 @@ async fn refuse_version<S: Movable>(
     }
 }
 
+/// Serves the rest of an HTTP/1 connection through hyper; `unsupported`:
+/// its first head has another major version, answered 505 instead.
 async fn hyper_http1<S: Movable>(
     io: Plaintext<S>,
     svc: Svc,

@@ -4,6 +4,8 @@
 //! supports"). hyper's parser refuses any version but 1.0 and 1.1, so the
 //! digit is settled in the bytes before it parses them: at the start of
 //! each request head, which the connection's I/O layer knows (`timeout`).
+//! Another major version (`HTTP/2.0`, `HTTP/0.9`) is told apart here too,
+//! for the 505 hyper would not give (`conn.rs`).
 
 /// The longest request line looked at; a longer one is left as it is.
 const MAX_LINE: usize = 16 * 1024;
