@@ -10,11 +10,12 @@
 //! as it always did. A head the codec refuses goes to hyper the same way,
 //! so a malformed request is answered exactly as before (the same status,
 //! the same log line); a request line of another HTTP major version
-//! (`HTTP/2.0`) is answered 505 on that way (`conn.rs`), not hyper's 400. The codec's framing decisions are hyper's or
-//! stricter (`tern-h1`'s doc, its differential test), so the new path can
-//! be no looser than hyper; what it changes is the cost of the common
-//! request: the head parsed in place, no dispatcher, the response head
-//! and a small body in one write.
+//! (`HTTP/2.0`) is answered 505 on that way (`conn.rs`), not hyper's 400.
+//! The codec's framing decisions are hyper's or stricter (`tern-h1`'s
+//! doc, its differential test), so the new path can be no looser than
+//! hyper; what it changes is the cost of the common request: the head
+//! parsed in place, no dispatcher, the response head and a small body in
+//! one write.
 //!
 //! A request body goes to the handler as the loop decodes it (a
 //! [`BodySender`](tern_handler::BodySender), `h1/feed.rs`): what one read

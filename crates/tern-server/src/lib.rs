@@ -18,18 +18,10 @@
 /// shutdown, noted)`: the same, but `poll_shutdown` is the layer's own
 /// `shutdown`, and each write's outcome passes its `noted` on the way up
 /// (with the task's context: a layer may time a write that waits).
+/// `write_through!($t, noted)`: `noted`, with the shutdown passed through.
 macro_rules! write_through {
     ($t:ident) => {
-        write_through!($t, poll_shutdown_through, write_passed);
-
-        impl<T: tokio::io::AsyncWrite + Unpin> $t<T> {
-            fn poll_shutdown_through(
-                mut self: std::pin::Pin<&mut Self>,
-                cx: &mut std::task::Context<'_>,
-            ) -> std::task::Poll<std::io::Result<()>> {
-                std::pin::Pin::new(&mut self.io).poll_shutdown(cx)
-            }
-        }
+        write_through!($t, write_passed);
 
         impl<T> $t<T> {
             #[inline(always)]
@@ -39,6 +31,18 @@ macro_rules! write_through {
                 written: std::task::Poll<std::io::Result<usize>>,
             ) -> std::task::Poll<std::io::Result<usize>> {
                 written
+            }
+        }
+    };
+    ($t:ident, $noted:ident) => {
+        write_through!($t, poll_shutdown_through, $noted);
+
+        impl<T: tokio::io::AsyncWrite + Unpin> $t<T> {
+            fn poll_shutdown_through(
+                mut self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<std::io::Result<()>> {
+                std::pin::Pin::new(&mut self.io).poll_shutdown(cx)
             }
         }
     };

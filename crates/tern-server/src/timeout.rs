@@ -298,13 +298,6 @@ impl<T> TimedIo<T> {
         Poll::Ready(Err(self.activity.expire(Expired::Send)))
     }
 
-    fn poll_shutdown_through(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>>
-    where
-        T: tokio::io::AsyncWrite + Unpin,
-    {
-        Pin::new(&mut self.io).poll_shutdown(cx)
-    }
-
     /// Called when a read would block: decides the deadline and arms the
     /// timer, or reports that the deadline has passed.
     /// Marks the phase `Busy` if requests ran since the phase was decided,
@@ -413,7 +406,7 @@ impl<T: AsyncRead + Unpin> AsyncRead for TimedIo<T> {
     }
 }
 
-write_through!(TimedIo, poll_shutdown_through, write_timed);
+write_through!(TimedIo, write_timed);
 
 #[cfg(test)]
 mod tests {
