@@ -16,8 +16,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
-use hyper::server::conn::{http1, http2};
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tern_config::{Http1, Limits};
 use tern_handler::ConnInfo;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _};
@@ -40,11 +40,11 @@ const MIN_BUF: usize = 8192;
 /// The HTTP/2 client preface (RFC 9113 §3.4).
 const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
-/// hyper's HTTP/1 and HTTP/2 connection builders for a set of limits.
+/// hyper's HTTP/1 connection builder for a set of limits. (HTTP/2's is
+/// made per connection, with its executor: `h2.rs`.)
 #[derive(Clone, Debug)]
 pub(crate) struct Builders {
     h1: http1::Builder,
-    h2: http2::Builder<TokioExecutor>,
 }
 
 /// What of the limits the builders hold: the key of their cache.
@@ -96,11 +96,7 @@ impl Builders {
             // that left mid-request. `TimedIo` holds back the EOF of one
             // that half-closed after asking to close.
             .keep_alive(true);
-        let mut h2 = http2::Builder::new(TokioExecutor::new());
-        h2.timer(TokioTimer::new())
-            .max_header_list_size(limits.max_header_bytes.min(u32::MAX as usize) as u32)
-            .max_concurrent_streams(128);
-        Builders { h1, h2 }
+        Builders { h1 }
     }
 }
 
@@ -189,6 +185,7 @@ pub(crate) async fn serve<I: Accepted>(
     );
     let tls = site.tls.get(listener).cloned().flatten();
     let http1 = site.http1;
+    let send_timeout = site.limits.send_timeout;
     drop(site);
     let activity = Arc::new(Activity::default());
     let mut io = TimedIo::new(io, activity.clone(), timeouts);
@@ -197,6 +194,7 @@ pub(crate) async fn serve<I: Accepted>(
     }
     let http = Http {
         builders,
+        send_timeout,
         http1,
         shared,
         listener,
@@ -226,6 +224,8 @@ pub(crate) async fn serve<I: Accepted>(
 /// What serving HTTP on a connection needs, once any TLS is settled.
 struct Http {
     builders: BuilderLimits,
+    /// For HTTP/2's streams (`h2.rs`); HTTP/1's is in `TimedIo`.
+    send_timeout: std::time::Duration,
     /// The HTTP/1 loop: hyper's, or tern's own first (`h1.rs`).
     http1: Http1,
     shared: Arc<Shared>,
@@ -256,6 +256,7 @@ impl Http {
     ) -> Option<Moved> {
         let Http {
             builders,
+            send_timeout,
             http1,
             shared,
             listener,
@@ -338,18 +339,16 @@ impl Http {
         };
         if h2 {
             io.unread(first);
-            let io = TokioIo::new(HpackGuard::new(io));
-            let mut served = Box::pin(Builders::with(builders, |b| b.h2.serve_connection(io, svc)));
-            let result = tokio::select! {
-                r = served.as_mut() => r,
-                _ = cancel.cancelled() => {
-                    served.as_mut().graceful_shutdown();
-                    served.await
-                }
-            };
-            if let Err(e) = result {
-                report(&e, &conn, activity.expired());
-            }
+            let io = HpackGuard::new(io);
+            let max_header_bytes = builders.max_header_bytes;
+            Box::pin(crate::h2::serve(
+                io,
+                svc,
+                max_header_bytes,
+                send_timeout,
+                &cancel,
+            ))
+            .await;
             return None;
         }
         // Judged on the head hyper is to read first: another major

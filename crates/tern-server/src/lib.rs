@@ -122,6 +122,7 @@ mod clock;
 mod conn;
 mod explain;
 mod h1;
+mod h2;
 mod hpack_guard;
 mod lazy;
 mod listen;

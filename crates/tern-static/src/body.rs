@@ -2,8 +2,9 @@
 //! is read on the worker thread (`RWF_NOWAIT`); from the first one that
 //! would wait for the disk, reads run on tokio's blocking pool, with one
 //! chunk read ahead while the previous one is being sent, so the disk read
-//! overlaps the socket write. A slow client holds at most `READ_AHEAD`
-//! chunks of memory.
+//! overlaps the socket write. A slow client holds at most the reads ahead
+//! of its [`Stride`]: two chunks of 256 KiB on a connection of its own, one
+//! of 32 KiB on an HTTP/2 stream, one of up to 128 a connection carries.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -25,6 +26,24 @@ pub(crate) const CHUNK: u64 = 256 * 1024;
 
 /// File reads in flight per body (the chunk being sent is not counted).
 const READ_AHEAD: usize = 2;
+
+/// The chunk of a body that shares its connection ([`Stride::Short`]).
+const SHORT_CHUNK: u64 = 32 * 1024;
+
+/// How far a body reads ahead of its client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stride {
+    /// [`CHUNK`]s, [`READ_AHEAD`] of them in flight: the answer has its
+    /// connection to itself (HTTP/1).
+    Long,
+    /// [`SHORT_CHUNK`]s, one in flight: the answer is one of the streams
+    /// of an HTTP/2 connection, up to 128 of them. hyper takes a chunk
+    /// before it waits for the stream's window, and `h2` keeps what the
+    /// window did not let go, so a client that opens streams and never
+    /// their windows holds three chunks a stream: with long strides 830
+    /// KB a stream, 100 MB a connection, for its few bytes of HEADERS.
+    Short,
+}
 
 /// A piece of a response body: bytes already in memory (multipart headers)
 /// or a byte range of the file.
@@ -53,6 +72,9 @@ pub(crate) struct FileBody {
     pending: VecDeque<Pending>,
     reads_in_flight: usize,
     remaining: u64,
+    /// The chunk, and the reads in flight at most.
+    chunk: u64,
+    ahead: usize,
 }
 
 #[derive(Debug)]
@@ -62,34 +84,40 @@ enum Pending {
 }
 
 impl FileBody {
-    pub(crate) fn new(file: Arc<File>, segments: Vec<Segment>) -> FileBody {
+    pub(crate) fn new(file: Arc<File>, segments: Vec<Segment>, stride: Stride) -> FileBody {
         let remaining = segments.iter().map(Segment::len).sum();
+        let (chunk, ahead) = match stride {
+            Stride::Long => (CHUNK, READ_AHEAD),
+            Stride::Short => (SHORT_CHUNK, 1),
+        };
         FileBody {
             file,
             segments: segments.into_iter().filter(|s| s.len() > 0).collect(),
             pending: VecDeque::new(),
             reads_in_flight: 0,
             remaining,
+            chunk,
+            ahead,
         }
     }
 
-    /// Starts reads until `READ_AHEAD` are in flight or nothing is left.
+    /// Starts reads until `ahead` are in flight or nothing is left.
     /// While none is, the next chunk is read here first ([`Wait::Never`]),
-    /// as the slow path reads a small file, `READ_AHEAD` chunks ahead at
+    /// as the slow path reads a small file, `ahead` chunks ahead at
     /// most: bytes the page cache holds cost no hop to the blocking pool.
     /// The first chunk that would wait for the disk goes to the pool, and
     /// the reads after it follow there, overlapping the sending.
     fn fill(&mut self) {
-        while self.reads_in_flight < READ_AHEAD {
+        while self.reads_in_flight < self.ahead {
             let here = self.reads_in_flight == 0;
-            if here && self.pending.len() >= READ_AHEAD {
+            if here && self.pending.len() >= self.ahead {
                 return;
             }
             match self.segments.pop_front() {
                 None => return,
                 Some(Segment::Bytes(b)) => self.pending.push_back(Pending::Ready(b)),
                 Some(Segment::File { offset, len }) => {
-                    let take = len.min(CHUNK);
+                    let take = len.min(self.chunk);
                     if take < len {
                         self.segments.push_front(Segment::File {
                             offset: offset + take,
@@ -310,7 +338,7 @@ mod tests {
             Segment::Bytes(Bytes::new()),
             Segment::File { offset: 0, len: 3 },
         ];
-        let body = FileBody::new(Arc::new(f), segments);
+        let body = FileBody::new(Arc::new(f), segments, Stride::Long);
         assert_eq!(body.size_hint().exact(), Some(4 + CHUNK + 100 + 3));
         let got = body.collect().await.unwrap().to_bytes();
         let mut want = b"head".to_vec();
@@ -330,9 +358,50 @@ mod tests {
             offset: 0,
             len: data.len() as u64,
         };
-        let body = FileBody::new(Arc::new(f), vec![whole]);
+        let body = FileBody::new(Arc::new(f), vec![whole], Stride::Long);
         let got = body.collect().await.unwrap().to_bytes();
         assert!(got == data, "the bytes differ");
+    }
+
+    /// What a body holds once it has handed its first chunk and is not
+    /// asked again (a client that keeps its window shut): the chunks
+    /// read ahead, by stride.
+    #[tokio::test]
+    async fn a_short_stride_holds_one_small_chunk_ahead() {
+        let (f, data) = patterned_file(CHUNK as usize * 4);
+        let f = Arc::new(f);
+        for (stride, chunk, ahead) in [
+            (Stride::Long, CHUNK, READ_AHEAD),
+            (Stride::Short, SHORT_CHUNK, 1),
+        ] {
+            let whole = Segment::File {
+                offset: 0,
+                len: data.len() as u64,
+            };
+            let mut body = FileBody::new(Arc::clone(&f), vec![whole], stride);
+            let first = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx))
+                .await
+                .unwrap()
+                .unwrap()
+                .into_data()
+                .unwrap();
+            assert_eq!(first.len() as u64, chunk, "{stride:?}");
+            assert_eq!(body.pending.len(), ahead, "{stride:?}");
+            let held: u64 = body
+                .pending
+                .iter()
+                .map(|p| match p {
+                    Pending::Ready(b) => b.len() as u64,
+                    Pending::Reading(_) => chunk,
+                })
+                .sum();
+            assert_eq!(held, chunk * ahead as u64, "{stride:?}");
+            let rest = body.collect().await.unwrap().to_bytes();
+            assert!(
+                rest == data[chunk as usize..],
+                "{stride:?}: the bytes differ"
+            );
+        }
     }
 
     #[tokio::test]
@@ -345,6 +414,7 @@ mod tests {
                 offset: 0,
                 len: 100,
             }],
+            Stride::Long,
         );
         assert!(body.collect().await.is_err());
     }

@@ -11,7 +11,7 @@ use tern_config::StaticConfig;
 use tern_handler::path::DecodedPath;
 use tern_handler::{Exchange, Handler, HandlerError, HandlerFuture, ResponseBody};
 
-use crate::body::Wait;
+use crate::body::{Stride, Wait};
 use crate::cache::FileCache;
 use crate::docroot::{DocRoot, SiteCache};
 use crate::encoding::{AcceptEncoding, Coding};
@@ -72,7 +72,7 @@ impl Handler for StaticFiles {
             return HandlerFuture::ready(refused);
         };
         let headers = exchange.request.headers();
-        if let Some(resp) = self.site.serve_cached(&exchange.path, headers, asked.head) {
+        if let Some(resp) = self.site.serve_cached(&exchange.path, headers, asked) {
             return HandlerFuture::ready(resp);
         }
         let site = Arc::clone(&self.site);
@@ -88,6 +88,9 @@ impl Handler for StaticFiles {
 #[derive(Clone, Copy, Debug)]
 struct Asked {
     head: bool,
+    /// How far a file streamed to it reads ahead: short on an HTTP/2
+    /// stream, which shares its connection with up to 127 others.
+    stride: Stride,
 }
 
 impl DocRoot {
@@ -98,7 +101,12 @@ impl DocRoot {
             Method::HEAD => true,
             _ => return None,
         };
-        Some(Asked { head })
+        let stride = if req.version() == http::Version::HTTP_2 {
+            Stride::Short
+        } else {
+            Stride::Long
+        };
+        Some(Asked { head, stride })
     }
 
     /// The codings the request accepts, where sidecars are served.
@@ -123,6 +131,7 @@ impl DocRoot {
             accept: self.accept(&parts.headers),
             headers: parts.headers,
             head: asked.head,
+            stride: asked.stride,
         };
         if let Some(resp) = self.serve_now(&req) {
             return resp;
@@ -146,8 +155,9 @@ impl DocRoot {
         &self,
         path: &DecodedPath,
         headers: &HeaderMap,
-        head: bool,
+        asked: Asked,
     ) -> Option<Response<ResponseBody>> {
+        let Asked { head, stride } = asked;
         let c = self.cache.as_ref()?;
         let hit = c
             .cache
@@ -181,7 +191,7 @@ impl DocRoot {
             }
             let reply = response::decide(ask, &rep);
             let source = response::read_small(source, &reply, head, rep.len(), Wait::Never).ok()?;
-            Some(response::render(reply, &rep, source, head))
+            Some(response::render(reply, &rep, source, head, stride))
         });
         match answer {
             Some(_) => c.cache.count_hit(),

@@ -15,7 +15,7 @@ use tern_handler::{
     error_response, shared_response, worth_sending_from_file, ResponseBody, SEND_FILE_MIN,
 };
 
-use crate::body::{read_at, FileBody, Segment, Wait};
+use crate::body::{read_at, FileBody, Segment, Stride, Wait};
 use crate::conditional::{self, Precondition};
 use crate::multipart::Multipart;
 use crate::range::{self, ByteRange, RangeDecision};
@@ -86,12 +86,14 @@ pub(crate) enum Source {
 }
 
 /// Renders `reply` for `rep`. With `head`, the headers are those of the GET
-/// (Content-Length included) and the body is empty.
+/// (Content-Length included) and the body is empty. A body streamed from
+/// the file reads ahead by `stride`.
 pub(crate) fn render(
     reply: Reply,
     rep: &Representation,
     source: Source,
     head: bool,
+    stride: Stride,
 ) -> Response<ResponseBody> {
     match reply {
         Reply::NotModified => not_modified(rep),
@@ -112,7 +114,7 @@ pub(crate) fn render(
             let body = if head || rep.len() == 0 {
                 ResponseBody::empty()
             } else {
-                slice(source, all)
+                slice(source, all, stride)
             };
             // The prebuilt headers already carry the whole length: a cache
             // hit formats nothing, and shares them rather than clone them.
@@ -126,7 +128,7 @@ pub(crate) fn render(
             let body = if head {
                 ResponseBody::empty()
             } else {
-                slice(source, r)
+                slice(source, r, stride)
             };
             respond(StatusCode::PARTIAL_CONTENT, headers, body)
         }
@@ -140,7 +142,7 @@ pub(crate) fn render(
                 Source::Memory(data) | Source::Cached(data, _) => {
                     ResponseBody::full(m.assemble(&data))
                 }
-                Source::File(file) => ResponseBody::stream(FileBody::new(file, m.segments)),
+                Source::File(file) => ResponseBody::stream(FileBody::new(file, m.segments, stride)),
             };
             respond(StatusCode::PARTIAL_CONTENT, headers, body)
         }
@@ -161,7 +163,7 @@ fn not_modified(rep: &Representation) -> Response<ResponseBody> {
     resp
 }
 
-fn slice(source: Source, r: ByteRange) -> ResponseBody {
+fn slice(source: Source, r: ByteRange, stride: Stride) -> ResponseBody {
     match source {
         // Cached bodies hold the whole representation, so the range fits.
         Source::Memory(data) => ResponseBody::full(data.slice(r.start as usize..=r.end as usize)),
@@ -174,7 +176,8 @@ fn slice(source: Source, r: ByteRange) -> ResponseBody {
                 offset: r.start,
                 len: r.len(),
             };
-            let body = ResponseBody::stream(FileBody::new(Arc::clone(&file), vec![segment]));
+            let body =
+                ResponseBody::stream(FileBody::new(Arc::clone(&file), vec![segment], stride));
             if worth_sending_from_file(r.len()) {
                 body.with_file(file, r.start)
             } else {
@@ -290,6 +293,7 @@ mod tests {
             &rep(10),
             Source::Memory(Bytes::new()),
             false,
+            Stride::Long,
         );
         assert_eq!(r.status(), StatusCode::NOT_MODIFIED);
         assert!(r.headers().contains_key(ETAG) && r.headers().contains_key(LAST_MODIFIED));
@@ -306,6 +310,7 @@ mod tests {
             &rep(10),
             Source::Memory(Bytes::from_static(b"0123456789")),
             true,
+            Stride::Long,
         );
         tern_handler::settle_fields(&mut r);
         assert_eq!(r.headers()[CONTENT_LENGTH], "10");

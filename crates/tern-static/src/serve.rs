@@ -21,7 +21,7 @@ use percent_encoding::utf8_percent_encode;
 use tern_handler::path::DecodedPath;
 use tern_handler::{error_response, HandlerError, RequestId, ResponseBody};
 
-use crate::body::{read_at, Wait};
+use crate::body::{read_at, Stride, Wait};
 use crate::cache::{Entry, HeldFile, Variant};
 use crate::docroot::DocRoot;
 use crate::encoding::{AcceptEncoding, Coding, CodingSet};
@@ -40,6 +40,8 @@ pub(crate) struct Request {
     pub(crate) query: Option<String>,
     pub(crate) headers: HeaderMap,
     pub(crate) head: bool,
+    /// How far a file streamed to the client reads ahead.
+    pub(crate) stride: Stride,
     pub(crate) accept: AcceptEncoding,
 }
 
@@ -173,7 +175,7 @@ impl DocRoot {
             let reply = response::decide(req.ask(self), &rep);
             let source = Source::File(Arc::new(file));
             let source = response::read_small(source, &reply, req.head, stamp.len, wait)?;
-            return Ok(response::render(reply, &rep, source, req.head));
+            return Ok(response::render(reply, &rep, source, req.head, req.stride));
         };
 
         // Rebuild the entry, keeping representations (and bodies) whose
@@ -225,7 +227,7 @@ impl DocRoot {
         );
         let reply = response::decide(req.ask(self), &rep);
         let source = response::read_small(source, &reply, req.head, stamp.len, wait)?;
-        Ok(response::render(reply, &rep, source, req.head))
+        Ok(response::render(reply, &rep, source, req.head, req.stride))
     }
 
     fn listing(&self, req: &Request, dir: &OwnedFd) -> io::Result<Response<ResponseBody>> {

@@ -613,6 +613,117 @@ fn a_field_block_that_does_not_decode_is_a_compression_error() {
     assert_eq!(goaway_after(t.addr(), &req), Some(PROTOCOL_ERROR));
 }
 
+/// An HTTP/2 client (hyper's) whose streams start with `window` bytes of
+/// flow-control window; `f` runs with its request sender.
+fn h2_windowed<T>(
+    addr: SocketAddr,
+    window: u32,
+    f: impl AsyncFnOnce(
+        &mut hyper::client::conn::http2::SendRequest<http_body_util::Empty<bytes::Bytes>>,
+    ) -> T,
+) -> T {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let (mut send, conn) =
+            hyper::client::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+                .initial_stream_window_size(window)
+                .handshake(hyper_util::rt::TokioIo::new(tcp))
+                .await
+                .unwrap();
+        tokio::spawn(conn);
+        f(&mut send).await
+    })
+}
+
+fn h2_get(method: &str, path: &str) -> http::Request<http_body_util::Empty<bytes::Bytes>> {
+    http::Request::builder()
+        .method(method)
+        .uri(format!("http://t{path}"))
+        .version(http::Version::HTTP_2)
+        .body(http_body_util::Empty::new())
+        .unwrap()
+}
+
+/// An HTTP/2 stream whose client keeps its window shut while it reads the
+/// socket (no write waits, so the connection's send timeout cannot see
+/// it) is reset once it has held its answer `send_timeout`, as nginx does,
+/// with one log line; the connection and its other streams go on. Both a
+/// file from the cache and one streamed from disk (larger than the
+/// cache's entries).
+#[test]
+fn an_http2_stream_whose_window_stays_shut_is_reset_after_the_send_timeout() {
+    let big = vec![b'x'; 3 << 20];
+    let dir = docroot(&[("small.bin", &big[..200_000]), ("big.bin", &big)]);
+    let cfg = config(
+        "[limits]\nsend_timeout = \"1s\"\n[cache]\nmax_entry_bytes = 500000\n",
+        "",
+    );
+    let t = Tern::start_in(BIN, &cfg, dir);
+    h2_windowed(t.addr(), 0, async |send| {
+        for path in ["/small.bin", "/big.bin"] {
+            let start = Instant::now();
+            let resp = tokio::time::timeout(
+                Duration::from_secs(10),
+                send.send_request(h2_get("GET", path)),
+            )
+            .await
+            .expect("a head within 10 s")
+            .unwrap();
+            assert_eq!(resp.status(), 200);
+            let body = tokio::time::timeout(Duration::from_secs(10), resp.into_body().collect())
+                .await
+                .unwrap_or_else(|_| panic!("{path}: not reset within 10 s\n{}", t.log()));
+            let e = body.expect_err("a body through a shut window");
+            assert!(
+                start.elapsed() >= Duration::from_secs(1),
+                "{path}: reset after {:?}: {e}",
+                start.elapsed()
+            );
+            // The same connection still answers.
+            let head = send.send_request(h2_get("HEAD", path)).await.unwrap();
+            assert_eq!(head.status(), 200, "{path}");
+        }
+    });
+    assert!(
+        t.wait_log("HTTP/2 stream reset: the client did not take its answer within send_timeout"),
+        "{}",
+        t.log()
+    );
+}
+
+/// A slow HTTP/2 reader that opens its window a little at a time, each
+/// pause shorter than `send_timeout` but all of them far longer, gets its
+/// whole answer: the timeout counts a stall, not the answer's time. The
+/// file streams from disk in chunks of two frames, and the reader opens one
+/// frame's room at a time: a stall rule that looked at the chunks alone
+/// would cut it.
+#[test]
+fn a_slow_http2_reader_that_keeps_reading_gets_its_whole_answer() {
+    let big = vec![b'y'; 80_000];
+    let dir = docroot(&[("big.bin", &big)]);
+    let cfg = config(
+        "[limits]\nsend_timeout = \"1s\"\n[cache]\nmax_entry_bytes = 50000\n",
+        "",
+    );
+    let t = Tern::start_in(BIN, &cfg, dir);
+    let got = h2_windowed(t.addr(), 16_384, async |send| {
+        let resp = send.send_request(h2_get("GET", "/big.bin")).await.unwrap();
+        let mut body = resp.into_body();
+        let mut got = 0;
+        while let Some(frame) = body.frame().await {
+            let frame = frame.unwrap_or_else(|e| panic!("after {got} bytes: {e}\n{}", t.log()));
+            got += frame.data_ref().map_or(0, |d| d.len());
+            tokio::time::sleep(Duration::from_millis(600)).await;
+        }
+        got
+    });
+    assert_eq!(got, big.len());
+}
+
 /// A client that asks and then reads nothing is cut off once a write of
 /// its answer has waited `send_timeout`, with one log line naming it, and
 /// what served it is let go (nginx's `send_timeout`): here a CGI route
