@@ -31,6 +31,11 @@ pub struct Assembler {
     phase: Phase,
     settle: Duration,
     discard_body: bool,
+    /// Whether a document's own length ([`crate::Head::length`]) ends
+    /// its body ([`Assembler::honour_length`]).
+    honour: bool,
+    /// Bytes of the body still to come, while a length is honoured.
+    left: Option<u64>,
 }
 
 #[derive(Debug)]
@@ -120,6 +125,13 @@ pub enum Step {
     Respond(Reply, Delivery),
     /// Pass these bytes on to the streaming body.
     Forward(Bytes),
+    /// Pass these bytes on: they end the body, at the length its head
+    /// gave. End the stream; any more output is dropped.
+    Last(Bytes),
+    /// The output ended short of the length its head gave, after the
+    /// answer began: cut the stream off, so the client sees a broken
+    /// answer, not a short one.
+    Short,
     /// The program's head is malformed, or its output ended without one
     /// (502).
     Fail(HeadError),
@@ -148,7 +160,41 @@ impl Assembler {
             phase: Phase::Head(HeadReader::new(mode, MAX_HEAD_BYTES)),
             settle,
             discard_body,
+            honour: false,
+            left: None,
         }
+    }
+
+    /// Ends a document's body at the length its head gave, not at the end
+    /// of the output ([`Step::Last`]): for a program whose output may stay
+    /// open after its answer (a CGI script's child holding its stdout),
+    /// as Apache and lighttpd do.
+    pub fn honour_length(mut self) -> Self {
+        self.honour = true;
+        self
+    }
+
+    /// Bytes of the body still to come after what was handed out, when
+    /// the head gave its length and it is honoured: a streamed body's
+    /// exact length is what it started with plus this.
+    pub fn left(&self) -> Option<u64> {
+        self.left
+    }
+
+    /// `data` cut to what is left of an honoured length.
+    fn take(&mut self, mut data: Bytes) -> Bytes {
+        if let Some(left) = &mut self.left {
+            if data.len() as u64 > *left {
+                data.truncate(*left as usize);
+            }
+            *left -= data.len() as u64;
+        }
+        data
+    }
+
+    /// Whether the body reached its honoured length.
+    fn complete(&self) -> bool {
+        self.left == Some(0)
     }
 
     /// Whether the head is in and the output is being gathered: the
@@ -168,15 +214,30 @@ impl Assembler {
                     Step::Fail(e)
                 }
             },
-            Phase::Settling(_, body) => {
+            Phase::Settling(..) => {
+                let data = self.take(data);
+                let Phase::Settling(_, body) = &mut self.phase else {
+                    unreachable!("settling")
+                };
                 body.push(data);
-                if body.len >= WHOLE_MAX {
+                let full = body.len >= WHOLE_MAX;
+                if self.complete() {
+                    self.whole()
+                } else if full {
                     self.stream()
                 } else {
                     Step::Read
                 }
             }
-            Phase::Streaming => Step::Forward(data),
+            Phase::Streaming => {
+                let data = self.take(data);
+                if self.complete() {
+                    self.phase = Phase::Answered;
+                    Step::Last(data)
+                } else {
+                    Step::Forward(data)
+                }
+            }
             Phase::Answered => Step::Read,
         }
     }
@@ -190,16 +251,31 @@ impl Assembler {
         }
     }
 
-    /// The output ended: a response that was settling is answered whole,
-    /// and one that had no complete head fails. Nothing to do otherwise
-    /// (a stream ends when its sender is dropped).
+    /// The output ended: a response that was settling is answered whole
+    /// (with the output's own length, if it fell short of its head's), and
+    /// one that had no complete head fails. A stream ends when its sender
+    /// is dropped, or is cut off short of its honoured length.
     pub fn end(&mut self) -> Step {
         match std::mem::replace(&mut self.phase, Phase::Answered) {
             Phase::Head(reader) => Step::Fail(reader.truncated()),
             Phase::Settling(reply, body) => {
                 Step::Respond(reply, Delivery::Whole(body.into_pieces()))
             }
+            Phase::Streaming if self.left.is_some_and(|l| l > 0) => Step::Short,
             Phase::Streaming | Phase::Answered => Step::Read,
+        }
+    }
+
+    /// The settling answer, whole now: its length is reached.
+    fn whole(&mut self) -> Step {
+        match std::mem::replace(&mut self.phase, Phase::Answered) {
+            Phase::Settling(reply, body) => {
+                Step::Respond(reply, Delivery::Whole(body.into_pieces()))
+            }
+            other => {
+                self.phase = other;
+                Step::Read
+            }
         }
     }
 
@@ -207,6 +283,16 @@ impl Assembler {
         if self.discard_body || matches!(reply, Reply::LocalRedirect(_)) {
             self.phase = Phase::Answered;
             return Step::Respond(reply, Delivery::Discarded);
+        }
+        self.left = match &reply {
+            Reply::Document(head) if self.honour => head.length,
+            _ => None,
+        };
+        let body = self.take(body);
+        if self.complete() {
+            let pieces = if body.is_empty() { vec![] } else { vec![body] };
+            self.phase = Phase::Answered;
+            return Step::Respond(reply, Delivery::Whole(pieces));
         }
         if body.len() >= WHOLE_MAX {
             // More came with the head than settling would gather.
@@ -356,5 +442,99 @@ mod tests {
         ));
         assert!(matches!(a.push(Bytes::from_static(b"x")), Step::Read));
         assert!(matches!(a.settled(), Step::Read));
+    }
+
+    fn length(len: usize) -> Bytes {
+        Bytes::from(format!("Content-Type: a/b\nContent-Length: {len}\n\n"))
+    }
+
+    fn body(delivery: Delivery) -> Vec<u8> {
+        match delivery {
+            Delivery::Whole(pieces) => pieces.concat(),
+            Delivery::Stream(first) => first.to_vec(),
+            Delivery::Discarded => vec![],
+        }
+    }
+
+    /// A script whose output stays open after its answer (a child of it
+    /// holds its stdout) is answered at the length it gave, and what it
+    /// writes past it is dropped.
+    #[test]
+    fn an_honoured_length_ends_the_body_without_the_end_of_the_output() {
+        // Whole while settling: with the head, and after it.
+        let mut a = cgi().honour_length();
+        let step = a.push([length(3), Bytes::from_static(b"abcdef")].concat().into());
+        let Step::Respond(Reply::Document(h), d) = step else {
+            panic!("{step:?}")
+        };
+        assert_eq!((h.length, body(d)), (Some(3), b"abc".to_vec()));
+        assert!(matches!(a.push(Bytes::from_static(b"more")), Step::Read));
+        assert!(matches!(a.end(), Step::Read));
+
+        let mut a = cgi().honour_length();
+        assert!(matches!(a.push(length(5)), Step::Settle(_)));
+        assert!(matches!(a.push(Bytes::from_static(b"ab")), Step::Read));
+        let step = a.push(Bytes::from_static(b"cdefg"));
+        assert!(
+            matches!(&step, Step::Respond(_, Delivery::Whole(_))),
+            "{step:?}"
+        );
+        let Step::Respond(_, d) = step else {
+            unreachable!()
+        };
+        assert_eq!(body(d), b"abcde");
+
+        // Streaming: the last piece is cut to the length and ends it.
+        let mut a = cgi().honour_length();
+        assert!(matches!(a.push(length(10)), Step::Settle(_)));
+        assert!(matches!(a.push(Bytes::from_static(b"abcd")), Step::Read));
+        let Step::Respond(_, Delivery::Stream(first)) = a.settled() else {
+            panic!("a stream")
+        };
+        assert_eq!((&first[..], a.left()), (&b"abcd"[..], Some(6)));
+        assert!(matches!(a.push(Bytes::from_static(b"efg")), Step::Forward(b) if b == "efg"));
+        assert!(matches!(a.push(Bytes::from_static(b"hijkl")), Step::Last(b) if b == "hij"));
+        assert!(matches!(a.push(Bytes::from_static(b"x")), Step::Read));
+        assert!(matches!(a.end(), Step::Read));
+
+        // A length of nothing: answered with the head.
+        let mut a = cgi().honour_length();
+        let step = a.push(length(0));
+        assert!(
+            matches!(&step, Step::Respond(_, Delivery::Whole(p)) if p.is_empty()),
+            "{step:?}"
+        );
+    }
+
+    /// Output that ends short of its length: whole while settling (with
+    /// the output's own length, as a script without one), cut off once it
+    /// streamed; and without `honour_length` the length changes nothing.
+    #[test]
+    fn output_short_of_its_length_is_cut_off_once_it_streams() {
+        let mut a = cgi().honour_length();
+        assert!(matches!(a.push(length(10)), Step::Settle(_)));
+        assert!(matches!(a.push(Bytes::from_static(b"abc")), Step::Read));
+        let Step::Respond(_, d) = a.end() else {
+            panic!("whole")
+        };
+        assert_eq!(body(d), b"abc");
+
+        let mut a = cgi().honour_length();
+        assert!(matches!(a.push(length(10)), Step::Settle(_)));
+        assert!(matches!(a.settled(), Step::Respond(_, Delivery::Stream(_))));
+        assert!(matches!(
+            a.push(Bytes::from_static(b"abc")),
+            Step::Forward(_)
+        ));
+        assert!(matches!(a.end(), Step::Short));
+
+        let mut a = cgi();
+        assert!(matches!(a.push(length(3)), Step::Settle(_)));
+        assert!(matches!(a.push(Bytes::from_static(b"abcdef")), Step::Read));
+        assert!(a.left().is_none());
+        let Step::Respond(_, d) = a.end() else {
+            panic!("whole")
+        };
+        assert_eq!(body(d), b"abcdef");
     }
 }

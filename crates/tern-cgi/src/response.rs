@@ -12,7 +12,11 @@
 //! - the framing is tern's: the script's Content-Length and
 //!   Transfer-Encoding are dropped, with the other hop-by-hop fields
 //!   (Connection, Keep-Alive, TE, Trailer, Upgrade, Proxy-Connection) and
-//!   the `X-CGI-*` fields the RFC lets a server drop;
+//!   the `X-CGI-*` fields the RFC lets a server drop. A document's valid
+//!   Content-Length (one value, or the same one repeated, and no
+//!   Transfer-Encoding) is kept as [`Head::length`]: the answer then ends
+//!   after that many bytes of output, as Apache and lighttpd end it, even
+//!   while a child the script left behind holds its output open;
 //! - the decision ([`Reply`]): `Location` with a local path and no
 //!   `Status` is a local redirect (the server runs that path instead, and
 //!   the rest of the output is discarded, as Apache does); any other
@@ -58,6 +62,9 @@ pub struct Head {
     pub reason: Option<Vec<u8>>,
     /// The fields, framing fields removed.
     pub headers: HeaderMap,
+    /// The length of the body the script gave (its valid Content-Length),
+    /// on a document whose status has a body.
+    pub length: Option<u64>,
 }
 
 impl Head {
@@ -158,10 +165,12 @@ pub fn parse(head: &[u8], mode: Mode) -> Result<Reply, HeadError> {
         for (line, n) in lines {
             fields.add(line, n, mode)?;
         }
+        let length = fields.length(status);
         return Ok(Reply::Document(Head {
             status,
             reason,
             headers: fields.headers,
+            length,
         }));
     }
     for (line, n) in lines {
@@ -176,6 +185,35 @@ struct Fields {
     location: Option<HeaderValue>,
     content_type: bool,
     headers: HeaderMap,
+    /// The script's Content-Length, while every one it gave agrees.
+    length: Length,
+    /// The script gave a Transfer-Encoding: its Content-Length means
+    /// nothing then (RFC 9112 §6.3).
+    coded: bool,
+}
+
+/// The Content-Length fields of a head.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Length {
+    #[default]
+    None,
+    Is(u64),
+    /// Malformed, or two that differ: not honoured (dropped, as before
+    /// a script's length was kept).
+    Bad,
+}
+
+impl Length {
+    fn add(self, value: &[u8]) -> Length {
+        let parsed = (!value.is_empty() && value.iter().all(u8::is_ascii_digit))
+            .then(|| std::str::from_utf8(value).ok()?.parse::<u64>().ok())
+            .flatten();
+        match (self, parsed) {
+            (Length::None, Some(n)) => Length::Is(n),
+            (Length::Is(m), Some(n)) if m == n => self,
+            _ => Length::Bad,
+        }
+    }
 }
 
 impl Fields {
@@ -211,14 +249,26 @@ impl Fields {
                 self.content_type = true;
                 self.headers.append(name, value);
             }
-            "content-length" | "transfer-encoding" | "connection" | "keep-alive" | "te"
-            | "trailer" | "upgrade" | "proxy-connection" => {}
+            "content-length" => self.length = self.length.add(value.as_bytes()),
+            "transfer-encoding" => self.coded = true,
+            "connection" | "keep-alive" | "te" | "trailer" | "upgrade" | "proxy-connection" => {}
             n if n.starts_with("x-cgi-") => {}
             _ => {
                 self.headers.append(name, value);
             }
         }
         Ok(())
+    }
+
+    /// The body's length the script gave, for a status that has a body.
+    fn length(&self, status: StatusCode) -> Option<u64> {
+        let bodiless = status.is_informational()
+            || status == StatusCode::NO_CONTENT
+            || status == StatusCode::NOT_MODIFIED;
+        match self.length {
+            Length::Is(n) if !self.coded && !bodiless => Some(n),
+            _ => None,
+        }
     }
 
     fn decide(mut self) -> Result<Reply, HeadError> {
@@ -228,10 +278,12 @@ impl Fields {
                 return Err(HeadError::NoContentType);
             }
             let (status, reason) = status.unwrap_or((StatusCode::OK, None));
+            let length = self.length(status);
             return Ok(Reply::Document(Head {
                 status,
                 reason,
                 headers: self.headers,
+                length,
             }));
         };
         let text = String::from_utf8_lossy(location.as_bytes()).into_owned();
@@ -252,6 +304,7 @@ impl Fields {
             status,
             reason,
             headers: self.headers,
+            length: None,
         }))
     }
 }
@@ -484,6 +537,66 @@ mod tests {
         assert_eq!(names, ["content-type", "set-cookie"]);
         let cookies: Vec<_> = h.headers.get_all("set-cookie").iter().collect();
         assert_eq!(cookies, ["a=1", "b=2"], "order kept");
+    }
+
+    /// A document's Content-Length is kept as its length when there is
+    /// one value (or the same one again), no Transfer-Encoding, and a
+    /// status with a body; it never stays among the fields.
+    #[test]
+    fn a_documents_own_length_is_kept_when_it_is_valid() {
+        for (head, want) in [
+            (&b"Content-Type: a/b\nContent-Length: 12\n\n"[..], Some(12)),
+            (
+                b"Content-Type: a/b\nContent-Length: 12\nContent-Length: 12\n\n",
+                Some(12),
+            ),
+            (b"Content-Type: a/b\nContent-Length: 0\n\n", Some(0)),
+            (
+                b"Content-Type: a/b\nContent-Length: 12\nContent-Length: 13\n\n",
+                None,
+            ),
+            (b"Content-Type: a/b\nContent-Length: 12, 12\n\n", None),
+            (b"Content-Type: a/b\nContent-Length: +12\n\n", None),
+            (b"Content-Type: a/b\nContent-Length: \n\n", None),
+            (
+                b"Content-Type: a/b\nContent-Length: 99999999999999999999\n\n",
+                None,
+            ),
+            (
+                b"Content-Type: a/b\nContent-Length: 12\nTransfer-Encoding: chunked\n\n",
+                None,
+            ),
+            (b"Status: 204\nContent-Length: 12\n\n", None),
+            (b"Status: 304\nContent-Length: 12\n\n", None),
+            (
+                b"Status: 404\nContent-Type: a/b\nContent-Length: 12\n\n",
+                Some(12),
+            ),
+        ] {
+            let h = doc(head);
+            assert_eq!(h.length, want, "{:?}", String::from_utf8_lossy(head));
+            assert!(h.headers.get("content-length").is_none());
+        }
+        let (r, _) = read(
+            b"Location: https://example.com/\nContent-Length: 3\n\n",
+            Mode::Cgi,
+        )
+        .unwrap();
+        assert!(
+            matches!(r, Reply::ClientRedirect(Head { length: None, .. })),
+            "{r:?}"
+        );
+        let (r, _) = read(b"HTTP/1.1 200 OK\nContent-Length: 3\n\n", Mode::Nph).unwrap();
+        assert!(
+            matches!(
+                r,
+                Reply::Document(Head {
+                    length: Some(3),
+                    ..
+                })
+            ),
+            "{r:?}"
+        );
     }
 
     #[test]

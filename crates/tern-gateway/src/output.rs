@@ -24,11 +24,16 @@ pub(crate) const IN_FLIGHT: usize = 4;
 #[derive(Debug)]
 pub(crate) struct OutputBody {
     rx: mpsc::Receiver<Chunk>,
+    /// Bytes still to come, when the script gave its body's length: the
+    /// answer then goes with a Content-Length.
+    left: Option<u64>,
 }
 
 impl OutputBody {
-    pub(crate) fn new(rx: mpsc::Receiver<Chunk>) -> Self {
-        OutputBody { rx }
+    /// A body of the chunks `rx` brings; `length`, when known, is all of
+    /// theirs.
+    pub(crate) fn new(rx: mpsc::Receiver<Chunk>, length: Option<u64>) -> Self {
+        OutputBody { rx, left: length }
     }
 }
 
@@ -40,7 +45,18 @@ impl Body for OutputBody {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
-        self.rx.poll_recv(cx).map(|c| c.map(|c| c.map(Frame::data)))
+        let polled = self.rx.poll_recv(cx);
+        if let (Poll::Ready(Some(Ok(data))), Some(left)) = (&polled, &mut self.left) {
+            *left = left.saturating_sub(data.len() as u64);
+        }
+        polled.map(|c| c.map(|c| c.map(Frame::data)))
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        match self.left {
+            Some(left) => http_body::SizeHint::with_exact(left),
+            None => http_body::SizeHint::default(),
+        }
     }
 }
 

@@ -190,7 +190,7 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
                             match assembler.end() {
                                 Step::Fail(e) => break 'relay End::BadHead(e),
                                 Step::Respond(reply, whole) => {
-                                    respond(reply, whole, &mut start);
+                                    respond(reply, whole, &mut start, None);
                                 }
                                 _ => {}
                             }
@@ -207,12 +207,17 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
                                 settle = None;
                                 settle_for = Some(d);
                             }
-                            Step::Respond(reply, delivery) => opened = respond(reply, delivery, &mut start),
-                            Step::Forward(data) => {
+                            Step::Respond(reply, delivery) => {
+                                opened = respond(reply, delivery, &mut start, None);
+                            }
+                            // (A length is not honoured here: the answer
+                            // ends with the application's END_REQUEST.)
+                            Step::Forward(data) | Step::Last(data) => {
                                 if let Some(p) = permit {
                                     p.send(Ok(data));
                                 }
                             }
+                            Step::Short => {}
                             Step::Fail(e) => break 'relay End::BadHead(e),
                         }
                     }
@@ -242,7 +247,7 @@ pub(crate) async fn relay<U: Upstream, D: Downstream>(
             }
             () = until_made(&mut settle, &mut settle_for), if assembler.settling() => {
                 if let Step::Respond(reply, delivery) = assembler.settled() {
-                    opened = respond(reply, delivery, &mut start);
+                    opened = respond(reply, delivery, &mut start, None);
                 }
             }
             () = &mut silence => {

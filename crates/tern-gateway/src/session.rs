@@ -89,8 +89,12 @@ pub(crate) type Started = Result<(Reply, Output), Error>;
 /// Why the main loop ended.
 #[derive(Debug)]
 enum End {
-    /// stdout reached EOF after a complete head.
+    /// stdout reached EOF after a complete head, or the body the length
+    /// the script gave.
     Eof,
+    /// stdout reached EOF short of the length the script gave, once the
+    /// answer streamed.
+    Short,
     /// stdout reached EOF before the head was complete.
     Truncated(HeadError),
     Timeout,
@@ -123,7 +127,7 @@ pub(crate) async fn drive(
     tokio::pin!(feeding, logging);
     let (mut fed, mut logged) = (false, false);
     let mut start = Some(started);
-    let mut assembler = Assembler::new(s.mode, SETTLE, s.discard_body);
+    let mut assembler = Assembler::new(s.mode, SETTLE, s.discard_body).honour_length();
     let mut tx: Option<mpsc::Sender<Chunk>> = None;
     let mut buf = BytesMut::new();
     let silence = tokio::time::sleep(s.timeout);
@@ -163,9 +167,10 @@ pub(crate) async fn drive(
                     Read::Eof => match assembler.end() {
                         Step::Fail(e) => break End::Truncated(e),
                         Step::Respond(reply, whole) => {
-                            respond(reply, whole, &mut start);
+                            respond(reply, whole, &mut start, None);
                             break End::Eof;
                         }
+                        Step::Short => break End::Short,
                         _ => break End::Eof,
                     },
                     Read::Gone => break End::ClientGone,
@@ -175,18 +180,27 @@ pub(crate) async fn drive(
                 match assembler.push(buf.split().freeze()) {
                     Step::Read => {}
                     Step::Settle(d) => settle.as_mut().reset(Instant::now() + d),
-                    Step::Respond(reply, delivery) => opened = respond(reply, delivery, &mut start),
+                    Step::Respond(reply, delivery) => {
+                        opened = respond(reply, delivery, &mut start, assembler.left());
+                    }
                     Step::Forward(data) => {
                         if let Some(p) = permit {
                             p.send(Ok(data));
                         }
                     }
+                    Step::Last(data) => {
+                        if let Some(p) = permit {
+                            p.send(Ok(data));
+                        }
+                        break End::Eof;
+                    }
+                    Step::Short => break End::Short,
                     Step::Fail(e) => break End::BadHead(e),
                 }
             }
             () = &mut settle, if assembler.settling() => {
                 if let Step::Respond(reply, delivery) = assembler.settled() {
-                    opened = respond(reply, delivery, &mut start);
+                    opened = respond(reply, delivery, &mut start, assembler.left());
                 }
             }
             () = &mut silence => {
@@ -202,8 +216,12 @@ pub(crate) async fn drive(
     };
 
     let fail = |e: Error| Err::<(Reply, Output), Error>(e);
+    if let End::Short = end {
+        let why = "its output ended short of the Content-Length it gave";
+        cut_off(tx.take(), &s, why);
+    }
     match end {
-        End::Eof => {
+        End::Eof | End::Short => {
             // A complete response: end the stream, then wait for the exit
             // (still feeding stdin and logging stderr meanwhile).
             drop(tx);
@@ -365,16 +383,18 @@ pub(crate) fn respond(
     reply: Reply,
     delivery: Delivery,
     start: &mut Option<oneshot::Sender<Started>>,
+    left: Option<u64>,
 ) -> Option<mpsc::Sender<Chunk>> {
     let (output, tx) = match delivery {
         Delivery::Whole(b) => (Output::Whole(b), None),
         Delivery::Discarded => (Output::Discarded, None),
         Delivery::Stream(first) => {
+            let length = left.map(|l| l + first.len() as u64);
             let (tx, rx) = mpsc::channel(IN_FLIGHT);
             if !first.is_empty() {
                 let _ = tx.try_send(Ok(first));
             }
-            (Output::Stream(OutputBody::new(rx)), Some(tx))
+            (Output::Stream(OutputBody::new(rx, length)), Some(tx))
         }
     };
     send(start.take(), Ok((reply, output)));

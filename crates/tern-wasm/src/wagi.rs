@@ -184,7 +184,7 @@ impl Route {
                 Step::Settle(d) => settle_until = Some(Instant::now() + d),
                 Step::Respond(reply, delivery) => break (reply, delivery),
                 Step::Fail(e) => return Err(tern_cgi::Error::Head(e).into()),
-                Step::Forward(_) => {
+                Step::Forward(_) | Step::Last(_) | Step::Short => {
                     unreachable!("output is forwarded only once the response started")
                 }
             }

@@ -97,6 +97,63 @@ async fn a_client_that_leaves_mid_stream_stops_the_script() {
     eventually("the streaming script to be stopped", || is_dead(pid)).await;
 }
 
+/// A script that prints its whole answer with a Content-Length and leaves
+/// a child holding its stdout is answered at that length, at once, as
+/// Apache and lighttpd answer it: whole while settling, and streamed with
+/// the length as its size when it writes slowly. (Without the length, the
+/// answer would end only with the output: at the child's end, or the
+/// route's timeout, 20 s here.) Output that ends short of its length once
+/// streamed is cut off.
+#[tokio::test]
+async fn a_script_whose_child_holds_its_output_is_answered_at_the_length_it_gave() {
+    let mut site = Site::new();
+    site.cfg.policy.timeout = Duration::from_secs(20);
+    let kid = site.path("kid");
+    let leaves_a_child = format!(
+        "sleep 300 &\necho $! > {k}.tmp && mv {k}.tmp {k}\n",
+        k = kid.display()
+    );
+    site.script(
+        "whole.cgi",
+        &format!("#!/bin/sh\nprintf 'Content-Type: text/plain\\r\\nContent-Length: 6\\r\\n\\r\\nHello!'\n{leaves_a_child}"),
+    );
+    site.script(
+        "slow.cgi",
+        &format!("#!/bin/sh\nprintf 'Content-Type: text/plain\\nContent-Length: 200000\\n\\n'\nhead -c 100000 /dev/zero\nsleep 0.2\nhead -c 100005 /dev/zero\n{leaves_a_child}"),
+    );
+    site.script(
+        "short.cgi",
+        "#!/bin/sh\nprintf 'Content-Type: text/plain\\nContent-Length: 100\\n\\nabc'\nsleep 0.2\n",
+    );
+    let h = site.handler();
+    for (name, len) in [("whole.cgi", 6), ("slow.cgi", 200_000), ("short.cgi", 100)] {
+        let resp = h
+            .call(Req::get(&format!("/cgi-bin/{name}")).exchange())
+            .await;
+        let hint = http_body::Body::size_hint(resp.body()).exact();
+        assert_eq!(hint, Some(len as u64), "{name}");
+        let body = tokio::time::timeout(Duration::from_secs(10), resp.into_body().collect())
+            .await
+            .unwrap_or_else(|_| panic!("{name}: no end within 10 s"));
+        if name == "short.cgi" {
+            assert!(
+                body.is_err(),
+                "{name}: an answer short of its length looked whole"
+            );
+            continue;
+        }
+        let body = body.unwrap_or_else(|e| panic!("{name}: {e}")).to_bytes();
+        assert_eq!(body.len(), len, "{name}");
+        let child = read_pid(&kid).await;
+        std::fs::remove_file(&kid).unwrap();
+        assert!(
+            !is_dead(child),
+            "{name}: the child it started on purpose keeps running"
+        );
+        let _ = Command::new("kill").arg(child.to_string()).status();
+    }
+}
+
 #[tokio::test]
 async fn slots_queue_and_503() {
     let mut site = Site::new();
