@@ -181,7 +181,13 @@ pub(crate) async fn drive(
                     Step::Read => {}
                     Step::Settle(d) => settle.as_mut().reset(Instant::now() + d),
                     Step::Respond(reply, delivery) => {
+                        // Whole before the output ended: at the length
+                        // the script gave, and the rest is not waited for.
+                        let whole = matches!(delivery, Delivery::Whole(_));
                         opened = respond(reply, delivery, &mut start, assembler.left());
+                        if whole {
+                            break End::Eof;
+                        }
                     }
                     Step::Forward(data) => {
                         if let Some(p) = permit {
