@@ -163,10 +163,17 @@ fn parse_window(
     let window = &buf[..buf.len().min(max_head)];
     let full = buf.len() >= max_head;
     let incomplete = || {
-        if full {
-            Err(HeadError::HeadTooLarge { limit: max_head })
-        } else {
+        if !full {
             Ok(None)
+        } else if !window.contains(&b'\n') {
+            // The request line alone passes the limit: its target is what
+            // is too long (414, as nginx answers a line larger than its
+            // buffers), not the fields.
+            Err(HeadError::TargetTooLong {
+                limit: limits.max_target.min(MAX_TARGET_CAP),
+            })
+        } else {
+            Err(HeadError::HeadTooLarge { limit: max_head })
         }
     };
 

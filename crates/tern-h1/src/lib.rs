@@ -57,7 +57,8 @@
 //!   refuses them); another well-formed version (`HTTP/2.0`) is 505
 //!   (hyper: 400); a malformed one (`HTTP/1`, `http/1.1`) is 400.
 //! - **Limits** ([`Limits`]): a head larger than `max_head_bytes` is 431
-//!   (hyper: its read buffer, `max_buf_size`, the same bound); more than
+//!   (hyper: its read buffer, `max_buf_size`, the same bound), but 414
+//!   when its request line alone is (hyper: 431); more than
 //!   `max_headers` fields, 431; a target
 //!   longer than `max_target`, 414 (hyper: only above 65534 bytes).
 //! - **Host**: two `Host` fields are 400 (RFC 9112 §3.2 MUST; hyper does

@@ -334,6 +334,8 @@ const STATUS_VERSION: Diff =
     Diff::Status("a well-formed version other than 1.x: 505 (RFC 9110 §15.6.6); hyper 400");
 const STATUS_CL_MAX: Diff =
     Diff::Status("Content-Length above u64::MAX - 2: 400 here, 431 in hyper");
+const STATUS_LONG_LINE: Diff =
+    Diff::Status("a request line longer than the head's limit: 414, as nginx; hyper 431");
 const STATUS_PREFACE: Diff = Diff::Status(
     "the HTTP/2 preface: 505 here, hyper closes silently (tern sniffs it before HTTP/1)",
 );
@@ -569,9 +571,10 @@ fn corpus() -> Vec<Case> {
         format!("GET /{} HTTP/1.1\r\n\r\n", "a".repeat(15999)),
         STRICT_TARGET,
     );
-    c.add(
+    c.diff(
         "target-40000",
         format!("GET /{} HTTP/1.1\r\n\r\n", "a".repeat(40000)),
+        STATUS_LONG_LINE,
     );
 
     // Head sizes.

@@ -352,51 +352,92 @@ impl Http {
             return None;
         }
         // Judged on the head hyper is to read first: another major
-        // version is answered 505 there, not hyper's 400.
-        let unsupported = crate::version::unsupported(&first);
+        // version is answered 505 there, and a request line longer than
+        // a head may be 414, not hyper's 400 and 431.
+        let refusal = Refusal::of(&first, builders.max_header_bytes);
         io.unread(first);
         // Boxed: a connection on tern's own loop keeps no room for
         // hyper's connection in its task (see `h1.rs`).
-        Box::pin(hyper_http1(io, svc, builders, cancel, place, unsupported)).await
+        Box::pin(hyper_http1(io, svc, builders, cancel, place, refusal)).await
     }
 }
 
-/// The answer to a request line of another HTTP major version.
-const VERSION_NOT_SUPPORTED: &[u8] = b"HTTP/1.1 505 HTTP Version Not Supported\r\n\
-content-type: text/plain; charset=utf-8\r\ncontent-length: 27\r\nconnection: close\r\n\r\n\
-HTTP version not supported\n";
+/// A first head tern answers itself where hyper would answer otherwise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Refusal {
+    /// A request line of a well-formed HTTP version other than 1.x
+    /// (`HTTP/2.0`, `HTTP/0.9`): 505 (RFC 9110 §15.6.6, RFC 9112 §2.3), as
+    /// nginx and Apache answer it; hyper says 400.
+    Version,
+    /// A request line longer than a whole head may be
+    /// (`max_header_bytes`): 414, as nginx answers a line larger than its
+    /// buffers (the target is what is long); hyper says 431.
+    LongLine,
+}
 
-/// Answers 505 to a request line of a well-formed HTTP version other than
-/// 1.x (`HTTP/2.0`, `HTTP/0.9`; RFC 9110 §15.6.6, RFC 9112 §2.3), as nginx
-/// and Apache do, and closes: a lingering close, since what follows the
-/// head is unknown. The first head hyper would read (tern's loop hands
-/// such a head over, as any it refuses); hyper's loop answers one later on
-/// a kept connection 400, as any version it does not parse.
-async fn refuse_version<S: Movable>(
+impl Refusal {
+    /// The refusal of the head `head` starts with, if any. tern's loop
+    /// hands such heads over, as any it refuses; hyper's loop reads only
+    /// the first head of a connection through here (a later one on a kept
+    /// connection is hyper's 400 or 431).
+    fn of(head: &[u8], max_head: usize) -> Option<Refusal> {
+        if crate::version::unsupported(head) {
+            Some(Refusal::Version)
+        } else if head.len() >= max_head && !head[..max_head].contains(&b'\n') {
+            Some(Refusal::LongLine)
+        } else {
+            None
+        }
+    }
+
+    /// The answer, and the log line that names it.
+    fn answer(self) -> (&'static [u8], &'static str) {
+        match self {
+            Refusal::Version => (
+                b"HTTP/1.1 505 HTTP Version Not Supported\r\n\
+content-type: text/plain; charset=utf-8\r\ncontent-length: 27\r\nconnection: close\r\n\r\n\
+HTTP version not supported\n",
+                "505: a request line of an HTTP version other than 1.x",
+            ),
+            Refusal::LongLine => (
+                b"HTTP/1.1 414 URI Too Long\r\n\
+content-type: text/plain; charset=utf-8\r\ncontent-length: 17\r\nconnection: close\r\n\r\n\
+414 URI Too Long\n",
+                "414: request target longer than max_header_bytes (a request line larger than a head may be)",
+            ),
+        }
+    }
+}
+
+/// Answers a first head tern refuses itself ([`Refusal`]), and closes: a
+/// lingering close, since what follows the head is unknown.
+async fn refuse<S: Movable>(
     mut io: Plaintext<S>,
     conn: &ConnInfo,
     cancel: &CancellationToken,
+    refusal: Refusal,
 ) {
-    tracing::warn!(peer = %conn.peer, "505: a request line of an HTTP version other than 1.x");
-    if io.write_all(VERSION_NOT_SUPPORTED).await.is_ok() && io.shutdown().await.is_ok() {
+    let (answer, why) = refusal.answer();
+    tracing::warn!(peer = %conn.peer, "{why}");
+    if io.write_all(answer).await.is_ok() && io.shutdown().await.is_ok() {
         let (mut io, _unread) = io.into_parts();
         let stop = std::pin::pin!(cancel.cancelled());
         crate::h1::read_off(&mut io, stop, false).await;
     }
 }
 
-/// Serves the rest of an HTTP/1 connection through hyper; `unsupported`:
-/// its first head has another major version, answered 505 instead.
+/// Serves the rest of an HTTP/1 connection through hyper; `refusal`: its
+/// first head is answered by tern instead.
 async fn hyper_http1<S: Movable>(
     io: Plaintext<S>,
     svc: Svc,
     builders: BuilderLimits,
     cancel: CancellationToken,
     place: Place,
-    unsupported: bool,
+    refusal: Option<Refusal>,
 ) -> Option<Moved> {
-    if unsupported {
-        refuse_version(io, &svc.conn, &cancel).await;
+    if let Some(refusal) = refusal {
+        refuse(io, &svc.conn, &cancel, refusal).await;
         return None;
     }
     let conn = svc.conn.clone();

@@ -352,6 +352,14 @@ fn limits() {
     assert_eq!(p(&over).unwrap_err(), HeadError::HeadTooLarge { limit: 64 });
     assert!(p(&over[..63]).unwrap().is_none());
     assert!(p(&over[..64]).is_err());
+    // A request line that alone passes the head's limit: its target is
+    // too long (414), whatever the target limit says.
+    let line = format!("GET /{} HTTP/1.1\r\n", "x".repeat(70));
+    assert_eq!(
+        p(&line[..64]).unwrap_err(),
+        HeadError::TargetTooLong { limit: 10 }
+    );
+    assert!(p(&line[..63]).unwrap().is_none());
     // Empty lines count.
     let lines = "\r\n".repeat(32);
     assert!(p(&lines).is_err());

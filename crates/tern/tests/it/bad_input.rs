@@ -65,6 +65,21 @@ fn long_uri_is_414_and_logged() {
     assert_eq!(get(&t, "/").status, 200);
 }
 
+/// A request line longer than the whole head may be is 414, as nginx
+/// answers it: its target is what is too long, not the fields.
+#[test]
+fn a_request_line_beyond_the_head_limit_is_414() {
+    let t = site("max_header_bytes = \"16k\"");
+    let path = format!("/{}", "a".repeat(100_000));
+    let r = request(
+        t.addr(),
+        format!("GET {path} HTTP/1.1\r\nHost: test\r\n\r\n").as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(r.status, 414);
+    assert!(t.wait_log("414: request target longer"), "{}", t.log());
+}
+
 #[test]
 fn large_body_is_413_and_logged() {
     let t = site("max_body_bytes = 100");
