@@ -18,9 +18,11 @@
 //!   after that many bytes of output, as Apache and lighttpd end it, even
 //!   while a child the script left behind holds its output open;
 //! - the decision ([`Reply`]): `Location` with a local path and no
-//!   `Status` is a local redirect (the server runs that path instead, and
-//!   the rest of the output is discarded, as Apache does); any other
-//!   `Location` is a client redirect, 302 unless `Status` says otherwise;
+//!   `Status` (or `Status: 200`) is a local redirect (the server runs that
+//!   path instead, and the rest of the output is discarded, as Apache
+//!   does); any other `Location` (an absolute URI, a network path, a
+//!   relative reference) is a client redirect, 302 unless `Status` says
+//!   another status than 200;
 //!   without `Location`, a document, which must have a `Content-Type`
 //!   unless it gives a `Status`.
 //!
@@ -288,6 +290,9 @@ impl Fields {
         };
         let text = String::from_utf8_lossy(location.as_bytes()).into_owned();
         let local = text.starts_with('/') && !text.starts_with("//");
+        // `Status: 200` is no status of a redirect: a local path with it is
+        // run here, and any other location sent as 302 (Apache's reading).
+        let status = status.filter(|(s, _)| *s != StatusCode::OK);
         if local && status.is_none() {
             let path = match text.find('#') {
                 Some(i) => text[..i].to_owned(),
@@ -295,9 +300,13 @@ impl Fields {
             };
             return Ok(Reply::LocalRedirect(path));
         }
-        if !local && !text.starts_with("//") && !is_absolute_uri(&text) {
+        if text.is_empty() {
             return Err(HeadError::BadLocation(text));
         }
+        // Anything else goes to the client: an absolute URI, a network
+        // path, or a relative reference (`login.php`), which RFC 3875
+        // leaves out but RFC 9110 §10.2.2 allows and every server passes
+        // on (PHP's `header("Location: ...")` writes one with a Status).
         let (status, reason) = status.unwrap_or((StatusCode::FOUND, None));
         self.headers.insert(http::header::LOCATION, location);
         Ok(Reply::ClientRedirect(Head {
@@ -307,16 +316,6 @@ impl Fields {
             length: None,
         }))
     }
-}
-
-/// `scheme ":" ...` (RFC 3986 §3.1).
-fn is_absolute_uri(s: &str) -> bool {
-    let Some((scheme, _)) = s.split_once(':') else {
-        return false;
-    };
-    let mut b = scheme.bytes();
-    b.next().is_some_and(|c| c.is_ascii_alphabetic())
-        && b.all(|c| c.is_ascii_alphanumeric() || b"+-.".contains(&c))
 }
 
 fn trim(v: &[u8]) -> &[u8] {
@@ -618,9 +617,26 @@ mod tests {
         assert_eq!(h.headers["location"], "/moved");
         let (r, _) = read(b"Location: //cdn.example/x\n\n", Mode::Cgi).unwrap();
         assert!(matches!(r, Reply::ClientRedirect(_)), "{r:?}");
+        // A relative reference goes to the client, as Apache and lighttpd
+        // send it, with or without a Status.
+        for out in [
+            &b"Location: relative/x\n\n"[..],
+            b"Status: 302 Found\nLocation: relative/x\n\n",
+            b"Status: 200\nLocation: relative/x\n\n",
+        ] {
+            let (r, _) = read(out, Mode::Cgi).unwrap();
+            let Reply::ClientRedirect(h) = r else {
+                panic!("{r:?}")
+            };
+            assert_eq!(h.status, StatusCode::FOUND);
+            assert_eq!(h.headers["location"], "relative/x");
+        }
+        // `Status: 200` with a local path: run here, as without a Status.
+        let (r, _) = read(b"Status: 200 OK\nLocation: /here\n\n", Mode::Cgi).unwrap();
+        assert_eq!(r, Reply::LocalRedirect("/here".into()));
         assert_eq!(
-            read(b"Location: relative/x\n\n", Mode::Cgi).unwrap_err(),
-            HeadError::BadLocation("relative/x".into())
+            read(b"Location: \n\n", Mode::Cgi).unwrap_err(),
+            HeadError::BadLocation(String::new())
         );
         assert_eq!(
             read(b"Location: /a\nLocation: /b\n\n", Mode::Cgi).unwrap_err(),

@@ -257,6 +257,16 @@ fn local_and_client_redirects() {
             ),
             ("away.cgi", "#!/bin/sh\nprintf 'Location: http://example.test/x\\n\\n'\n"),
             ("loop.cgi", "#!/bin/sh\nprintf 'Location: /cgi-bin/loop.cgi\\n\\n'\n"),
+            // PHP's `header("Location: login.php")`, and a local path
+            // with `Status: 200`, as Apache reads them.
+            (
+                "php.cgi",
+                "#!/bin/sh\nprintf 'Status: 302 Found\\nLocation: login.php\\nContent-Type: text/html\\n\\n'\n",
+            ),
+            (
+                "ok.cgi",
+                "#!/bin/sh\nprintf 'Status: 200 OK\\nLocation: /cgi-bin/to.cgi/ok\\n\\n'\n",
+            ),
         ],
         "",
         "",
@@ -271,6 +281,10 @@ fn local_and_client_redirects() {
         (r.status, r.header("location")),
         (302, Some("http://example.test/x"))
     );
+    let r = get(&t, "/cgi-bin/php.cgi");
+    assert_eq!((r.status, r.header("location")), (302, Some("login.php")));
+    let r = get(&t, "/cgi-bin/ok.cgi");
+    assert_eq!((r.status, r.text().as_str()), (200, "GET /ok  none"));
     assert_eq!(get(&t, "/cgi-bin/loop.cgi").status, 500);
     assert!(t.wait_log("more than 10 local redirects"), "{}", t.log());
 }
