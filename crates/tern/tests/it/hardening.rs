@@ -54,19 +54,7 @@ fn var(r: &Response, name: &str) -> Option<String> {
 /// One HTTP/2 request (prior knowledge) made by hyper's client:
 /// (status, body).
 pub(crate) fn h2(addr: SocketAddr, req: http::request::Builder) -> (u16, String) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-        let (mut send, conn) = hyper::client::conn::http2::handshake(
-            hyper_util::rt::TokioExecutor::new(),
-            hyper_util::rt::TokioIo::new(tcp),
-        )
-        .await
-        .unwrap();
-        tokio::spawn(conn);
+    h2_windowed(addr, None, async |send| {
         let req = req
             .version(http::Version::HTTP_2)
             .body(http_body_util::Empty::<bytes::Bytes>::new())
@@ -78,6 +66,36 @@ pub(crate) fn h2(addr: SocketAddr, req: http::request::Builder) -> (u16, String)
         let status = resp.status().as_u16();
         let body = resp.into_body().collect().await.unwrap().to_bytes();
         (status, String::from_utf8_lossy(&body).into_owned())
+    })
+}
+
+/// An HTTP/2 client (hyper's, prior knowledge) whose streams start with
+/// `window` bytes of flow-control window (hyper's own without one); `f`
+/// runs with its request sender.
+fn h2_windowed<T>(
+    addr: SocketAddr,
+    window: Option<u32>,
+    f: impl AsyncFnOnce(
+        &mut hyper::client::conn::http2::SendRequest<http_body_util::Empty<bytes::Bytes>>,
+    ) -> T,
+) -> T {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let mut client =
+            hyper::client::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new());
+        if let Some(window) = window {
+            client.initial_stream_window_size(window);
+        }
+        let (mut send, conn) = client
+            .handshake(hyper_util::rt::TokioIo::new(tcp))
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        f(&mut send).await
     })
 }
 
@@ -613,32 +631,6 @@ fn a_field_block_that_does_not_decode_is_a_compression_error() {
     assert_eq!(goaway_after(t.addr(), &req), Some(PROTOCOL_ERROR));
 }
 
-/// An HTTP/2 client (hyper's) whose streams start with `window` bytes of
-/// flow-control window; `f` runs with its request sender.
-fn h2_windowed<T>(
-    addr: SocketAddr,
-    window: u32,
-    f: impl AsyncFnOnce(
-        &mut hyper::client::conn::http2::SendRequest<http_body_util::Empty<bytes::Bytes>>,
-    ) -> T,
-) -> T {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-        let (mut send, conn) =
-            hyper::client::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
-                .initial_stream_window_size(window)
-                .handshake(hyper_util::rt::TokioIo::new(tcp))
-                .await
-                .unwrap();
-        tokio::spawn(conn);
-        f(&mut send).await
-    })
-}
-
 fn h2_get(method: &str, path: &str) -> http::Request<http_body_util::Empty<bytes::Bytes>> {
     http::Request::builder()
         .method(method)
@@ -663,7 +655,7 @@ fn an_http2_stream_whose_window_stays_shut_is_reset_after_the_send_timeout() {
         "",
     );
     let t = Tern::start_in(BIN, &cfg, dir);
-    h2_windowed(t.addr(), 0, async |send| {
+    h2_windowed(t.addr(), Some(0), async |send| {
         for path in ["/small.bin", "/big.bin"] {
             let start = Instant::now();
             let resp = tokio::time::timeout(
@@ -710,7 +702,7 @@ fn a_slow_http2_reader_that_keeps_reading_gets_its_whole_answer() {
         "",
     );
     let t = Tern::start_in(BIN, &cfg, dir);
-    let got = h2_windowed(t.addr(), 16_384, async |send| {
+    let got = h2_windowed(t.addr(), Some(16_384), async |send| {
         let resp = send.send_request(h2_get("GET", "/big.bin")).await.unwrap();
         let mut body = resp.into_body();
         let mut got = 0;
