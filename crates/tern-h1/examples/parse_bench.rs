@@ -120,6 +120,7 @@ fn main() {
         dst.clear();
         let head = ResponseHead {
             status: StatusCode::OK,
+            reason: None,
             version: Version::HTTP_11,
             lines: b"",
             lines_length: false,

@@ -32,6 +32,10 @@ pub enum BodyEncoding {
 pub struct ResponseHead<'a> {
     /// The status.
     pub status: StatusCode,
+    /// The handler's own reason phrase (a CGI script's `Status: 299
+    /// Custom`, hyper's `ReasonPhrase`), written instead of the standard
+    /// one, as hyper writes it. Checked free of CR and LF by its maker.
+    pub reason: Option<&'a [u8]>,
     /// The request's version: `HTTP/1.0` answers 1.0, anything else 1.1.
     pub version: Version,
     /// Fields encoded before (`name: value\r\n` each), written first as
@@ -81,7 +85,10 @@ pub fn encode_response_head(
     dst.put_slice(if http10 { b"HTTP/1.0 " } else { b"HTTP/1.1 " });
     dst.put_slice(status.as_str().as_bytes());
     dst.put_u8(b' ');
-    dst.put_slice(status.canonical_reason().unwrap_or("").as_bytes());
+    dst.put_slice(
+        head.reason
+            .unwrap_or_else(|| status.canonical_reason().unwrap_or("").as_bytes()),
+    );
     dst.put_slice(b"\r\n");
     dst.put_slice(head.lines);
 
@@ -273,6 +280,7 @@ mod tests {
     fn head(headers: &HeaderMap) -> ResponseHead<'_> {
         ResponseHead {
             status: StatusCode::OK,
+            reason: None,
             version: Version::HTTP_11,
             lines: b"",
             lines_length: false,
@@ -436,6 +444,12 @@ mod tests {
             ..head(&h)
         });
         assert!(s.starts_with("HTTP/1.1 599 \r\n"), "{s}");
+        let (s, _) = encode(ResponseHead {
+            status: StatusCode::from_u16(299).unwrap(),
+            reason: Some(b"Custom Thing"),
+            ..head(&h)
+        });
+        assert!(s.starts_with("HTTP/1.1 299 Custom Thing\r\n"), "{s}");
     }
 
     #[test]

@@ -701,6 +701,10 @@ where
     }
     let head = ResponseHead {
         status: parts.status,
+        reason: parts
+            .extensions
+            .get::<hyper::ext::ReasonPhrase>()
+            .map(|r| r.as_bytes()),
         version: asked.version,
         lines: lines.unwrap_or_default(),
         lines_length: lines.is_some() && shared.as_ref().is_some_and(|f| f.has_length()),

@@ -380,6 +380,7 @@ fn encode_head(
     let lines = shared.and_then(|f| f.lines_for(Some(0)));
     let head = ResponseHead {
         status,
+        reason: None,
         version: http::Version::HTTP_11,
         lines: lines.unwrap_or_default(),
         lines_length: lines.is_some() && shared.is_some_and(SharedFields::has_length),

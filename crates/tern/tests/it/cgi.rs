@@ -310,6 +310,18 @@ fn nph_and_head() {
         (r.status, r.text().as_str(), r.header("x-raw")),
         (207, "raw", Some("1"))
     );
+    // The script's own reason phrase goes out, on tern's loop as on hyper's.
+    let mut s = TcpStream::connect(t.addr()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"GET /cgi-bin/nph-raw.cgi HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut raw = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut s, &mut raw);
+    assert!(
+        raw.starts_with(b"HTTP/1.1 207 Multi\r\n"),
+        "{}",
+        String::from_utf8_lossy(&raw)
+    );
     // HEAD on a keep-alive connection: no body, and the next request on
     // the same connection is answered (so no stray body bytes were sent).
     let mut s = TcpStream::connect(t.addr()).unwrap();
