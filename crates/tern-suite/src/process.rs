@@ -71,9 +71,61 @@ impl RunAs {
     }
 }
 
-/// A port on 127.0.0.1 that was free a moment ago.
+/// A port on 127.0.0.1 that was free a moment ago, for a server to be
+/// told before it starts. Chosen outside the kernel's ephemeral range
+/// (`ip_local_port_range`): a port from there (what binding port 0 gives)
+/// can be taken by any outgoing connection between this look and the
+/// server's bind, and a load generator opens thousands a second, so the
+/// server then failed with "address already in use" now and then. Ports
+/// below the range, else above it, tried at random; port 0's if none is
+/// free.
 pub fn free_port() -> std::io::Result<u16> {
+    let (lo, hi) = ephemeral_range();
+    let (from, to) = if lo > 11_024 {
+        (10_000, lo - 1)
+    } else {
+        (hi.saturating_add(1), 65_535)
+    };
+    if from < to {
+        let span = u32::from(to - from) + 1;
+        let mut x = seed();
+        for _ in 0..256 {
+            // xorshift64: a different sequence per call (see `seed`).
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let port = from + (x % u64::from(span)) as u16;
+            if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+                return Ok(port);
+            }
+        }
+    }
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// The kernel's ephemeral ports, `(first, last)` (Linux's default if it
+/// cannot be read).
+fn ephemeral_range() -> (u16, u16) {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| {
+            let mut it = s.split_whitespace().map(|n| n.parse::<u16>().ok());
+            Some((it.next()??, it.next()??))
+        })
+        .unwrap_or((32_768, 60_999))
+}
+
+/// A seed that differs between calls, threads and processes.
+fn seed() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let calls = CALLS.fetch_add(1, Ordering::Relaxed);
+    let mixed =
+        nanos ^ (u64::from(std::process::id()) << 32) ^ calls.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    mixed | 1
 }
 
 /// Stops the process group led by `child`: TERM, then KILL after 5 s; reaps
@@ -97,4 +149,25 @@ pub fn stop_group(mut child: Child) {
         std::thread::sleep(Duration::from_millis(20));
     }
     let _ = child.wait();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Ports for servers come from outside the range outgoing connections
+    /// take theirs from, differ from call to call, and can be bound.
+    #[test]
+    fn a_free_port_is_outside_the_ephemeral_range() {
+        let (lo, hi) = ephemeral_range();
+        let ports: Vec<u16> = (0..20).map(|_| free_port().unwrap()).collect();
+        for &p in &ports {
+            assert!(!(lo..=hi).contains(&p), "{p} in {lo}-{hi}");
+            TcpListener::bind(("127.0.0.1", p)).unwrap();
+        }
+        let mut distinct = ports.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert!(distinct.len() > 15, "{ports:?}");
+    }
 }

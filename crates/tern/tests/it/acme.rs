@@ -37,14 +37,10 @@ fn pebble_bin() -> Option<PathBuf> {
     found
 }
 
-/// A port free on 127.0.0.1 a moment ago (Pebble must know tern's ports
-/// before either starts).
+/// A port free on 127.0.0.1 a moment ago, outside the ephemeral range
+/// (Pebble must know tern's ports before either starts).
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    tern_suite::process::free_port().unwrap()
 }
 
 /// A Pebble process, killed (by its pid) and reaped when dropped.
