@@ -371,7 +371,9 @@ enum Refusal {
     Version,
     /// A request line longer than a whole head may be
     /// (`max_header_bytes`): 414, as nginx answers a line larger than its
-    /// buffers (the target is what is long); hyper says 431.
+    /// buffers (the target is what is long); hyper says 431. Seen only in
+    /// what tern's loop hands over: hyper's loop reads its first head
+    /// itself, past the bytes looked at here.
     LongLine,
 }
 

@@ -66,7 +66,8 @@ fn long_uri_is_414_and_logged() {
 }
 
 /// A request line longer than the whole head may be is 414, as nginx
-/// answers it: its target is what is too long, not the fields.
+/// answers it: its target is what is too long, not the fields. (hyper's
+/// loop says 431: it reads that head itself.)
 #[test]
 fn a_request_line_beyond_the_head_limit_is_414() {
     let t = site("max_header_bytes = \"16k\"");
@@ -76,8 +77,13 @@ fn a_request_line_beyond_the_head_limit_is_414() {
         format!("GET {path} HTTP/1.1\r\nHost: test\r\n\r\n").as_bytes(),
     )
     .unwrap();
-    assert_eq!(r.status, 414);
-    assert!(t.wait_log("414: request target longer"), "{}", t.log());
+    let (status, line) = if under_hyper() {
+        (431, "431: request head larger")
+    } else {
+        (414, "414: request target longer")
+    };
+    assert_eq!(r.status, status);
+    assert!(t.wait_log(line), "{}", t.log());
 }
 
 #[test]
