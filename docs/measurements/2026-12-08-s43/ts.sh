@@ -1,14 +1,11 @@
 #!/usr/bin/env bash
 # task-clock (precise) of the server's processes and cpu-clock samples of core 1, ab -c 1 on core 0
 path=$1; n=$2
+. "$(dirname "$0")/pinned.sh"
 for r in 1 2; do for srv in nginx tern; do
-  case $srv in
-    nginx) setsid taskset -c 1 nginx -c /tmp/peerbench/conf/nginx.conf -g 'daemon off;' >/dev/null 2>&1 & pid=$!; port=18081 ;;
-    tern) setsid taskset -c 1 ${TERN:-/tmp/s43/tern-pgo} serve --config ${TERN_CONF:-/tmp/s43/ptern.toml} >/dev/null 2>&1 & pid=$!; port=18090 ;;
-  esac
-  sleep 1; taskset -c 0 ab -q -c 1 -n 2000 "http://127.0.0.1:$port$path" >/dev/null 2>&1
+  start $srv
   pids=$(pgrep -g $pid | paste -sd,)
   perf stat -x, -e task-clock,context-switches -p $pids -o /tmp/s43/ts-$srv.txt -- taskset -c 0 ab -q -c 1 -n $n "http://127.0.0.1:$port$path" >/dev/null 2>&1
   awk -F, -v n=$n -v who="$r $srv" '/task-clock/ {tc=$1} /context-switches/ {cs=$1} END {printf "%s: task-clock %.1f µs a request, %.2f switches a request\n", who, tc*1000/n, cs/n}' /tmp/s43/ts-$srv.txt
-  kill -- -$pid; wait $pid 2>/dev/null; sleep 0.3
+  stop
 done; done
