@@ -181,9 +181,9 @@ impl Assembler {
         self.left
     }
 
-    /// `data` cut to what is left of an honoured length.
-    fn take(&mut self, mut data: Bytes) -> Bytes {
-        if let Some(left) = &mut self.left {
+    /// `data` cut to what is `left` of an honoured length, counted off it.
+    fn take(left: &mut Option<u64>, mut data: Bytes) -> Bytes {
+        if let Some(left) = left {
             if data.len() as u64 > *left {
                 data.truncate(*left as usize);
             }
@@ -214,23 +214,18 @@ impl Assembler {
                     Step::Fail(e)
                 }
             },
-            Phase::Settling(..) => {
-                let data = self.take(data);
-                let Phase::Settling(_, body) = &mut self.phase else {
-                    unreachable!("settling")
-                };
-                body.push(data);
-                let full = body.len >= WHOLE_MAX;
-                if self.complete() {
+            Phase::Settling(_, body) => {
+                body.push(Self::take(&mut self.left, data));
+                if self.left == Some(0) {
                     self.whole()
-                } else if full {
+                } else if body.len >= WHOLE_MAX {
                     self.stream()
                 } else {
                     Step::Read
                 }
             }
             Phase::Streaming => {
-                let data = self.take(data);
+                let data = Self::take(&mut self.left, data);
                 if self.complete() {
                     self.phase = Phase::Answered;
                     Step::Last(data)
@@ -288,7 +283,7 @@ impl Assembler {
             Reply::Document(head) if self.honour => head.length,
             _ => None,
         };
-        let body = self.take(body);
+        let body = Self::take(&mut self.left, body);
         if self.complete() {
             let pieces = if body.is_empty() { vec![] } else { vec![body] };
             self.phase = Phase::Answered;

@@ -142,6 +142,15 @@ impl HeadError {
     }
 }
 
+/// Whether the bytes of a head in `buf` fill `max_head_bytes` without
+/// ending a line: the request line alone passes the head's limit, and its
+/// target is what is too long (414, as nginx answers a line larger than
+/// its buffers), not the fields. What [`parse_head`] says of such a head,
+/// for a caller that hands it on unparsed.
+pub fn line_too_long(buf: &[u8], max_head_bytes: usize) -> bool {
+    buf.len() >= max_head_bytes && !buf[..max_head_bytes].contains(&b'\n')
+}
+
 /// Parses the request head at the start of `buf`.
 ///
 /// `Ok(None)`: the head is not complete yet (read more and call again
@@ -165,10 +174,7 @@ fn parse_window(
     let incomplete = || {
         if !full {
             Ok(None)
-        } else if !window.contains(&b'\n') {
-            // The request line alone passes the limit: its target is what
-            // is too long (414, as nginx answers a line larger than its
-            // buffers), not the fields.
+        } else if line_too_long(buf, max_head) {
             Err(HeadError::TargetTooLong {
                 limit: limits.max_target.min(MAX_TARGET_CAP),
             })

@@ -98,7 +98,7 @@ pub use encode::{
     bodiless, encode_chunk, encode_chunk_header, encode_field, encode_last_chunk,
     encode_response_head, BodyEncoding, BodyLength, Encoded, ResponseHead, CHUNK_END,
 };
-pub use head::{parse_head, Framing, HeadError, Parsed, MAX_TARGET_CAP};
+pub use head::{line_too_long, parse_head, Framing, HeadError, Parsed, MAX_TARGET_CAP};
 
 /// A `Content-Length` value as the codec reads one: `1*DIGIT` (no sign,
 /// no spaces, no list) that fits a `u64`. (A request's length is further

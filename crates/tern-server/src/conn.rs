@@ -385,7 +385,7 @@ impl Refusal {
     fn of(head: &[u8], max_head: usize) -> Option<Refusal> {
         if crate::version::unsupported(head) {
             Some(Refusal::Version)
-        } else if head.len() >= max_head && !head[..max_head].contains(&b'\n') {
+        } else if tern_h1::line_too_long(head, max_head) {
             Some(Refusal::LongLine)
         } else {
             None

@@ -150,7 +150,7 @@ struct Watch {
 
 #[derive(Debug, Default)]
 struct Marks {
-    /// A weak reference a stream: its body holds the mark.
+    /// Each stream's mark, weakly: its body holds it.
     live: Vec<Weak<Held>>,
     /// `live`'s length at which the ended streams are taken out.
     prune_at: usize,
