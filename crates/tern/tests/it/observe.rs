@@ -456,11 +456,14 @@ fn a_rolling_restart_of_two_replicas_under_load_loses_no_request() {
     );
     let start = || Tern::start_in(BIN, &cfg, docroot(&[("index.html", b"hello")]));
     let replicas = [start(), start()];
-    // The endpoint list: (serving address, admin address, ready).
+    // The endpoint list: (serving address, admin address, ready). A replica
+    // joins it not ready, as a load balancer lists a new endpoint: tern
+    // prints its address once bound, and is ready once every worker
+    // accepts, which on a loaded machine comes a little later.
     let endpoints: Arc<Mutex<Vec<(SocketAddr, SocketAddr, bool)>>> = Arc::new(Mutex::new(
         replicas
             .iter()
-            .map(|t| (t.addr(), t.admin_addr(), true))
+            .map(|t| (t.addr(), t.admin_addr(), false))
             .collect(),
     ));
     let stop = Arc::new(AtomicBool::new(false));
@@ -485,6 +488,12 @@ fn a_rolling_restart_of_two_replicas_under_load_loses_no_request() {
             }
         })
     };
+    // The load starts once the prober has seen both replicas ready.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !endpoints.lock().unwrap().iter().all(|e| e.2) {
+        assert!(Instant::now() < deadline, "the replicas never became ready");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let load: Vec<_> = (0..3)
         .map(|k| {
             let (endpoints, stop) = (endpoints.clone(), stop.clone());
