@@ -234,6 +234,14 @@ impl<T: Registers> SendFile for Lazy<T> {
         )
     }
 
+    fn hold_tail(&self) {
+        match self {
+            Lazy::Polled(t) => t.hold_tail(),
+            Lazy::Plain(plain) if <T as Socket>::CORKS => crate::sendfile::hold_tail(plain.as_fd()),
+            Lazy::Plain(_) | Lazy::Lost => {}
+        }
+    }
+
     fn may_have_unread(&self, ask: bool) -> bool {
         match self {
             Lazy::Polled(t) => t.may_have_unread(ask),

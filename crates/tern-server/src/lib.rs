@@ -112,6 +112,10 @@ macro_rules! write_through {
             fn may_have_unread(&self, ask: bool) -> bool {
                 self.io.may_have_unread(ask)
             }
+
+            fn hold_tail(&self) {
+                self.io.hold_tail()
+            }
         }
     };
 }

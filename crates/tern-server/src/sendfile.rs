@@ -68,6 +68,15 @@ pub(crate) trait SendFile {
     fn may_have_unread(&self, _ask: bool) -> bool {
         false
     }
+
+    /// Holds back the last part-filled segment of what is written from
+    /// here until the socket closes or shuts down (TCP_CORK, never lifted
+    /// here): for the last answer on a connection, whose last segment
+    /// then carries the FIN, one packet fewer each way over loopback
+    /// (nginx's `tcp_nopush` does the same; docs/PERFORMANCE.md, session
+    /// 44). Only once the whole answer is in hand: a cork holds a streamed
+    /// body's pieces for up to 200 ms. Where it cannot (not TCP), nothing.
+    fn hold_tail(&self) {}
 }
 
 /// A tokio socket's write readiness, as [`poll_write_op`] uses it, and
@@ -76,14 +85,17 @@ pub(crate) trait SendFile {
 pub(crate) trait Socket: AsFd {
     /// `MSG_MORE` where it means something, and never `SIGPIPE`.
     const MORE: SendFlags;
+    /// Whether it has segments to hold back ([`SendFile::hold_tail`]).
+    const CORKS: bool;
     fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
     fn try_write_io<R>(&self, f: impl FnOnce() -> io::Result<R>) -> io::Result<R>;
 }
 
 macro_rules! socket {
-    ($socket:ty, $more:expr) => {
+    ($socket:ty, $more:expr, $corks:expr) => {
         impl Socket for $socket {
             const MORE: SendFlags = $more;
+            const CORKS: bool = $corks;
 
             fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
                 <$socket>::poll_write_ready(self, cx)
@@ -117,6 +129,12 @@ macro_rules! socket {
                 })
             }
 
+            fn hold_tail(&self) {
+                if Self::CORKS {
+                    hold_tail(self.as_fd());
+                }
+            }
+
             fn may_have_unread(&self, ask: bool) -> bool {
                 // A waker that does nothing: the question is asked as the
                 // connection closes, and a read after it (the lingering
@@ -130,9 +148,16 @@ macro_rules! socket {
 }
 
 // `MSG_NOSIGNAL`: a client gone is an error here, never a signal.
-socket!(TcpStream, SendFlags::MORE.union(SendFlags::NOSIGNAL));
-// A Unix socket has no segments to fill: `MSG_MORE` means nothing there.
-socket!(UnixStream, SendFlags::NOSIGNAL);
+socket!(TcpStream, SendFlags::MORE.union(SendFlags::NOSIGNAL), true);
+// A Unix socket has no segments to fill: `MSG_MORE` and the cork mean
+// nothing there.
+socket!(UnixStream, SendFlags::NOSIGNAL, false);
+
+/// See [`SendFile::hold_tail`]. A socket that refuses only loses the
+/// packet it would have saved.
+pub(crate) fn hold_tail(socket: BorrowedFd<'_>) {
+    let _ = rustix::net::sockopt::set_tcp_cork(socket, true);
+}
 
 /// Whether a byte the client sent waits in `socket` (not the end, not
 /// "nothing yet"): a `recv` that peeks and does not wait.
@@ -192,14 +217,7 @@ pub(crate) async fn send_file<S>(
 where
     S: SendFile + Unpin,
 {
-    let mut head = head;
-    while !head.is_empty() {
-        let n = std::future::poll_fn(|cx| Pin::new(&mut *io).poll_write_more(cx, head)).await?;
-        if n == 0 {
-            return Err(io::ErrorKind::WriteZero.into());
-        }
-        head = &head[n..];
-    }
+    write_more(io, head).await?;
     let mut at = region.offset;
     let end = region.offset + region.len;
     while at < end {
@@ -215,6 +233,23 @@ where
                 "the file is shorter than the response's content-length",
             ));
         }
+    }
+    Ok(())
+}
+
+/// Writes all of `buf` with more to follow (`MSG_MORE`): what does not
+/// fill a segment waits for the next write, or for the close (whose FIN
+/// it then carries).
+pub(crate) async fn write_more<S>(io: &mut S, mut buf: &[u8]) -> io::Result<()>
+where
+    S: SendFile + Unpin,
+{
+    while !buf.is_empty() {
+        let n = std::future::poll_fn(|cx| Pin::new(&mut *io).poll_write_more(cx, buf)).await?;
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        buf = &buf[n..];
     }
     Ok(())
 }
