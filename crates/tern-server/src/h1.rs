@@ -982,23 +982,8 @@ mod tests {
             held: Vec::new(),
             sent: sent.clone(),
         };
-        let conn = ConnInfo {
-            peer: PeerAddr::Tcp("127.0.0.1:40000".parse().unwrap()),
-            local: PeerAddr::Tcp("127.0.0.1:8080".parse().unwrap()),
-            secure: true,
-            tls: None,
-        };
-        let req = Request::new(());
-        let activity = Arc::new(Activity::default());
-        let log = LogPhase::arm(&Sinks::default(), &activity, &req, &conn, 1);
         let body = ResponseBody::stream(OneThenWaits(Some(Bytes::from_static(b"data: one\n\n"))));
-        let resp = http::Response::new(ServerBody::new(body, log));
-        let asked = Asked {
-            head: false,
-            keep_alive: true,
-            version: Version::HTTP_11,
-            max_head: 8192,
-        };
+        let (resp, asked) = answer(body, true);
         let mut out = BytesMut::new();
         tokio::select! {
             r = write_response(&mut io, &mut out, resp, &asked, true) => panic!("the body ended: {r:?}"),
@@ -1007,6 +992,26 @@ mod tests {
         let sent = String::from_utf8(sent.lock().unwrap().clone()).unwrap();
         assert!(sent.starts_with("HTTP/1.1 200 OK\r\n"), "{sent:?}");
         assert!(sent.ends_with("data: one\n\n\r\n"), "{sent:?}");
+    }
+
+    /// `body`'s answer to an HTTP/1.1 GET, as the loop has it to write.
+    fn answer(body: ResponseBody, keep_alive: bool) -> (http::Response<ServerBody>, Asked) {
+        let conn = ConnInfo {
+            peer: PeerAddr::Tcp("127.0.0.1:40000".parse().unwrap()),
+            local: PeerAddr::Tcp("127.0.0.1:8080".parse().unwrap()),
+            secure: false,
+            tls: None,
+        };
+        let req = Request::new(());
+        let activity = Arc::new(Activity::default());
+        let log = LogPhase::arm(&Sinks::default(), &activity, &req, &conn, 1);
+        let asked = Asked {
+            head: false,
+            keep_alive,
+            version: Version::HTTP_11,
+            max_head: 8192,
+        };
+        (http::Response::new(ServerBody::new(body, log)), asked)
     }
 
     /// The segments a client's socket received (`tcpi_segs_in`, Linux's
@@ -1048,22 +1053,7 @@ mod tests {
         server.set_nonblocking(true).unwrap();
         let mut io = crate::lazy::Lazy::<tokio::net::TcpStream>::Plain(server);
         let before = segments_in(&client);
-        let conn = ConnInfo {
-            peer: PeerAddr::Tcp("127.0.0.1:40000".parse().unwrap()),
-            local: PeerAddr::Tcp("127.0.0.1:8080".parse().unwrap()),
-            secure: false,
-            tls: None,
-        };
-        let req = Request::new(());
-        let activity = Arc::new(Activity::default());
-        let log = LogPhase::arm(&Sinks::default(), &activity, &req, &conn, 1);
-        let resp = http::Response::new(ServerBody::new(body, log));
-        let asked = Asked {
-            head: false,
-            keep_alive,
-            version: Version::HTTP_11,
-            max_head: 8192,
-        };
+        let (resp, asked) = answer(body, keep_alive);
         let mut out = BytesMut::new();
         let going_on = write_response(&mut io, &mut out, resp, &asked, keep_alive)
             .await

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # task-clock per request, pinned: nginx and tern binaries given, ab -c 1 path n
 path=$1; n=$2; shift 2
-. /tmp/s44/pinned.sh
+TERN_CONF=/tmp/s44/ptern.toml
+. "$(dirname "$0")/../2026-12-08-s43/pinned.sh"
 for r in 1 2 3; do for srv in nginx "$@"; do
   if [ $srv = nginx ]; then start nginx; else TERN=$srv start tern; fi
   pids=$(pgrep -g $pid | paste -sd,)
