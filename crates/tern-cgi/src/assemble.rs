@@ -263,10 +263,18 @@ impl Assembler {
 
     /// The settling answer, whole now: its length is reached.
     fn whole(&mut self) -> Step {
-        match std::mem::replace(&mut self.phase, Phase::Answered) {
-            Phase::Settling(reply, body) => {
-                Step::Respond(reply, Delivery::Whole(body.into_pieces()))
-            }
+        self.deliver_settling(Phase::Answered, |body| Delivery::Whole(body.into_pieces()))
+    }
+
+    /// The settling answer, delivered as `deliver` makes it, the phase
+    /// going on to `next`; without one, nothing changes and output is read.
+    fn deliver_settling(
+        &mut self,
+        next: Phase,
+        deliver: impl FnOnce(Gathered) -> Delivery,
+    ) -> Step {
+        match std::mem::replace(&mut self.phase, next) {
+            Phase::Settling(reply, body) => Step::Respond(reply, deliver(body)),
             other => {
                 self.phase = other;
                 Step::Read
@@ -301,15 +309,7 @@ impl Assembler {
     }
 
     fn stream(&mut self) -> Step {
-        match std::mem::replace(&mut self.phase, Phase::Streaming) {
-            Phase::Settling(reply, body) => {
-                Step::Respond(reply, Delivery::Stream(body.into_bytes()))
-            }
-            other => {
-                self.phase = other;
-                Step::Read
-            }
-        }
+        self.deliver_settling(Phase::Streaming, |body| Delivery::Stream(body.into_bytes()))
     }
 }
 

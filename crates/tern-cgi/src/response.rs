@@ -206,11 +206,9 @@ enum Length {
 }
 
 impl Length {
+    /// `value` read as the HTTP codec reads a Content-Length.
     fn add(self, value: &[u8]) -> Length {
-        let parsed = (!value.is_empty() && value.iter().all(u8::is_ascii_digit))
-            .then(|| std::str::from_utf8(value).ok()?.parse::<u64>().ok())
-            .flatten();
-        match (self, parsed) {
+        match (self, tern_h1::digits(value)) {
             (Length::None, Some(n)) => Length::Is(n),
             (Length::Is(m), Some(n)) if m == n => self,
             _ => Length::Bad,
@@ -484,6 +482,13 @@ mod tests {
         }
     }
 
+    fn client_redirect(out: &[u8]) -> Head {
+        match read(out, Mode::Cgi).unwrap().0 {
+            Reply::ClientRedirect(h) => h,
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn a_document_with_lf_or_crlf() {
         for out in [
@@ -602,17 +607,11 @@ mod tests {
     fn redirects_local_and_client() {
         let (r, _) = read(b"Location: /other?a=1\n\nignored", Mode::Cgi).unwrap();
         assert_eq!(r, Reply::LocalRedirect("/other?a=1".into()));
-        let (r, _) = read(b"Location: https://example.com/x\n\n", Mode::Cgi).unwrap();
-        let Reply::ClientRedirect(h) = r else {
-            panic!("{r:?}")
-        };
+        let h = client_redirect(b"Location: https://example.com/x\n\n");
         assert_eq!(h.status, StatusCode::FOUND);
         assert_eq!(h.headers["location"], "https://example.com/x");
         // A Status with a local path is the script's own client redirect.
-        let (r, _) = read(b"Status: 301\nLocation: /moved\n\n", Mode::Cgi).unwrap();
-        let Reply::ClientRedirect(h) = r else {
-            panic!("{r:?}")
-        };
+        let h = client_redirect(b"Status: 301\nLocation: /moved\n\n");
         assert_eq!(h.status, StatusCode::MOVED_PERMANENTLY);
         assert_eq!(h.headers["location"], "/moved");
         let (r, _) = read(b"Location: //cdn.example/x\n\n", Mode::Cgi).unwrap();
@@ -624,10 +623,7 @@ mod tests {
             b"Status: 302 Found\nLocation: relative/x\n\n",
             b"Status: 200\nLocation: relative/x\n\n",
         ] {
-            let (r, _) = read(out, Mode::Cgi).unwrap();
-            let Reply::ClientRedirect(h) = r else {
-                panic!("{r:?}")
-            };
+            let h = client_redirect(out);
             assert_eq!(h.status, StatusCode::FOUND);
             assert_eq!(h.headers["location"], "relative/x");
         }

@@ -1043,15 +1043,11 @@ mod tests {
     /// handshake's).
     async fn answer_counting_segments(body: ResponseBody, keep_alive: bool) -> (Vec<u8>, u32) {
         use std::io::Read as _;
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let mut client = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
-        client
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap();
-        let (server, _) = l.accept().unwrap();
-        server.set_nodelay(true).unwrap();
-        server.set_nonblocking(true).unwrap();
-        let mut io = crate::lazy::Lazy::<tokio::net::TcpStream>::Plain(server);
+        let (mut io, mut client) = crate::lazy::tests::pair();
+        // As tern's listener gives it (listen.rs).
+        if let crate::lazy::Lazy::Plain(server) = &io {
+            server.set_nodelay(true).unwrap();
+        }
         let before = segments_in(&client);
         let (resp, asked) = answer(body, keep_alive);
         let mut out = BytesMut::new();

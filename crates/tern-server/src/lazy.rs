@@ -261,7 +261,7 @@ fn lost() -> io::Error {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::io::{Read as _, Write as _};
 
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -269,7 +269,7 @@ mod tests {
     use super::*;
 
     /// A connected pair: the server's end plain, the client's blocking.
-    fn pair() -> (Lazy<TcpStream>, std::net::TcpStream) {
+    pub(crate) fn pair() -> (Lazy<TcpStream>, std::net::TcpStream) {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let client = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
         let (server, _) = l.accept().unwrap();
