@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Median req/s, p99 and server CPU per request of each server over the rounds
-of a peers.sh results.tsv, with tern's ratio to the best peer, as Markdown.
+of a peers.sh results.tsv, with tern's ratio to the best peer, as Markdown,
+and under the table how many rows meet issue 14's three goals by median
+(req/s at least the best peer's, p99 no worse, CPU a request at or below
+the cheapest peer's), naming the rows whose CPU is above.
 
 Usage: ratios.py RESULTS.tsv [SECTION] [TERN_NAME] [--rounds]
 
@@ -48,6 +51,7 @@ def medians(path, section, tern):
     peers = [s for s in servers if s != tern]
     print(f"| case | tool | c | " + " | ".join(servers) + " | tern / best peer | tern p99 / best peer's p99 | CPU µs/req: tern, best peer |")
     print("|---|---|---|" + "---:|" * len(servers) + "---:|---:|---|")
+    rows_seen, at_or_above, p99_ok, cpu_ok, cpu_above = 0, 0, 0, 0, []
     for key in cases:
         cells = []
         rps = {}
@@ -67,6 +71,20 @@ def medians(path, section, tern):
         case, tool, c = key
         print(f"| {case} | {tool} | {c} | " + " | ".join(cells)
               + f" | {ratio:.2f} ({best}) | {p99:.2f} | {t[2]:.1f}, {rps[best][2]:.1f} |")
+        cheapest = min((p for p in peers if p in rps), key=lambda p: rps[p][2])
+        rows_seen += 1
+        at_or_above += ratio >= 1
+        p99_ok += p99 <= 1
+        if t[2] <= rps[cheapest][2]:
+            cpu_ok += 1
+        else:
+            cpu_above.append(f"{case} {tool} c={c}: {t[2]:.1f} against {cheapest}'s {rps[cheapest][2]:.1f}")
+    # The issue's goals, counted by median: req/s at least the best peer's,
+    # p99 no worse than its, CPU a request at or below the cheapest peer's.
+    print(f"\nBy median: req/s at or above the best peer's on {at_or_above} of {rows_seen} rows;"
+          f" p99 at or below the best peer's on {p99_ok} of {rows_seen};"
+          f" CPU a request at or below the cheapest peer's on {cpu_ok} of {rows_seen}"
+          + (f" (above: {'; '.join(cpu_above)})" if cpu_above else "") + ".\n")
 
 
 def spread(xs):
