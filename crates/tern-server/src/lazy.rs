@@ -237,8 +237,8 @@ impl<T: Registers> SendFile for Lazy<T> {
     fn hold_tail(&self) {
         match self {
             Lazy::Polled(t) => t.hold_tail(),
-            Lazy::Plain(plain) if <T as Socket>::CORKS => crate::sendfile::hold_tail(plain.as_fd()),
-            Lazy::Plain(_) | Lazy::Lost => {}
+            Lazy::Plain(plain) => crate::sendfile::hold_tail::<T>(plain.as_fd()),
+            Lazy::Lost => {}
         }
     }
 

@@ -130,9 +130,7 @@ macro_rules! socket {
             }
 
             fn hold_tail(&self) {
-                if Self::CORKS {
-                    hold_tail(self.as_fd());
-                }
+                hold_tail::<Self>(self.as_fd());
             }
 
             fn may_have_unread(&self, ask: bool) -> bool {
@@ -153,10 +151,13 @@ socket!(TcpStream, SendFlags::MORE.union(SendFlags::NOSIGNAL), true);
 // nothing there.
 socket!(UnixStream, SendFlags::NOSIGNAL, false);
 
-/// See [`SendFile::hold_tail`]. A socket that refuses only loses the
-/// packet it would have saved.
-pub(crate) fn hold_tail(socket: BorrowedFd<'_>) {
-    let _ = rustix::net::sockopt::set_tcp_cork(socket, true);
+/// See [`SendFile::hold_tail`], for `socket` of the kind `S` (nothing for
+/// one that does not cork). A socket that refuses only loses the packet it
+/// would have saved.
+pub(crate) fn hold_tail<S: Socket>(socket: BorrowedFd<'_>) {
+    if S::CORKS {
+        let _ = rustix::net::sockopt::set_tcp_cork(socket, true);
+    }
 }
 
 /// Whether a byte the client sent waits in `socket` (not the end, not

@@ -59,12 +59,12 @@ impl Gather {
         }
     }
 
-    /// Whether enough is gathered to write it before taking more.
     /// Whether no part is kept (what `out` holds aside).
     pub(super) fn is_empty(&self) -> bool {
         self.parts.is_empty()
     }
 
+    /// Whether enough is gathered to write it before taking more.
     pub(super) fn full(&self) -> bool {
         self.parts.len() >= MAX_PIECES || self.len >= MAX_GATHERED
     }
