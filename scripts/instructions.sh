@@ -2,7 +2,11 @@
 # instructions.sh: user-space instructions per request of a server, counted
 # by valgrind's callgrind. On a shared, noisy machine a socket benchmark moves
 # 5-10% between runs; this count repeats to within a few instructions, so a
-# change of 1% in what the server's own code costs per request shows.
+# change of 1% in what the server's own code costs per request shows. Not so
+# where tern waits on an application outside it (FastCGI): under valgrind
+# its answer may take more reads and parks from one run to the next (the 64
+# KB FastCGI row counted 40,546-46,050 in session 46): count such a row
+# three times and compare the lowest.
 #
 # Usage: scripts/instructions.sh [-n REQUESTS] [-H FIELD]... [-p FILE] [-N] [-b] [-k] [-o PREFIX] URL -- COMMAND...
 #   COMMAND runs the server in the foreground (it is run under callgrind, with

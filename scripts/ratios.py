@@ -5,6 +5,13 @@ and under the table how many rows meet issue 14's three goals by median
 (req/s at least the best peer's, p99 no worse, CPU a request at or below
 the cheapest peer's), naming the rows whose CPU is above.
 
+The last column is the load generator's share of a core and its CPU per
+request, tern's run beside the best peer's. A row where both clients were
+busy (CLIENT_BOUND of a core or more) is set by the client: its req/s is
+one second over the client's CPU per request, whatever the server spends
+(docs/PERFORMANCE.md, session 46). The goals line names the rows that trail
+so, apart from the rest.
+
 Usage: ratios.py RESULTS.tsv [SECTION] [TERN_NAME] [--rounds]
 
 --rounds: tern against its peers round by round instead. peers.sh runs
@@ -46,12 +53,25 @@ def med(rows, col):
     return statistics.median(float(r[col]) for r in rows)
 
 
+# The load generator's share of a core from which a row counts as set by
+# the client (wrk -t1 and ab run on one core).
+CLIENT_BOUND = 0.95
+
+
+def client(rows):
+    """The load generator's median share of a core, and its median CPU µs
+    per request."""
+    busy = statistics.median(float(r["client_cpu_s"]) / float(r["secs"]) for r in rows)
+    per = statistics.median(float(r["client_cpu_s"]) * 1e6 / float(r["requests"]) for r in rows)
+    return busy, per
+
+
 def medians(path, section, tern):
     runs, cases, servers = read(path, section)
     peers = [s for s in servers if s != tern]
-    print(f"| case | tool | c | " + " | ".join(servers) + " | tern / best peer | tern p99 / best peer's p99 | CPU µs/req: tern, best peer |")
-    print("|---|---|---|" + "---:|" * len(servers) + "---:|---:|---|")
-    rows_seen, at_or_above, p99_ok, cpu_ok, cpu_above = 0, 0, 0, 0, []
+    print(f"| case | tool | c | " + " | ".join(servers) + " | tern / best peer | tern p99 / best peer's p99 | CPU µs/req: tern, best peer | client: share of a core, µs/req: tern, best peer |")
+    print("|---|---|---|" + "---:|" * len(servers) + "---:|---:|---|---|")
+    rows_seen, at_or_above, p99_ok, cpu_ok, cpu_above, client_set = 0, 0, 0, 0, [], []
     for key in cases:
         cells = []
         rps = {}
@@ -69,11 +89,15 @@ def medians(path, section, tern):
         ratio = t[0] / rps[best][0]
         p99 = t[1] / rps[best][1] if rps[best][1] else float("nan")
         case, tool, c = key
+        mine, theirs = client(runs[key + (tern,)]), client(runs[key + (best,)])
         print(f"| {case} | {tool} | {c} | " + " | ".join(cells)
-              + f" | {ratio:.2f} ({best}) | {p99:.2f} | {t[2]:.1f}, {rps[best][2]:.1f} |")
+              + f" | {ratio:.2f} ({best}) | {p99:.2f} | {t[2]:.1f}, {rps[best][2]:.1f}"
+              + f" | {mine[0]:.2f} {mine[1]:.1f}, {theirs[0]:.2f} {theirs[1]:.1f} |")
         cheapest = min((p for p in peers if p in rps), key=lambda p: rps[p][2])
         rows_seen += 1
         at_or_above += ratio >= 1
+        if ratio < 1 and min(mine[0], theirs[0]) >= CLIENT_BOUND:
+            client_set.append(f"{case} {tool} c={c} ({mine[1]:.1f} against {theirs[1]:.1f} µs)")
         p99_ok += p99 <= 1
         if t[2] <= rps[cheapest][2]:
             cpu_ok += 1
@@ -84,7 +108,10 @@ def medians(path, section, tern):
     print(f"\nBy median: req/s at or above the best peer's on {at_or_above} of {rows_seen} rows;"
           f" p99 at or below the best peer's on {p99_ok} of {rows_seen};"
           f" CPU a request at or below the cheapest peer's on {cpu_ok} of {rows_seen}"
-          + (f" (above: {'; '.join(cpu_above)})" if cpu_above else "") + ".\n")
+          + (f" (above: {'; '.join(cpu_above)})" if cpu_above else "") + "."
+          + (f" Of the rows below the best peer's req/s, {len(client_set)} were set by the client"
+             f" (its CPU a request with tern, against with the best peer: {'; '.join(client_set)})."
+             if client_set else "") + "\n")
 
 
 def spread(xs):
