@@ -60,9 +60,13 @@ CLIENT_BOUND = 0.95
 
 def client(rows):
     """The load generator's median share of a core, and its median CPU µs
-    per request."""
-    busy = statistics.median(float(r["client_cpu_s"]) / float(r["secs"]) for r in rows)
-    per = statistics.median(float(r["client_cpu_s"]) * 1e6 / float(r["requests"]) for r in rows)
+    per request (NaN where no run has both: a run that failed)."""
+    ran = [r for r in rows if float(r["secs"] or 0) > 0 and float(r["requests"] or 0) > 0
+           and r.get("client_cpu_s")]
+    if not ran:
+        return float("nan"), float("nan")
+    busy = statistics.median(float(r["client_cpu_s"]) / float(r["secs"]) for r in ran)
+    per = statistics.median(float(r["client_cpu_s"]) * 1e6 / float(r["requests"]) for r in ran)
     return busy, per
 
 
