@@ -100,7 +100,7 @@ def medians(path, section, tern):
         cheapest = min((p for p in peers if p in rps), key=lambda p: rps[p][2])
         rows_seen += 1
         at_or_above += ratio >= 1
-        if ratio < 1 and min(mine[0], theirs[0]) >= CLIENT_BOUND:
+        if ratio < 1 and all(b >= CLIENT_BOUND for b in (mine[0], theirs[0])):
             client_set.append(f"{case} {tool} c={c} ({mine[1]:.1f} against {theirs[1]:.1f} µs)")
         p99_ok += p99 <= 1
         if t[2] <= rps[cheapest][2]:
